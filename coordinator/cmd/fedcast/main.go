@@ -1,0 +1,137 @@
+// Command fedcast is the one binary of fedcast: the coordinator server, the
+// live demo, the headless LHA client, the research simulator and the privacy
+// calculator. Run "fedcast help" for the list of subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// A command is one subcommand. Subcommands live in their own files and add
+// themselves to the registry with register from an init function, so that
+// they can be written and tested independently.
+type command struct {
+	// Name is the first word after "fedcast" (a path like "privacy epsilon"
+	// for a nested command is registered under its first word and dispatches
+	// the rest itself).
+	Name string
+	// Summary is one line for "fedcast help".
+	Summary string
+	// Run executes the command. args excludes the command name.
+	Run func(ctx context.Context, env *Env, args []string) error
+}
+
+// Env is what a command may touch of the outside world, so tests can run
+// commands in-process with buffers.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Stdin          io.Reader
+	Getenv         func(string) string
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("fedcast: command registered twice: " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+// usageError is a mistake in the command line; main prints it with a hint
+// and exits with status 2.
+type usageError struct {
+	msg  string
+	hint string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(hint, format string, a ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, a...), hint: hint}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv}
+	os.Exit(run(ctx, env, os.Args[1:]))
+}
+
+// run dispatches args to a subcommand and returns the exit status.
+func run(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(env.Stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "fedcast: unknown command %q\n\n", args[0])
+		printHelp(env.Stderr)
+		return 2
+	}
+	err := c.Run(ctx, env, args[1:])
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(env.Stderr, "fedcast %s: %s\n", c.Name, ue.msg)
+		if ue.hint != "" {
+			fmt.Fprintf(env.Stderr, "hint: %s\n", ue.hint)
+		}
+		return 2
+	}
+	fmt.Fprintf(env.Stderr, "fedcast %s: %v\n", c.Name, err)
+	return 1
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "fedcast: federated, differentially private case-count forecasting")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: fedcast <command> [flags]   (fedcast <command> -h for its flags)")
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
+	}
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints its usage to env.Stderr.
+func newFlagSet(env *Env, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("fedcast "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: fedcast %s\n\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and turns flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{msg: err.Error(), hint: "run '" + fs.Name() + " -h' for the flags"}
+	}
+	if fs.NArg() > 0 {
+		return usagef("run '"+fs.Name()+" -h' for the flags", "unexpected argument %q", strings.Join(fs.Args(), " "))
+	}
+	return nil
+}
