@@ -1,0 +1,281 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+)
+
+// AdamOptions configures Trainer.Train. A zero field means its default.
+type AdamOptions struct {
+	LearningRate float64 // step size lr. Defaults to 0.001.
+	Beta1        float64 // first-moment decay β1 in (0, 1). Defaults to 0.9.
+	Beta2        float64 // second-moment decay β2 in (0, 1). Defaults to 0.999.
+	Epsilon      float64 // ε added to √v̂. Defaults to 1e-8.
+}
+
+// withDefaults fills zero fields and panics on values torch.optim.Adam
+// rejects (and on NaN or ±Inf).
+func (o AdamOptions) withDefaults() AdamOptions {
+	if o.LearningRate == 0 {
+		o.LearningRate = 0.001
+	}
+	if o.Beta1 == 0 {
+		o.Beta1 = 0.9
+	}
+	if o.Beta2 == 0 {
+		o.Beta2 = 0.999
+	}
+	if o.Epsilon == 0 {
+		o.Epsilon = 1e-8
+	}
+	if !(o.LearningRate > 0) || math.IsInf(o.LearningRate, 0) {
+		panic(fmt.Sprintf("nn: Adam learning rate %v is not a positive finite number", o.LearningRate))
+	}
+	if !(o.Beta1 > 0 && o.Beta1 < 1) || !(o.Beta2 > 0 && o.Beta2 < 1) {
+		panic(fmt.Sprintf("nn: Adam betas (%v, %v) must lie in (0, 1)", o.Beta1, o.Beta2))
+	}
+	if !(o.Epsilon > 0) || math.IsInf(o.Epsilon, 0) {
+		panic(fmt.Sprintf("nn: Adam epsilon %v is not a positive finite number", o.Epsilon))
+	}
+	return o
+}
+
+// Trainer evaluates the MSE loss and its gradient and runs Adam for one MLP.
+// It owns reusable workspace, sized for the largest batch seen so far, so
+// after the first call nothing is allocated. A Trainer is NOT safe for
+// concurrent use: give each goroutine its own.
+type Trainer struct {
+	m    *MLP
+	wt   []float64 // transposed weight matrices, same offsets as params' W
+	grad []float64 // ∂MSE/∂params for Train
+	mom  []float64 // Adam first moment m
+	vel  []float64 // Adam second moment v
+
+	cap  int         // batch size the buffers below hold
+	act  [][]float64 // act[l]: n×s_l activations after ReLU (l ≥ 1); act[L] = outputs
+	del  [][]float64 // del[l]: n×s_l ∂MSE/∂z_l
+	vals []float64   // scratch: non-zero values (length max(width, cap))
+	idx  []int32     // scratch: their indices
+}
+
+// NewTrainer returns a Trainer for m.
+func NewTrainer(m *MLP) *Trainer {
+	n := m.NumParams()
+	L := len(m.sizes) - 1
+	return &Trainer{
+		m:    m,
+		wt:   make([]float64, n),
+		grad: make([]float64, n),
+		mom:  make([]float64, n),
+		vel:  make([]float64, n),
+		act:  make([][]float64, L+1),
+		del:  make([][]float64, L+1),
+	}
+}
+
+// reserve makes the per-sample buffers hold n samples.
+func (t *Trainer) reserve(n int) {
+	if n <= t.cap {
+		return
+	}
+	for l := 1; l < len(t.m.sizes); l++ {
+		t.act[l] = make([]float64, n*t.m.sizes[l])
+		t.del[l] = make([]float64, n*t.m.sizes[l])
+	}
+	w := max(t.m.width, n)
+	t.vals = make([]float64, w)
+	t.idx = make([]int32, w)
+	t.cap = n
+}
+
+// forward runs the batch through the network (t.wt must hold the transposed
+// weights) and returns the MSE against y.
+func (t *Trainer) forward(params, x, y []float64, n int) float64 {
+	m := t.m
+	L := len(m.sizes) - 1
+	prev := x
+	for l := 1; l <= L; l++ {
+		fi, fo := m.sizes[l-1], m.sizes[l]
+		wt := t.wt[m.wOff[l-1]:m.bOff[l-1]]
+		b := params[m.bOff[l-1]:][:fo]
+		cur := t.act[l][:n*fo]
+		for s := range n {
+			z := cur[s*fo:][:fo]
+			nz := compact(prev[s*fi:][:fi], t.vals, t.idx)
+			copy(z, b)
+			addRows(z, wt, fo, t.vals[:nz], t.idx[:nz])
+			if l < L {
+				relu(z)
+			}
+		}
+		prev = cur
+	}
+	out := prev[:len(y)]
+	sum := 0.0
+	for i, v := range out {
+		d := v - y[i]
+		sum += float64(d * d)
+	}
+	return sum / float64(len(y))
+}
+
+// backward accumulates ∂MSE/∂params into dst (which must be zero) after
+// forward has run on the same batch.
+func (t *Trainer) backward(params, x, y, dst []float64, n int) {
+	m := t.m
+	L := len(m.sizes) - 1
+	// ∂MSE/∂ŷ = (2/N)(ŷ − y), N = n·Out, as in torch's mse_loss_backward.
+	norm := 2 / float64(len(y))
+	dOut := t.del[L][:len(y)]
+	for i, v := range t.act[L][:len(y)] {
+		dOut[i] = norm * (v - y[i])
+	}
+	for l := L; l >= 1; l-- {
+		fi, fo := m.sizes[l-1], m.sizes[l]
+		var prev []float64
+		if l == 1 {
+			prev = x[:n*fi]
+		} else {
+			prev = t.act[l-1][:n*fi]
+		}
+		d := t.del[l][:n*fo]
+		gW := dst[m.wOff[l-1]:m.bOff[l-1]]
+		gb := dst[m.bOff[l-1]:][:fo]
+		// ∂/∂b_j = Σ_s δ_sj;  ∂/∂W_j· = Σ_s δ_sj a_s·  (samples with δ_sj = 0 skipped).
+		for j := range fo {
+			k := 0
+			sum := 0.0
+			for s := range n {
+				v := d[s*fo+j]
+				sum += v
+				if v != 0 {
+					t.vals[k] = v
+					t.idx[k] = int32(s)
+					k++
+				}
+			}
+			gb[j] += sum
+			addRows(gW[j*fi:][:fi], prev, fi, t.vals[:k], t.idx[:k])
+		}
+		if l == 1 {
+			break
+		}
+		// δ_{l−1} = (W_lᵀ δ_l) ⊙ 1[a_{l−1} > 0], row by row over the non-zero δ.
+		w := params[m.wOff[l-1]:m.bOff[l-1]]
+		dp := t.del[l-1][:n*fi]
+		clear(dp)
+		for s := range n {
+			g := dp[s*fi:][:fi]
+			nz := compact(d[s*fo:][:fo], t.vals, t.idx)
+			addRows(g, w, fi, t.vals[:nz], t.idx[:nz])
+			a := prev[s*fi:][:fi]
+			for k, v := range a {
+				if !(v > 0) {
+					g[k] = 0
+				}
+			}
+		}
+	}
+}
+
+func (t *Trainer) prepare(params []float64) {
+	m := t.m
+	for l := 1; l < len(m.sizes); l++ {
+		transpose(t.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.wOff[l-1]:m.bOff[l-1]], m.sizes[l], m.sizes[l-1])
+	}
+}
+
+// Loss returns the mean squared error of the network on (x, y): the mean over
+// samples and outputs of (ŷ − y)², like torch.nn.MSELoss(). x is n×In and y
+// n×Out, row-major; n = 0 gives NaN (0/0), as torch does for empty input.
+func (t *Trainer) Loss(params, x, y []float64) float64 {
+	t.m.checkParams(params)
+	n := t.m.checkBatch(x, y, "y")
+	t.reserve(n)
+	t.prepare(params)
+	return t.forward(params, x, y, n)
+}
+
+// Gradient writes ∂MSE/∂params into dst (same layout as params) and returns
+// the MSE, both for the batch (x, y) as in Loss. ReLU has derivative 0 at 0,
+// as in PyTorch.
+func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
+	t.m.checkParams(params)
+	if len(dst) != len(params) {
+		panic(fmt.Sprintf("nn: gradient dst has length %d, want %d", len(dst), len(params)))
+	}
+	n := t.m.checkBatch(x, y, "y")
+	t.reserve(n)
+	t.prepare(params)
+	loss = t.forward(params, x, y, n)
+	clear(dst)
+	t.backward(params, x, y, dst, n)
+	return loss
+}
+
+// Train runs steps full-batch Adam steps on (x, y) from a fresh Adam state
+// (m = v = 0, step count 0), updating params in place, and returns the loss
+// evaluated at the start of the last step, i.e. on the parameters the final
+// update was computed from (with steps = 0 it returns Loss and changes
+// nothing). Step t = 1…steps is torch.optim.Adam's single-tensor step with
+// amsgrad=False, weight_decay=0, maximize=False, operation for operation:
+//
+//	m ← m + (1−β1)(g − m)              (torch.lerp, = β1 m + (1−β1) g)
+//	v ← v·β2 + (1−β2)·g·g
+//	p ← p + (−lr/(1−β1ᵗ))·m / (√v / √(1−β2ᵗ) + ε)
+//
+// which is p −= lr·m̂/(√v̂ + ε) with m̂ = m/(1−β1ᵗ), v̂ = v/(1−β2ᵗ).
+func (t *Trainer) Train(params, x, y []float64, steps int, opt AdamOptions) (loss float64) {
+	t.m.checkParams(params)
+	if steps < 0 {
+		panic(fmt.Sprintf("nn: Train with %d steps", steps))
+	}
+	o := opt.withDefaults()
+	n := t.m.checkBatch(x, y, "y")
+	t.reserve(n)
+	if steps == 0 {
+		t.prepare(params)
+		return t.forward(params, x, y, n)
+	}
+	clear(t.mom)
+	clear(t.vel)
+	for step := 1; step <= steps; step++ {
+		t.prepare(params)
+		loss = t.forward(params, x, y, n)
+		clear(t.grad)
+		t.backward(params, x, y, t.grad, n)
+		adamStep(params, t.grad, t.mom, t.vel, o, step)
+	}
+	return loss
+}
+
+// adamStep applies Adam step number step (1-based) to p.
+func adamStep(p, g, m, v []float64, o AdamOptions, step int) {
+	w1 := 1 - o.Beta1 // torch passes 1 − β1 as lerp's weight
+	w2 := 1 - o.Beta2
+	bc1 := 1 - math.Pow(o.Beta1, float64(step))
+	bc2 := 1 - math.Pow(o.Beta2, float64(step))
+	negStep := -(o.LearningRate / bc1)
+	bc2Sqrt := math.Sqrt(bc2)
+	eps := o.Epsilon
+	b2 := o.Beta2
+	g = g[:len(p)]
+	m = m[:len(p)]
+	v = v[:len(p)]
+	lerpLow := math.Abs(w1) < 0.5 // torch.lerp switches formula at |weight| = 0.5
+	for i := range p {
+		gi, mi, vi := g[i], m[i], v[i]
+		if gi == 0 && mi == 0 && vi == 0 {
+			continue // the update is exactly p + (−0)/ε = p
+		}
+		if lerpLow {
+			mi = mi + float64(w1*(gi-mi))
+		} else {
+			mi = gi - float64((gi-mi)*(1-w1))
+		}
+		vi = float64(vi*b2) + float64(float64(w2*gi)*gi)
+		m[i], v[i] = mi, vi
+		denom := math.Sqrt(vi)/bc2Sqrt + eps
+		p[i] += float64(negStep*mi) / denom
+	}
+}
