@@ -1,0 +1,48 @@
+# fedcast: `make run` starts the demo, `make test` runs the tests.
+GO      ?= go
+BIN     := bin
+WEB     := $(BIN)/web
+GOROOT  := $(shell $(GO) env GOROOT)
+WASMEXEC_DIR := $(GOROOT)/lib/wasm
+
+.PHONY: all build web run test test-wasm bench vet fmt clean
+
+all: build
+
+## build: the fedcast binary (bin/fedcast) and the browser app (bin/web)
+build: web
+	$(GO) build -o $(BIN)/fedcast ./coordinator/cmd/fedcast
+
+## web: the browser app: index.html, wasm_exec.js, main.wasm (+ .gz)
+web:
+	@mkdir -p $(WEB)
+	$(GO) generate ./ui/...
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(WEB)/main.wasm ./wasm
+	cp index.html $(WEB)/index.html
+	cp $(WASMEXEC_DIR)/wasm_exec.js $(WEB)/wasm_exec.js
+	gzip -9 -k -f $(WEB)/main.wasm
+
+## run: the built-in demo (coordinator + simulated LHAs + a seat for you in the browser)
+run: build
+	$(BIN)/fedcast demo
+
+## test: vet (native and wasm), unit tests, wasm tests under node, browser tests
+test: vet
+	$(GO) test -count=1 -timeout 20m ./...
+	$(MAKE) test-wasm
+
+## test-wasm: the shared packages' tests compiled to wasm and run under node
+test-wasm:
+	PATH="$$PATH:$(WASMEXEC_DIR)" GOOS=js GOARCH=wasm $(GO) test -count=1 -timeout 15m ./shared/...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./shared/... ./wasm/...
+
+## bench: benchmarks (native); see docs/benchmarks.md for the wasm runs
+bench:
+	$(GO) test -run=NONE -bench=. -benchmem ./...
+
+clean:
+	rm -rf $(BIN)

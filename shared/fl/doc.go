@@ -1,0 +1,41 @@
+// Package fl is fedcast's federated round engine: DP-FedAvg with
+// client-level differential privacy (spec §5; Kerkouche et al., Algorithm 1),
+// with no transport. The coordinator's server, the in-process research
+// simulator and the tests all drive the same functions; none of them is
+// allowed a second copy of clipping, noise or accounting.
+//
+// # One round
+//
+// With N enrolled clients, m expected clients per round (q = m/N), clip
+// bound S and noise multiplier c:
+//
+//  1. Sampling: [PoissonSample] includes each of the N clients independently
+//     with probability q. This is what the accountant assumes; a fixed-size
+//     draw ([FixedSample]) is used only in non-DP mode, as in the paper's code.
+//  2. Local training: [LocalUpdate] starts from the global weights w, runs E
+//     full-batch Adam steps from a fresh optimiser state and returns
+//     Δw = w_local − w, clipped to ‖Δw‖₂ ≤ S in DP mode.
+//  3. Aggregation: an [Aggregator] re-checks every received update (length,
+//     finiteness) and re-clips it (the server never trusts a client's
+//     clipping), accumulating a running sum: memory is O(model size), not
+//     O(clients × model size).
+//  4. Noise: [Aggregator.Finish] sets w ← w + Σ Δŵ / m + ξ, ξ ~ N(0, σ² I),
+//     σ = c·S/m. The divisor is the expected m, not the number received, so
+//     the sensitivity stays S/m; a sampled client that drops out contributes
+//     zero and the round still counts. In non-DP mode there is no clipping
+//     and no noise, and the update is the plain mean of what was received.
+//
+// A [Server] holds a study's explicit, JSON-serialisable state (round,
+// global weights, accountant) and gates every round on the privacy budget;
+// [Server.Propose] computes the next model and its privacy event without
+// changing the state, so that a coordinator can commit both to its ledger
+// before applying ([Server.Apply]) and releasing them. A [Simulation] runs a
+// whole study in process on many cores, with results that do not depend on
+// the number of workers.
+//
+// # Randomness
+//
+// Every random choice takes an injected *rand.Rand. Research runs derive
+// independent streams from one seed with [NewRand]; a live study's noise must
+// come from privacy.NewSecureRand.
+package fl

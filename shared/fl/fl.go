@@ -1,0 +1,319 @@
+package fl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
+)
+
+// Errors returned by the engine. Updates from peers are data, so their
+// defects are errors, not panics.
+var (
+	ErrUpdateLength  = errors.New("fl: update has the wrong length")
+	ErrNotFinite     = errors.New("fl: update contains NaN or Inf")
+	ErrStudyComplete = errors.New("fl: all rounds are done")
+	ErrConfig        = errors.New("fl: invalid configuration")
+)
+
+// Config is the public setting of one study (spec §4–§5).
+type Config struct {
+	// Clients is N, the number of enrolled clients. Required, ≥ 1. It is
+	// fixed when the study starts.
+	Clients int `json:"clients"`
+	// ExpectedClients is m, the expected number of clients per round.
+	// Required, 1 ≤ m ≤ N. The sampling rate is q = m/N.
+	ExpectedClients int `json:"expected_clients"`
+	// Rounds is T, the number of rounds. Required, ≥ 1.
+	Rounds int `json:"rounds"`
+	// ClipNorm is S, the L2 bound on each client's update. Required (> 0)
+	// in DP mode; ignored otherwise.
+	ClipNorm float64 `json:"clip_norm"`
+	// NoiseMultiplier is c: the noise standard deviation in units of the
+	// sensitivity, σ = c·S/m. Required (> 0) in DP mode; 0 otherwise.
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	// DP selects client-level DP (clipping and noise). false is the paper's
+	// ε = ∞ baseline.
+	DP bool `json:"dp"`
+	// LocalEpochs is E, the number of full-batch Adam steps a client takes
+	// per round. Required, ≥ 1.
+	LocalEpochs int `json:"local_epochs"`
+	// LearningRate is Adam's step size. Required, > 0.
+	LearningRate float64 `json:"learning_rate"`
+}
+
+// SampleRate returns q = m/N.
+func (c Config) SampleRate() float64 {
+	return float64(c.ExpectedClients) / float64(c.Clients)
+}
+
+// Sigma returns the standard deviation σ = c·S/m of the noise added to the
+// mean update (0 in non-DP mode).
+func (c Config) Sigma() float64 {
+	if !c.DP {
+		return 0
+	}
+	return c.NoiseMultiplier * c.ClipNorm / float64(c.ExpectedClients)
+}
+
+// Validate checks the configuration; errors wrap ErrConfig and name the
+// field and its allowed range.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case c.Clients < 1:
+		return bad("clients (N) is %d, must be at least 1", c.Clients)
+	case c.ExpectedClients < 1 || c.ExpectedClients > c.Clients:
+		return bad("expected clients per round (m) is %d, must be in [1, N=%d]", c.ExpectedClients, c.Clients)
+	case c.Rounds < 1:
+		return bad("rounds (T) is %d, must be at least 1", c.Rounds)
+	case c.LocalEpochs < 1:
+		return bad("local epochs (E) is %d, must be at least 1", c.LocalEpochs)
+	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
+		return bad("learning rate is %v, must be a finite number > 0", c.LearningRate)
+	}
+	if c.DP {
+		if err := privacy.CheckClipNorm(c.ClipNorm); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if err := privacy.CheckNoiseMultiplier(c.NoiseMultiplier); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if c.NoiseMultiplier == 0 {
+			return bad("noise multiplier is 0 in DP mode: that is no privacy at all")
+		}
+	} else if c.NoiseMultiplier != 0 {
+		return bad("noise multiplier %v given with DP off", c.NoiseMultiplier)
+	}
+	return nil
+}
+
+// Stream names an independent random stream derived from a run's seed.
+type Stream uint64
+
+// The streams of one run. Adding a stream never changes the others.
+const (
+	StreamInit     Stream = 1 // initial global model
+	StreamSampling Stream = 2 // client sampling
+	StreamNoise    Stream = 3 // DP noise (research runs only)
+	StreamSplit    Stream = 4 // random train/test split
+)
+
+// NewRand returns the generator for stream s of a run seeded with seed.
+// The same (seed, s) always gives the same sequence. Use it for research
+// runs and the coordinator's --insecure-seed mode; live noise must come from
+// privacy.NewSecureRand.
+func NewRand(seed uint64, s Stream) *rand.Rand {
+	return rand.New(rand.NewPCG(mix(seed), mix(uint64(s)^0x5851f42d4c957f2d)))
+}
+
+// RunSeed derives the seed of run number run (0, 1, …) of an experiment
+// seeded with seed, so that runs are independent and any one of them can be
+// reproduced alone.
+func RunSeed(seed uint64, run int) uint64 {
+	return mix(seed ^ mix(uint64(run)+0x9e3779b97f4a7c15))
+}
+
+// mix is the splitmix64 finaliser.
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// PoissonSample returns, in increasing order, the indices of the clients
+// among 0…n−1 included in a round when each is included independently with
+// probability q. It draws exactly one Float64 per client, in index order, so
+// the same generator state gives the same sample wherever it runs.
+func PoissonSample(n int, q float64, rng *rand.Rand) []int {
+	var out []int
+	for i := 0; i < n; i++ {
+		if rng.Float64() < q {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// FixedSample returns m distinct indices among 0…n−1 in increasing order,
+// drawn uniformly without replacement (non-DP mode only: the accountant
+// does not cover fixed-size sampling).
+func FixedSample(n, m int, rng *rand.Rand) []int {
+	if m > n {
+		m = n
+	}
+	perm := rng.Perm(n)[:m]
+	out := make([]int, m)
+	copy(out, perm)
+	sortInts(out)
+	return out
+}
+
+func sortInts(a []int) {
+	// insertion sort: m is small and this avoids importing sort for one use
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// LocalUpdate trains a copy of global on the client's windows (x: n×H
+// row-major, y: n) for cfg.LocalEpochs full-batch Adam steps from a fresh
+// optimiser state, and writes Δw = w_local − global into dst, clipped to
+// cfg.ClipNorm in DP mode. It returns ‖Δw‖₂ before clipping. A client with
+// no windows sends a zero update. dst must have len(global).
+func LocalUpdate(t *nn.Trainer, global, x, y []float64, cfg Config, dst []float64) (norm float64) {
+	if len(dst) != len(global) {
+		panic("fl: LocalUpdate: dst and global lengths differ")
+	}
+	if len(y) == 0 {
+		clear(dst)
+		return 0
+	}
+	copy(dst, global)
+	t.Train(dst, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate})
+	for i, g := range global {
+		dst[i] -= g
+	}
+	if cfg.DP {
+		return privacy.ClipL2(dst, cfg.ClipNorm)
+	}
+	return privacy.L2Norm(dst)
+}
+
+// An Aggregator accumulates one round's updates as they arrive.
+type Aggregator struct {
+	cfg Config
+	sum []float64
+	buf []float64
+	n   int
+}
+
+// NewAggregator returns an empty aggregator for updates of length dim.
+func NewAggregator(cfg Config, dim int) *Aggregator {
+	return &Aggregator{cfg: cfg, sum: make([]float64, dim), buf: make([]float64, dim)}
+}
+
+// Add checks one client's update and adds it to the round's sum. In DP mode
+// it re-clips the update to S whatever the client claims to have done. A
+// rejected update leaves the sum unchanged. update is not modified.
+func (a *Aggregator) Add(update []float64) error {
+	if len(update) != len(a.sum) {
+		return fmt.Errorf("%w: got %d values, the model has %d", ErrUpdateLength, len(update), len(a.sum))
+	}
+	for i, v := range update {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: value %d is %v", ErrNotFinite, i, v)
+		}
+	}
+	u := update
+	if a.cfg.DP {
+		copy(a.buf, update)
+		privacy.ClipL2(a.buf, a.cfg.ClipNorm)
+		u = a.buf
+	}
+	for i, v := range u {
+		a.sum[i] += v
+	}
+	a.n++
+	return nil
+}
+
+// Received returns the number of updates added since the last Finish.
+func (a *Aggregator) Received() int { return a.n }
+
+// Finish applies the round to global in place and resets the aggregator.
+// DP mode: global += sum/m + N(0, σ²I) with σ = c·S/m, whatever the number
+// received (zero received still draws and adds the noise: the round counts).
+// Non-DP mode: global += sum/received (unchanged if nothing was received).
+func (a *Aggregator) Finish(global []float64, noise *rand.Rand) {
+	if len(global) != len(a.sum) {
+		panic("fl: Finish: global has the wrong length")
+	}
+	switch {
+	case a.cfg.DP:
+		m := float64(a.cfg.ExpectedClients)
+		for i, s := range a.sum {
+			global[i] += s / m
+		}
+		privacy.AddGaussian(global, a.cfg.Sigma(), noise)
+	case a.n > 0:
+		n := float64(a.n)
+		for i, s := range a.sum {
+			global[i] += s / n
+		}
+	}
+	clear(a.sum)
+	a.n = 0
+}
+
+// Event is the privacy event of one committed round: what a client needs,
+// with the public study parameters, to recompute the budget spent.
+type Event struct {
+	Round           int     `json:"round"` // 1-based
+	SampleRate      float64 `json:"sampling_rate"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	// Epsilon is ε after this round at Delta; +Inf in non-DP mode (encoded
+	// in JSON as the string "inf").
+	Epsilon float64 `json:"-"`
+	Delta   float64 `json:"delta"`
+}
+
+type eventJSON struct {
+	Event
+	Epsilon JSONFloat `json:"epsilon"`
+}
+
+// MarshalJSON encodes Epsilon as a number, or "inf".
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{e, JSONFloat(e.Epsilon)})
+}
+
+// UnmarshalJSON is the inverse of MarshalJSON.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var v eventJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = v.Event
+	e.Epsilon = float64(v.Epsilon)
+	return nil
+}
+
+// JSONFloat is a float64 whose JSON form is a number, or the string "inf"
+// for +Inf (JSON has no infinity). NaN and −Inf are refused.
+type JSONFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f JSONFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsInf(v, 1):
+		return []byte(`"inf"`), nil
+	case math.IsNaN(v) || math.IsInf(v, -1):
+		return nil, fmt.Errorf("fl: cannot encode %v in JSON", v)
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *JSONFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == `"inf"` || string(b) == `"Infinity"` {
+		*f = JSONFloat(math.Inf(1))
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("fl: want a number or \"inf\": %w", err)
+	}
+	*f = JSONFloat(v)
+	return nil
+}

@@ -1,0 +1,184 @@
+package fl
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/fedcast/fedcast/shared/privacy"
+)
+
+// Server is the coordinator-side state of one study: everything needed to
+// run the next round, and nothing that is not. All fields are exported and
+// the value round-trips through JSON, so a coordinator that starts afresh
+// for every request (Cloudflare Workers) can load it, act and store it.
+type Server struct {
+	Config Config `json:"config"`
+	// Round is the number of rounds committed so far (0 before the first).
+	Round int `json:"round"`
+	// Global is the current global model w_Round.
+	Global []float64 `json:"global"`
+	// Accountant holds the RDP composed over the committed rounds (nil in
+	// non-DP mode).
+	Accountant *privacy.Accountant `json:"accountant,omitempty"`
+	// EpsilonBudget is the ε the study may spend at Delta; +Inf in non-DP mode.
+	EpsilonBudget float64 `json:"-"`
+	Delta         float64 `json:"delta"`
+}
+
+type serverJSON struct {
+	*serverAlias
+	EpsilonBudget JSONFloat `json:"epsilon_budget"`
+}
+
+type serverAlias Server
+
+// MarshalJSON encodes the state (EpsilonBudget as a number or "inf").
+func (s *Server) MarshalJSON() ([]byte, error) {
+	return json.Marshal(serverJSON{(*serverAlias)(s), JSONFloat(s.EpsilonBudget)})
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (s *Server) UnmarshalJSON(b []byte) error {
+	v := serverJSON{serverAlias: (*serverAlias)(s)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	s.EpsilonBudget = float64(v.EpsilonBudget)
+	return nil
+}
+
+// NewServer starts a study at round 0 from the initial model global (kept,
+// not copied). In DP mode it refuses a configuration whose T rounds would
+// exceed the budget (epsilonBudget at delta), so that a study never starts
+// with parameters it cannot account for. In non-DP mode epsilonBudget must
+// be +Inf.
+func NewServer(cfg Config, global []float64, epsilonBudget, delta float64) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(global) == 0 {
+		return nil, fmt.Errorf("%w: empty model", ErrConfig)
+	}
+	s := &Server{Config: cfg, Global: global, EpsilonBudget: epsilonBudget, Delta: delta}
+	if !cfg.DP {
+		if !math.IsInf(epsilonBudget, 1) {
+			return nil, fmt.Errorf("%w: DP is off but the budget is ε=%v (use +Inf)", ErrConfig, epsilonBudget)
+		}
+		return s, nil
+	}
+	p := privacy.Params{
+		Epsilon: epsilonBudget, Delta: delta, SampleRate: cfg.SampleRate(),
+		NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm, Rounds: cfg.Rounds,
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if eps, _ := privacy.Epsilon(cfg.SampleRate(), cfg.NoiseMultiplier, cfg.Rounds, delta); eps > epsilonBudget {
+		return nil, fmt.Errorf("%w: %d rounds at q=%.4g, c=%.6g spend ε=%.6g > budget %.6g; raise the noise multiplier or lower the rounds",
+			privacy.ErrBudgetExhausted, cfg.Rounds, cfg.SampleRate(), cfg.NoiseMultiplier, eps, epsilonBudget)
+	}
+	s.Accountant = privacy.NewAccountant(nil)
+	return s, nil
+}
+
+// Sample returns the clients of the next round: Poisson sampling with
+// q = m/N in DP mode, exactly m uniformly without replacement otherwise.
+func (s *Server) Sample(rng *rand.Rand) []int {
+	if s.Config.DP {
+		return PoissonSample(s.Config.Clients, s.Config.SampleRate(), rng)
+	}
+	return FixedSample(s.Config.Clients, s.Config.ExpectedClients, rng)
+}
+
+// EpsilonSpent returns ε after the committed rounds (0 before the first
+// round; +Inf in non-DP mode once a round is committed).
+func (s *Server) EpsilonSpent() float64 {
+	if !s.Config.DP {
+		if s.Round == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	if s.Round == 0 {
+		return 0
+	}
+	eps, _ := s.Accountant.Epsilon(s.Delta)
+	return eps
+}
+
+// NextRoundFits reports whether one more round may run: ErrStudyComplete
+// after T rounds, privacy.ErrBudgetExhausted if its privacy cost would take
+// ε above the budget.
+func (s *Server) NextRoundFits() error {
+	if s.Round >= s.Config.Rounds {
+		return ErrStudyComplete
+	}
+	if !s.Config.DP {
+		return nil
+	}
+	a := s.Accountant.Clone()
+	a.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
+	if eps, _ := a.Epsilon(s.Delta); eps > s.EpsilonBudget {
+		return fmt.Errorf("%w: round %d would take ε to %.6g > %.6g", privacy.ErrBudgetExhausted, s.Round+1, eps, s.EpsilonBudget)
+	}
+	return nil
+}
+
+// Pending is a computed but not yet applied round: the next model and its
+// privacy event. A coordinator commits it to durable storage, then Applies
+// it, then releases it; it never computes a second Pending for the same
+// round (that would be a second, unaccounted release).
+type Pending struct {
+	Event      Event
+	Global     []float64
+	Accountant *privacy.Accountant
+}
+
+// Propose finishes the round held in agg — mean over m plus noise, or the
+// plain mean in non-DP mode — without changing s, and resets agg. It fails,
+// leaving agg untouched, when the round does not fit the budget.
+func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
+	if err := s.NextRoundFits(); err != nil {
+		return nil, err
+	}
+	next := make([]float64, len(s.Global))
+	copy(next, s.Global)
+	agg.Finish(next, noise)
+	p := &Pending{Global: next, Event: Event{
+		Round: s.Round + 1, SampleRate: s.Config.SampleRate(),
+		NoiseMultiplier: s.Config.NoiseMultiplier, Delta: s.Delta,
+		Epsilon: math.Inf(1),
+	}}
+	if s.Config.DP {
+		p.Event.NoiseMultiplier = s.Config.NoiseMultiplier
+		p.Accountant = s.Accountant.Clone()
+		p.Accountant.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
+		p.Event.Epsilon, _ = p.Accountant.Epsilon(s.Delta)
+	} else {
+		p.Event.NoiseMultiplier = 0
+	}
+	return p, nil
+}
+
+// Apply makes p the current state. p must come from Propose on this state.
+func (s *Server) Apply(p *Pending) {
+	if p.Event.Round != s.Round+1 {
+		panic(fmt.Sprintf("fl: Apply: pending round %d does not follow round %d", p.Event.Round, s.Round))
+	}
+	s.Global = p.Global
+	s.Accountant = p.Accountant
+	s.Round = p.Event.Round
+}
+
+// Commit is Propose followed by Apply, for callers with nothing to persist
+// in between (the in-process simulator).
+func (s *Server) Commit(agg *Aggregator, noise *rand.Rand) (Event, error) {
+	p, err := s.Propose(agg, noise)
+	if err != nil {
+		return Event{}, err
+	}
+	s.Apply(p)
+	return p.Event, nil
+}
