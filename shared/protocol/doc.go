@@ -1,0 +1,87 @@
+// Package protocol is the versioned wire protocol between the fedcast
+// coordinator and its clients (the native `fedcast client` and the browser).
+// It only turns messages into bytes and back: it opens no sockets, so the
+// same code runs in the coordinator, natively and in js/wasm.
+//
+// # Frames
+//
+// Every message is one websocket frame. Control messages are JSON objects in
+// text frames; weight vectors (the global model and clipped updates) travel
+// in binary frames. [Encode] returns the frame's [Kind] and bytes, [Decode]
+// reads them back; Decode never panics and rejects anything malformed with an
+// error wrapping [ErrMalformed], [ErrVersion], [ErrTooLarge] or
+// [ErrNotFinite].
+//
+// Text frame: a JSON object with the protocol version and the type first,
+//
+//	{"v":1,"type":"hello","token":"…"}
+//
+// Binary frame (all integers little-endian):
+//
+//	offset  size  field
+//	0       2     magic "fc" (0x66 0x63)
+//	2       1     protocol version (1)
+//	3       1     message type (3 round_start, 4 update, 6 round_result)
+//	4       4     round id, uint32
+//	8       4     n, number of weights, uint32
+//	12      4     L, length of the metadata, uint32 (≤ MaxMeta)
+//	16      32    SHA-256 of the 8n weight bytes (see [HashWeights])
+//	48      L     metadata: a JSON object (type-specific; empty for update)
+//	48+L    8n    weights, IEEE-754 float64, little-endian
+//
+// The weight hash is the same one the coordinator's privacy ledger stores
+// for each released model, so a client can check every model it receives
+// against the ledger export. Weights must be finite.
+//
+// # Messages
+//
+//	type          dir   frame   content
+//	hello         c→s   text    token (the LHA's secret join token)
+//	welcome       s→c   text    public study parameters, the LHA's name, the
+//	                            study state and the round log (privacy events)
+//	round_start   s→c   binary  round id, time left, global weights; sent to
+//	                            the sampled LHAs only
+//	update        c→s   binary  round id and the clipped Δw; nothing else
+//	accepted      s→c   text    round id of an update the coordinator took
+//	round_result  s→c   binary  the round's privacy event (round, q, c, ε
+//	                            after it, δ) and the new global weights; to all
+//	finished      s→c   text    rounds completed, final ε, reason, model hash
+//	error         s→c   text    code (table below), message, round
+//
+// A client sends exactly two kinds of message: hello and update. No client
+// message carries its number of rows or any other statistic of its data.
+//
+// # Trust model (spec §5)
+//
+// Who was sampled, how many, and round timings are admin-only. round_start
+// goes only to the sampled LHAs; nothing is broadcast when a round starts.
+// A client that was not sampled in round r learns it only by receiving r's
+// round_result without a round_start before it. After a round_start the
+// server reconnects, a client may get the same round_start again (same
+// weights); a round_result for a round it already has must carry the same
+// model hash (release once: a committed round is never re-noised).
+//
+// # Error codes
+//
+//	code  name             meaning                                        connection
+//	1     bad_frame        malformed frame or JSON, wrong kind for type   closed
+//	2     version          unsupported protocol version                   closed
+//	3     unauthorized     missing or unknown join token                  closed
+//	4     replaced         another connection joined with the same token  closed
+//	5     not_sampled      update from an LHA not sampled in that round   kept
+//	6     stale_round      update for a round that is not open (replayed,
+//	                       late or unknown round id)                      kept
+//	7     duplicate_update a second update for the same round             kept
+//	8     bad_update       wrong length, NaN or ±Inf weights              kept
+//	9     too_large        frame over the size limit                      closed
+//	10    finished         the study has ended; no more rounds            kept
+//	11    internal         coordinator error; try again later             closed
+//	12    hello_expected   first message was not hello / second hello     closed
+//
+// # Size limits
+//
+// [MaxText] bounds a text frame, [MaxMeta] the metadata of a binary frame and
+// [MaxWeights] the weight count; [FrameSize] gives the exact size of a binary
+// frame for a model size, which the coordinator uses as its websocket read
+// limit.
+package protocol
