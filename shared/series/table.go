@@ -1,0 +1,240 @@
+package series
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// A column role the reader looks for, with its accepted header names in
+// order of preference (compared after normalisation: lower case, spaces
+// and hyphens read as underscores).
+type column struct {
+	role     string   // canonical name, used in messages
+	aliases  []string // accepted header names, preferred first
+	optional bool
+}
+
+// Accepted header names. When several columns match one role, the one
+// whose name comes first in the list wins (county_id beats county).
+var (
+	dateColumn = column{role: "date", aliases: []string{
+		"date", "day", "reporting_date", "report_date", "meldedatum", "datum",
+	}}
+	regionColumn = column{role: "region", aliases: []string{
+		"region", "region_id", "county_id", "id", "lha", "lha_id", "district",
+		"district_id", "county", "area", "area_id", "location", "idlandkreis", "ags",
+	}}
+	casesColumn = column{role: "cases", aliases: []string{
+		"cases", "new_cases", "count", "value", "confirmed", "anzahlfall",
+	}}
+	populationColumn = column{role: "population", aliases: []string{
+		"population", "pop", "inhabitants", "ewz",
+	}}
+)
+
+// table reads a delimited file with a header line, maps the wanted roles
+// to columns and hands out data rows with their positions.
+type table struct {
+	file   string
+	cr     *csv.Reader
+	comma  rune
+	nf     int      // number of header fields
+	col    []int    // column index per wanted role, -1 if absent
+	name   []string // header name per wanted role as written
+	header []string
+}
+
+func normHeader(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// sniff strips a UTF-8 byte-order mark and picks the delimiter (',', ';'
+// or tab, whichever occurs most often in the first line; ',' on ties).
+func sniff(br *bufio.Reader) (comma rune, err error) {
+	head, _ := br.Peek(br.Size())
+	if len(head) >= 2 && (head[0] == 0xFF && head[1] == 0xFE || head[0] == 0xFE && head[1] == 0xFF) {
+		return 0, &ParseError{Err: fmt.Errorf("%w: file is UTF-16 encoded", ErrSyntax),
+			Hint: "Save the file as \"CSV UTF-8\" (comma separated) and try again."}
+	}
+	if bytes.HasPrefix(head, []byte("\xEF\xBB\xBF")) {
+		br.Discard(3)
+		head = head[3:]
+	}
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	comma = ','
+	best := bytes.Count(head, []byte{','})
+	if n := bytes.Count(head, []byte{';'}); n > best {
+		comma, best = ';', n
+	}
+	if n := bytes.Count(head, []byte{'\t'}); n > best {
+		comma = '\t'
+	}
+	return comma, nil
+}
+
+func newTable(r io.Reader, file string, want ...column) (*table, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	comma, err := sniff(br)
+	if err != nil {
+		err.(*ParseError).File = file
+		return nil, err
+	}
+	cr := csv.NewReader(br)
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	t := &table{file: file, cr: cr, comma: comma}
+
+	rec, err := t.read()
+	if err == io.EOF {
+		return nil, &ParseError{File: file, Err: fmt.Errorf("%w: the file is empty", ErrEmpty),
+			Hint: "The file has no content. Choose the file that holds your daily case counts."}
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.header = append([]string(nil), rec...)
+	t.nf = len(rec)
+	norm := make([]string, len(rec))
+	for j, h := range rec {
+		norm[j] = normHeader(h)
+	}
+	t.col = make([]int, len(want))
+	t.name = make([]string, len(want))
+	for k, c := range want {
+		t.col[k] = -1
+	aliases:
+		for _, a := range c.aliases {
+			for j, h := range norm {
+				if h != a {
+					continue
+				}
+				if t.col[k] >= 0 {
+					return nil, &ParseError{File: file, Line: 1, Column: j + 1, Field: rec[j],
+						Err:  fmt.Errorf("%w: %q appears twice", ErrDuplicateColumn, strings.TrimSpace(rec[j])),
+						Hint: fmt.Sprintf("The first line names the column %q twice. Rename or delete one of them.", strings.TrimSpace(rec[j]))}
+				}
+				t.col[k] = j
+			}
+			if t.col[k] >= 0 {
+				break aliases
+			}
+		}
+		if t.col[k] >= 0 {
+			t.name[k] = strings.TrimSpace(rec[t.col[k]])
+			continue
+		}
+		if c.optional {
+			continue
+		}
+		hint := fmt.Sprintf("The first line must name the columns. No column holds the %s; accepted names are: %s.",
+			c.role, strings.Join(c.aliases, ", "))
+		for _, f := range rec {
+			if _, ok := parseDay(strings.TrimSpace(f)); ok {
+				hint = "The first line looks like data, not column names. Add a header line such as: " +
+					strings.Join(roleNames(want), string(comma))
+				break
+			}
+		}
+		return nil, &ParseError{File: file, Line: 1,
+			Err:  fmt.Errorf("%w: no %s column", ErrMissingHeader, c.role),
+			Hint: hint}
+	}
+	return t, nil
+}
+
+func roleNames(cols []column) []string {
+	s := make([]string, len(cols))
+	for i, c := range cols {
+		s[i] = c.role
+	}
+	return s
+}
+
+// read returns the next record, converting CSV syntax errors.
+func (t *table) read() ([]string, error) {
+	rec, err := t.cr.Read()
+	if err == nil || err == io.EOF {
+		return rec, err
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return nil, &ParseError{File: t.file, Line: pe.Line,
+			Err:  fmt.Errorf("%w: %w (character %d)", ErrSyntax, pe.Err, pe.Column),
+			Hint: "A quote character (\") is out of place on this line. Quote whole cells only, or remove the quote."}
+	}
+	return nil, &ParseError{File: t.file, Err: err, Hint: "The file could not be read."}
+}
+
+// next returns the next non-blank data row (io.EOF at the end). Rows whose
+// cells are all empty are skipped.
+func (t *table) next() ([]string, error) {
+	for {
+		rec, err := t.read()
+		if err != nil {
+			return nil, err
+		}
+		blank := true
+		for _, f := range rec {
+			if strings.TrimSpace(f) != "" {
+				blank = false
+				break
+			}
+		}
+		if blank {
+			continue
+		}
+		if len(rec) != t.nf {
+			line, _ := t.cr.FieldPos(0)
+			return nil, &ParseError{File: t.file, Line: line,
+				Err: fmt.Errorf("%w: %d fields, the header has %d", ErrFieldCount, len(rec), t.nf),
+				Hint: fmt.Sprintf("This line has %d values but the first line names %d columns. "+
+					"Look for an extra or missing %s, or a cell that needs quotes.", len(rec), t.nf, delimName(t.comma))}
+		}
+		return rec, nil
+	}
+}
+
+func delimName(c rune) string {
+	switch c {
+	case ';':
+		return "semicolon"
+	case '\t':
+		return "tab"
+	}
+	return "comma"
+}
+
+// cell returns role k's trimmed value in rec and whether the role has a column.
+func (t *table) cell(rec []string, k int) (string, bool) {
+	if t.col[k] < 0 {
+		return "", false
+	}
+	return strings.TrimSpace(rec[t.col[k]]), true
+}
+
+// errAt builds a ParseError for role k's cell in the current record.
+func (t *table) errAt(k int, value string, err error, hint string) *ParseError {
+	line, _ := t.cr.FieldPos(t.col[k])
+	return &ParseError{File: t.file, Line: line, Column: t.col[k] + 1, Field: t.name[k],
+		Value: value, Err: err, Hint: hint}
+}
+
+// line returns the 1-based line where role k's cell of the current record starts.
+func (t *table) line(k int) int {
+	l, _ := t.cr.FieldPos(t.col[k])
+	return l
+}
