@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -181,4 +182,72 @@ func StratumOf(population float64) int {
 		}
 	}
 	return -1
+}
+
+// num is a float64 whose JSON form is null when it is NaN or ±Inf (an
+// undefined measure: JSON has no NaN) and a number otherwise.
+type num float64
+
+func (v num) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+func (v *num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*v = num(math.NaN())
+		return nil
+	}
+	var f float64
+	err := json.Unmarshal(b, &f)
+	*v = num(f)
+	return err
+}
+
+type summaryJSON struct {
+	Mean num `json:"mean"`
+	SD   num `json:"sd"`
+}
+
+// MarshalJSON writes undefined (NaN) values as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(summaryJSON{num(s.Mean), num(s.SD)})
+}
+
+// UnmarshalJSON reads null as NaN.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	var v summaryJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	s.Mean, s.SD = float64(v.Mean), float64(v.SD)
+	return nil
+}
+
+type resultJSON struct {
+	N                  int `json:"n"`
+	MSE                num `json:"mse"`
+	MAE                num `json:"mae"`
+	MAPE               num `json:"mape"`
+	MdAPE              num `json:"mdape"`
+	R2                 num `json:"r2"`
+	ZeroTargetsDropped int `json:"zero_targets_dropped"`
+}
+
+// MarshalJSON writes undefined (NaN) measures as null.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{r.N, num(r.MSE), num(r.MAE), num(r.MAPE), num(r.MdAPE), num(r.R2), r.ZeroTargetsDropped})
+}
+
+// UnmarshalJSON reads null as NaN.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var v resultJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Result{v.N, float64(v.MSE), float64(v.MAE), float64(v.MAPE), float64(v.MdAPE), float64(v.R2), v.ZeroTargetsDropped}
+	return nil
 }

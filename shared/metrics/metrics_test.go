@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -107,4 +108,23 @@ func TestLengthMismatchPanics(t *testing.T) {
 		}
 	}()
 	Compute([]float64{1}, []float64{1, 2})
+}
+
+func TestJSONNaNIsNull(t *testing.T) {
+	r := Compute([]float64{0, 0}, []float64{1, 2})
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"n":2,"mse":2.5,"mae":1.5,"mape":null,"mdape":null,"r2":null,"zero_targets_dropped":2}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.MAPE) || back.MSE != 2.5 {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	s, _ := json.Marshal(Summary{Mean: 1.5, SD: math.NaN()})
+	if string(s) != `{"mean":1.5,"sd":null}` {
+		t.Errorf("summary: %s", s)
+	}
 }
