@@ -1,0 +1,67 @@
+// Package nn is the forecasting model of spec §4: a multilayer perceptron
+// H → 128 → 64 → 32 → 1 with ReLU after every hidden layer and a linear
+// output, trained on the mean squared error by full-batch Adam, with the
+// semantics of PyTorch's nn.Linear, nn.MSELoss and torch.optim.Adam in
+// float64.
+//
+// # Parameters
+//
+// The model's parameters are one flat []float64 owned by the caller (the
+// unit DP-FedAvg clips, averages and noises). For each layer l = 1…L in
+// order, with s_0 inputs and s_L outputs, it holds the weight matrix W_l
+// (s_l rows × s_{l−1} columns, row-major: W_l[j][k] multiplies input k of
+// output j), then the bias b_l (s_l values). NewMLP(10, 128, 64, 32, 1) has
+//
+//	W1 [0, 1280)   b1 [1280, 1408)   W2 [1408, 9600)   b2 [9600, 9664)
+//	W3 [9664, 11712)   b3 [11712, 11744)   W4 [11744, 11776)   b4 [11776]
+//
+// 11 777 parameters, the order and shapes of PyTorch's state_dict for
+// nn.Sequential(Linear, ReLU, …, Linear) flattened. Init draws every weight
+// and bias of layer l from U(−1/√s_{l−1}, 1/√s_{l−1}), PyTorch's default.
+//
+// # Data
+//
+// A batch of n samples is x, n×s_0 row-major (sample s is x[s·s_0:(s+1)·s_0]),
+// with targets or outputs n×s_L. The loss is
+//
+//	MSE = (1/(n·s_L)) Σ_s Σ_j (ŷ_sj − y_sj)²
+//
+// and ∂MSE/∂ŷ = 2(ŷ − y)/(n·s_L), as torch computes it. The derivative of
+// ReLU at exactly 0 is taken as 0, as in PyTorch. Units: whatever the caller
+// feeds (the spec feeds raw smoothed case counts).
+//
+// # Training
+//
+// Trainer.Train runs full-batch Adam from a fresh state (m = v = 0), the
+// optimiser of spec §4 (lr 0.001, 30 steps per round). Each step repeats
+// torch.optim.Adam's single-tensor update operation for operation (lerp for
+// m, addcmul for v, denominator √v/√(1−β2ᵗ) + ε, addcdiv for p); only
+// β^t may differ from Python's in the last bit (math.Pow versus C pow).
+// Train returns the loss measured at the start of its last step.
+//
+// # Conventions
+//
+//   - Functions never keep or modify their inputs, except Init and Train
+//     which write dst and params; results go into caller-supplied dst slices.
+//   - Wrong slice lengths and invalid options are programmer errors and panic
+//     with a message starting "nn: ".
+//   - An MLP is immutable and safe for concurrent use. A Trainer holds
+//     workspace (sized lazily for the largest batch seen, then reused with no
+//     allocation) and is NOT safe for concurrent use: one per goroutine.
+//   - Results are deterministic and bit-identical on every platform, native
+//     and GOOS=js GOARCH=wasm alike: the kernels fix the summation order and
+//     forbid fused multiply-add. MLP.Predict returns the same bits as the
+//     Trainer's forward pass.
+//   - Zero activations are skipped rather than multiplied (ReLU zeroes about
+//     half of them). This changes no finite result; it only means a zero
+//     activation times an infinite weight contributes 0 instead of NaN.
+//
+// # Speed
+//
+// The arithmetic is hand-written flat loops (kernels.go): each pass adds four
+// scaled rows at once, skipping zero activations in the forward pass and zero
+// deltas in the backward pass, so it does roughly half the multiply-adds of a
+// dense implementation. Benchmarks (bench_test.go) compare it with a dense
+// implementation on gonum's BLAS, which is assembly natively and pure Go in
+// WebAssembly; the figures are recorded there.
+package nn
