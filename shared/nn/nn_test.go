@@ -57,7 +57,7 @@ func TestNumParams(t *testing.T) {
 
 // TestGradientFiniteDifference compares Gradient with central differences
 // (L(p+h e_i) − L(p−h e_i))/2h, h = 1e-6·max(1,|p_i|). The truncation error
-// is O(h²·L''') and the rounding error about ε_mach·L/h ≈ 2e-10·L, so the test
+// is O(h²·L”') and the rounding error about ε_mach·L/h ≈ 2e-10·L, so the test
 // allows |g − num| ≤ 1e-5·max(|g|,|num|) + 1e-8·L: loose for a correct
 // gradient, yet a missing factor or a wrong index fails it by orders.
 func TestGradientFiniteDifference(t *testing.T) {
