@@ -45,7 +45,8 @@
 //	date:   date, day, reporting_date, report_date, meldedatum, datum
 //	region: region, region_id, county_id, id, lha, lha_id, district,
 //	        district_id, county, area, area_id, location, idlandkreis, ags
-//	cases:  cases, new_cases, count, value, confirmed, anzahlfall
+//	cases:  cases, new_cases, count, value, confirmed, anzahlfall,
+//	        faelle, fälle
 //
 // A file without a region column is a single region named after the
 // file. The delimiter may be ',', ';' or a tab (detected from the header

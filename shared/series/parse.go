@@ -271,7 +271,7 @@ func dateHint(s string) string {
 	const want = "Write dates as year-month-day, YYYY-MM-DD, for example 2020-11-01."
 	if len(s) > 10 && s[10] == ' ' || len(s) > 10 && s[10] == 'T' {
 		if _, ok := parseDay(s[:10]); ok {
-			return "Remove the time of day: " + want
+			return "Remove the time of day. " + want
 		}
 	}
 	if _, ok := parseDayShape(s); ok {

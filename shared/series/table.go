@@ -30,7 +30,7 @@ var (
 		"district_id", "county", "area", "area_id", "location", "idlandkreis", "ags",
 	}}
 	casesColumn = column{role: "cases", aliases: []string{
-		"cases", "new_cases", "count", "value", "confirmed", "anzahlfall",
+		"cases", "new_cases", "count", "value", "confirmed", "anzahlfall", "faelle", "fälle",
 	}}
 	populationColumn = column{role: "population", aliases: []string{
 		"population", "pop", "inhabitants", "ewz",

@@ -1,0 +1,63 @@
+package series
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse checks that Parse never panics and that whatever it accepts
+// survives Write and a second Parse unchanged.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"good", "bad"} {
+		files, err := filepath.Glob(filepath.Join("testdata", dir, "*"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{
+		"date,region,cases\n2020-11-01,A,1\n2020-11-05,A,2\n2020-11-01,B,0\n",
+		"cases;date;region\r\n1,0;2020/11/01;\"x;y\"\r\n",
+		"date,cases\n2020-01-01,1e3\n",
+		"date,region,cases\n2020-01-01,\"a\"\"b\",0x1p4\n",
+		"date,region,cases\n9999-12-31,A,1\n0000-01-01,B,2\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := Parse(bytes.NewReader(in), "fuzz.csv")
+		if err != nil {
+			if d != nil {
+				t.Fatalf("Parse returned a dataset and an error")
+			}
+			return
+		}
+		for i, r := range d.Regions {
+			if i > 0 && d.Regions[i-1].Name >= r.Name {
+				t.Fatalf("regions not sorted and unique: %q, %q", d.Regions[i-1].Name, r.Name)
+			}
+			if len(r.Cases) == 0 || len(r.Cases) > MaxSpanDays {
+				t.Fatalf("region %q has %d days", r.Name, len(r.Cases))
+			}
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, d); err != nil {
+			t.Fatalf("Write of a parsed dataset: %v", err)
+		}
+		d2, err := Parse(&buf, "fuzz.csv")
+		if err != nil {
+			t.Fatalf("Parse(Write(d)): %v\n%s", err, buf.Bytes())
+		}
+		if !equalDatasets(d, d2) {
+			t.Fatalf("Parse(Write(d)) != d\n%s", buf.Bytes())
+		}
+	})
+}
