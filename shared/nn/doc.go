@@ -63,5 +63,8 @@
 // deltas in the backward pass, so it does roughly half the multiply-adds of a
 // dense implementation. Benchmarks (bench_test.go) compare it with a dense
 // implementation on gonum's BLAS, which is assembly natively and pure Go in
-// WebAssembly; the figures are recorded there.
+// WebAssembly; the figures are recorded there. In short, one client round
+// (30 steps, 13 windows, 10-128-64-32-1) takes about 4 ms natively and 11–16
+// ms in node's WebAssembly (PyTorch, one thread: 10.8 ms), with no
+// allocation after the first call.
 package nn
