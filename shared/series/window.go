@@ -113,11 +113,16 @@ func MakeWindows(d *Dataset, opt WindowOptions) ([]Area, error) {
 				ErrTooShort, r.Name, r.Date(lo).Format(time.DateOnly), r.Date(hi).Format(time.DateOnly),
 				L, opt.History, opt.Horizon, opt.History+opt.Horizon+1)
 		}
-		if cap(smooth) < len(r.Cases) {
-			smooth = make([]float64, len(r.Cases))
+		// Smooth only the raw days the study window reads: smooth[i] is
+		// the average on day lo+i.
+		before, after := opt.Smoothing.offsets()
+		raw := r.Cases[lo-before : hi+after+1]
+		if cap(smooth) < len(raw) {
+			smooth = make([]float64, len(raw))
 		}
-		smooth = smooth[:len(r.Cases)]
-		MovingAverage7(smooth, r.Cases, opt.Smoothing)
+		smooth = smooth[:len(raw)]
+		MovingAverage7(smooth, raw, opt.Smoothing)
+		sm := smooth[before : before+L]
 
 		H := opt.History
 		backing := make([]float64, n*H)
@@ -126,11 +131,11 @@ func MakeWindows(d *Dataset, opt WindowOptions) ([]Area, error) {
 			k := H + w // study-window index of the last input day
 			end := lo + k
 			x := backing[w*H : (w+1)*H : (w+1)*H]
-			copy(x, smooth[end-H+1:end+1])
+			copy(x, sm[k-H+1:k+1])
 			area.Windows[w] = Window{
 				Region:   r.Name,
 				X:        x,
-				Y:        smooth[end+opt.Horizon],
+				Y:        sm[k+opt.Horizon],
 				InputEnd: r.Date(end),
 				Target:   r.Date(end + opt.Horizon),
 			}
