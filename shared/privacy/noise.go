@@ -1,0 +1,130 @@
+package privacy
+
+import (
+	crand "crypto/rand"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// L2Norm returns ‖x‖₂ without overflow or underflow in the intermediate
+// squares (scaled sum of squares, as BLAS dnrm2). It is +Inf if an entry is
+// ±Inf or the norm exceeds MaxFloat64, NaN if an entry is NaN.
+func L2Norm(x []float64) float64 {
+	scale, ssq := 0.0, 1.0
+	for _, v := range x {
+		if v == 0 {
+			continue
+		}
+		if math.IsNaN(v) {
+			return math.NaN()
+		}
+		a := math.Abs(v)
+		if math.IsInf(a, 1) {
+			return math.Inf(1)
+		}
+		if scale < a {
+			r := scale / a
+			ssq = 1 + ssq*r*r
+			scale = a
+		} else {
+			r := a / scale
+			ssq += r * r
+		}
+	}
+	return scale * math.Sqrt(ssq)
+}
+
+// clipMargin is the relative hair by which ClipL2 undershoots the bound, so
+// that rounding in the scaling never leaves a norm above it.
+const clipMargin = 1e-12
+
+// ClipL2 scales dst in place to dst/max(1, ‖dst‖₂/clip) (spec §5 step 3) and
+// returns the norm before clipping. Afterwards L2Norm(dst) ≤ clip holds
+// exactly in floating point: a vector above the bound is scaled to
+// clip·(1−1e-12), then re-checked and shrunk further if rounding still left
+// it above. A vector with a NaN or ±Inf entry cannot be clipped
+// meaningfully: it is set to zero (which is within the bound) and the
+// returned norm is NaN or +Inf, so callers can reject it. It panics if clip
+// is not finite and > 0.
+func ClipL2(dst []float64, clip float64) (norm float64) {
+	if !(clip > 0 && clip <= math.MaxFloat64) {
+		panic(fmt.Sprintf("privacy: ClipL2 bound %v, must be finite and > 0", clip))
+	}
+	norm = L2Norm(dst)
+	if norm <= clip {
+		return norm
+	}
+	if math.IsNaN(norm) || !allFinite(dst) {
+		clear(dst)
+		return norm
+	}
+	work := norm
+	if math.IsInf(work, 1) {
+		// Finite entries whose norm overflows: bring them to max|x| = 1 first.
+		m := 0.0
+		for _, v := range dst {
+			m = max(m, math.Abs(v))
+		}
+		for i := range dst {
+			dst[i] /= m
+		}
+		work = L2Norm(dst)
+	}
+	f := clip / work * (1 - clipMargin)
+	for {
+		for i := range dst {
+			dst[i] *= f
+		}
+		if L2Norm(dst) <= clip {
+			return norm
+		}
+		f = 1 - clipMargin
+	}
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// AddGaussian adds independent N(0, σ²) noise to every entry of dst, drawn
+// from rng (use NewSecureRand for privacy noise). σ = 0 leaves dst alone; it
+// panics if σ is negative, NaN or infinite.
+func AddGaussian(dst []float64, sigma float64, rng *rand.Rand) {
+	if !(sigma >= 0 && sigma <= math.MaxFloat64) {
+		panic(fmt.Sprintf("privacy: AddGaussian σ = %v, must be finite and ≥ 0", sigma))
+	}
+	if sigma == 0 {
+		return
+	}
+	for i := range dst {
+		dst[i] += sigma * rng.NormFloat64()
+	}
+}
+
+// NewSecureRand returns a ChaCha8 generator seeded with 32 bytes from
+// crypto/rand: a cryptographically secure stream for privacy noise.
+//
+// Caveat (spec §5): noise is drawn with rand.Rand.NormFloat64 (ziggurat) and
+// added in float64. Floating-point samplers of continuous distributions have
+// known side channels (Mironov, CCS 2012: the set of reachable doubles
+// reveals information about the un-noised value; timing of rejection
+// loops). The guarantee assumes an ideal real-valued Gaussian. The place
+// for a discrete Gaussian (Canonne, Kamath, Steinke 2020) on a fixed grid
+// is AddGaussian: it is the only function that turns randomness into
+// noise, and the accountant's analysis carries over to the discrete
+// Gaussian with the same σ.
+func NewSecureRand() *rand.Rand {
+	var seed [32]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		// crypto/rand.Read does not fail on supported platforms (Go ≥ 1.24
+		// crashes the program instead); keep the check for clarity.
+		panic("privacy: crypto/rand: " + err.Error())
+	}
+	return rand.New(rand.NewChaCha8(seed))
+}
