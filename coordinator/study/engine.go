@@ -1,0 +1,383 @@
+package study
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// Errors of the round engine. Submit's errors map one to one to protocol
+// error codes in the server.
+var (
+	ErrFinished   = errors.New("study: the study has finished")
+	ErrStaleRound = errors.New("study: no such round open")
+	ErrNotSampled = errors.New("study: LHA not sampled in this round")
+	ErrDuplicate  = errors.New("study: update already received for this round")
+	ErrRoundOpen  = errors.New("study: a round is already open")
+	ErrMismatch   = errors.New("study: ledger does not match the study")
+)
+
+// Finish reasons recorded in the ledger and sent to clients.
+const (
+	ReasonRounds = "rounds" // all T rounds done
+	ReasonBudget = "budget" // one more round would exceed ε
+)
+
+// Options configure Open.
+type Options struct {
+	// InsecureSeed, if not nil, selects research mode: the initial model,
+	// sampling and noise come from fl.NewRand(*InsecureSeed, …). Never for a
+	// release.
+	InsecureSeed *uint64
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Round is the round in progress: admin-only information.
+type Round struct {
+	ID int
+	// Sampled are the sampled LHA indices, increasing.
+	Sampled  []int
+	Started  time.Time
+	Online   int // sampled LHAs connected at the start (set by the transport)
+	Received int
+	Rejected int
+
+	sampled  map[int]bool
+	done     map[int]bool
+	buffered map[int][]float64 // research mode: summed in LHA order at Complete
+}
+
+// IsSampled reports whether LHA lha is in the round's sample.
+func (r *Round) IsSampled(lha int) bool { return r.sampled[lha] }
+
+// Answered reports whether LHA lha's update was accepted.
+func (r *Round) Answered(lha int) bool { return r.done[lha] }
+
+// Result is a committed round, ready for release.
+type Result struct {
+	Event protocol.Event
+	// Weights is the new global model (shared with the engine: read only).
+	Weights []float64
+	// Finished is ReasonRounds or ReasonBudget if this was the last round.
+	Finished string
+}
+
+// Engine runs a study's rounds. It is not safe for concurrent use: the
+// transport serialises calls.
+type Engine struct {
+	File   *File
+	Study  protocol.Study
+	Config fl.Config
+	Model  *nn.MLP
+	// State is the committed state (round, global model, accountant).
+	State *fl.Server
+	// Log is the committed rounds' public events.
+	Log []protocol.Event
+	// Open is the round in progress, nil between rounds.
+	Open *Round
+	// FinishedReason is "" while the study runs.
+	FinishedReason string
+
+	ledger   *ledger.Ledger
+	sampling *rand.Rand
+	noise    *rand.Rand
+	agg      *fl.Aggregator
+	ordered  bool
+	now      func() time.Time
+	broken   error
+}
+
+// Open starts the study described by f (raw is the file's bytes) on ledger
+// l, or resumes it if l already records it.
+func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	e := &Engine{File: f, ledger: l, now: opt.Now}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	sum := sha256.Sum256(raw)
+	studyHash := hex.EncodeToString(sum[:])
+	e.Model = nn.NewMLP(f.Layers()...)
+	dim := e.Model.NumParams()
+	insecure := opt.InsecureSeed != nil
+	if insecure {
+		e.sampling = fl.NewRand(*opt.InsecureSeed, fl.StreamSampling)
+		e.noise = fl.NewRand(*opt.InsecureSeed, fl.StreamNoise)
+		e.ordered = true
+	} else {
+		e.sampling = privacy.NewSecureRand()
+		e.noise = privacy.NewSecureRand()
+	}
+
+	g, err := l.Genesis()
+	switch {
+	case errors.Is(err, ledger.ErrEmpty):
+		c, err := f.Calibrate()
+		if err != nil {
+			return nil, err
+		}
+		w := make([]float64, dim)
+		initRng := privacy.NewSecureRand()
+		if insecure {
+			initRng = fl.NewRand(*opt.InsecureSeed, fl.StreamInit)
+		}
+		e.Model.Init(w, initRng)
+		g = &ledger.Genesis{Study: raw, StudySHA256: studyHash, NoiseMultiplier: c, Clients: len(f.LHAs),
+			Model: w, InsecureSeed: insecure, Created: e.now()}
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("%w: study file is not JSON", ErrConfig)
+		}
+		if err := l.Init(*g); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if g.StudySHA256 != studyHash {
+			return nil, fmt.Errorf("%w: the ledger %s belongs to another study file (sha256 %s, this file %s)", ErrMismatch, l.Path(), g.StudySHA256, studyHash)
+		}
+		if g.Clients != len(f.LHAs) || len(g.Model) != dim {
+			return nil, fmt.Errorf("%w: ledger has N=%d and %d parameters, study file N=%d and %d", ErrMismatch, g.Clients, len(g.Model), len(f.LHAs), dim)
+		}
+		if g.InsecureSeed != insecure {
+			return nil, fmt.Errorf("%w: the ledger was started with insecure seed %v, now %v: keep the same mode to resume", ErrMismatch, g.InsecureSeed, insecure)
+		}
+	}
+	c := g.NoiseMultiplier
+	e.Config = f.Config(c)
+	e.Study = f.Public(c, insecure)
+	e.State, err = fl.NewServer(e.Config, g.Model, f.Epsilon, f.Delta)
+	if err != nil {
+		return nil, err
+	}
+	e.agg = fl.NewAggregator(e.Config, dim)
+	if err := e.replay(); err != nil {
+		return nil, err
+	}
+	reason, _, err := l.Finished()
+	if err != nil {
+		return nil, err
+	}
+	e.FinishedReason = reason
+	if reason == "" {
+		e.checkFinished()
+	}
+	return e, nil
+}
+
+// replay rebuilds the state from the committed rounds: the accountant is
+// recomposed from the events (each must have the study's q and c, and the
+// recorded ε must be what the accountant gives), the global model is the
+// last committed one, and in research mode the random streams are advanced
+// past the committed rounds.
+func (e *Engine) replay() error {
+	rounds, err := e.ledger.Rounds()
+	if err != nil {
+		return err
+	}
+	q, c := e.Config.SampleRate(), e.Config.NoiseMultiplier
+	scratch := make([]float64, e.Model.NumParams())
+	for _, r := range rounds {
+		if r.SampleRate != q || r.NoiseMultiplier != c || r.Delta != e.File.Delta {
+			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
+		}
+		e.State.Accountant.Compose(q, c, 1)
+		eps, _ := e.State.Accountant.Epsilon(e.File.Delta)
+		if math.Abs(eps-r.Epsilon) > 1e-9*math.Max(1, eps) {
+			return fmt.Errorf("%w: round %d recorded ε=%v but the accountant gives %v", ErrMismatch, r.Round, r.Epsilon, eps)
+		}
+		e.State.Round = r.Round
+		e.Log = append(e.Log, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
+			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256})
+		if e.ordered {
+			// Same draws as the round consumed: N uniforms, then one
+			// Gaussian per parameter (the noise of an empty aggregate).
+			e.State.Sample(e.sampling)
+			fl.NewAggregator(e.Config, len(scratch)).Finish(scratch, e.noise)
+		}
+	}
+	if len(rounds) > 0 {
+		w, err := e.ledger.Model(rounds[len(rounds)-1].Round)
+		if err != nil {
+			return err
+		}
+		e.State.Global = w
+	}
+	return nil
+}
+
+// checkFinished records the end of the study when no further round fits.
+func (e *Engine) checkFinished() {
+	if e.FinishedReason != "" {
+		return
+	}
+	err := e.State.NextRoundFits()
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, fl.ErrStudyComplete):
+		e.FinishedReason = ReasonRounds
+	default:
+		e.FinishedReason = ReasonBudget
+	}
+	if ferr := e.ledger.Finish(e.FinishedReason, e.now()); ferr != nil && e.broken == nil {
+		e.broken = ferr
+	}
+}
+
+// Rounds returns the number of committed rounds.
+func (e *Engine) Rounds() int { return e.State.Round }
+
+// EpsilonSpent returns ε after the committed rounds.
+func (e *Engine) EpsilonSpent() float64 { return e.State.EpsilonSpent() }
+
+// Global returns the current global model (read only).
+func (e *Engine) Global() []float64 { return e.State.Global }
+
+// Err returns the ledger error that stopped the engine, if any.
+func (e *Engine) Err() error { return e.broken }
+
+// Begin opens the next round: it refuses a round that would exceed the
+// budget or T (ErrFinished, recording the end in the ledger), then draws the
+// Poisson sample from all N enrolled LHAs.
+func (e *Engine) Begin() (*Round, error) {
+	if e.broken != nil {
+		return nil, e.broken
+	}
+	if e.Open != nil {
+		return nil, ErrRoundOpen
+	}
+	e.checkFinished()
+	if e.FinishedReason != "" {
+		return nil, ErrFinished
+	}
+	sampled := e.State.Sample(e.sampling)
+	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: e.now(),
+		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}
+	for _, i := range sampled {
+		r.sampled[i] = true
+	}
+	if e.ordered {
+		r.buffered = make(map[int][]float64, len(sampled))
+	}
+	e.Open = r
+	return r, nil
+}
+
+// Submit takes LHA lha's update for round. The update is checked (round
+// open, LHA sampled, first update, length, finite) and re-clipped by
+// fl.Aggregator; w is not retained except in research mode.
+func (e *Engine) Submit(lha, round int, w []float64) error {
+	if e.FinishedReason != "" {
+		return ErrFinished
+	}
+	r := e.Open
+	if r == nil || round != r.ID {
+		return fmt.Errorf("%w: update for round %d", ErrStaleRound, round)
+	}
+	if !r.sampled[lha] {
+		return fmt.Errorf("%w: round %d", ErrNotSampled, round)
+	}
+	if r.done[lha] {
+		return fmt.Errorf("%w: round %d", ErrDuplicate, round)
+	}
+	if e.ordered {
+		if err := checkUpdate(w, len(e.State.Global)); err != nil {
+			r.Rejected++
+			return err
+		}
+		r.buffered[lha] = slices.Clone(w)
+	} else if err := e.agg.Add(w); err != nil {
+		r.Rejected++
+		return err
+	}
+	r.done[lha] = true
+	r.Received++
+	return nil
+}
+
+// checkUpdate applies fl.Aggregator's admission checks ahead of time for
+// research mode, where updates are added in LHA order at the end.
+func checkUpdate(w []float64, dim int) error {
+	if len(w) != dim {
+		return fmt.Errorf("%w: got %d values, the model has %d", fl.ErrUpdateLength, len(w), dim)
+	}
+	for i, v := range w {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: value %d is %v", fl.ErrNotFinite, i, v)
+		}
+	}
+	return nil
+}
+
+// Complete closes the open round: the aggregate (÷ m) plus noise becomes
+// the next model, which is committed to the ledger with its privacy event
+// and participation record, durably, before the state changes. Only after
+// Complete returns may the result be released. A ledger failure stops the
+// engine (Err) and nothing is released.
+func (e *Engine) Complete() (*Result, error) {
+	if e.broken != nil {
+		return nil, e.broken
+	}
+	r := e.Open
+	if r == nil {
+		return nil, ErrStaleRound
+	}
+	if e.ordered {
+		for _, i := range r.Sampled {
+			if w, ok := r.buffered[i]; ok {
+				if err := e.agg.Add(w); err != nil {
+					r.Rejected++
+					r.Received--
+				}
+			}
+		}
+	}
+	p, err := e.State.Propose(e.agg, e.noise)
+	if err != nil {
+		e.broken = fmt.Errorf("study: round %d: %w", r.ID, err)
+		return nil, e.broken
+	}
+	now := e.now()
+	lr := &ledger.Round{Round: p.Event.Round, SampleRate: p.Event.SampleRate, NoiseMultiplier: p.Event.NoiseMultiplier,
+		Epsilon: p.Event.Epsilon, Delta: p.Event.Delta, Committed: now, Model: p.Global}
+	part := &ledger.Participation{Round: r.ID, Sampled: len(r.Sampled), Online: r.Online,
+		Received: r.Received, Rejected: r.Rejected, Duration: now.Sub(r.Started)}
+	if err := e.ledger.Commit(lr, part); err != nil {
+		// The pending model was never released: dropping it is safe, but
+		// the study cannot go on without its ledger.
+		e.broken = err
+		return nil, err
+	}
+	e.State.Apply(p)
+	e.Open = nil
+	ev := protocol.Event{Round: lr.Round, SampleRate: lr.SampleRate, NoiseMultiplier: lr.NoiseMultiplier,
+		Epsilon: lr.Epsilon, Delta: lr.Delta, ModelSHA256: lr.ModelSHA256}
+	e.Log = append(e.Log, ev)
+	e.checkFinished()
+	return &Result{Event: ev, Weights: e.State.Global, Finished: e.FinishedReason}, nil
+}
+
+// LastResult returns the last committed round for re-sending (nil before
+// round 1).
+func (e *Engine) LastResult() *Result {
+	if len(e.Log) == 0 {
+		return nil
+	}
+	return &Result{Event: e.Log[len(e.Log)-1], Weights: e.State.Global, Finished: e.FinishedReason}
+}

@@ -1,0 +1,416 @@
+package study
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// FileVersion is the version of the study file format.
+const FileVersion = 1
+
+// ErrConfig is wrapped by every study-file validation error.
+var ErrConfig = errors.New("study: invalid study file")
+
+// Duration is a time.Duration written as a Go duration string ("90s").
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string like \"60s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// LHA is one enrolled local health authority.
+type LHA struct {
+	// Name identifies the LHA to the coordinator's admin. Required, unique.
+	Name string `json:"name"`
+	// TokenSHA256 is the hex SHA-256 of its join token. Required.
+	TokenSHA256 string `json:"token_sha256"`
+}
+
+// File is a study file. Zero-valued optional fields take the paper's
+// defaults (see Defaults); docs/study-file.md documents every field.
+type File struct {
+	// Version is FileVersion. Required.
+	Version int `json:"version"`
+	// Name names the study. Defaults to "fedcast study".
+	Name string `json:"name"`
+	// Epsilon is the privacy budget ε. Required, finite, > 0.
+	Epsilon float64 `json:"epsilon"`
+	// Delta is δ. Defaults to 1e-5.
+	Delta float64 `json:"delta"`
+	// Rounds is T. Required.
+	Rounds int `json:"rounds"`
+	// ExpectedClients is m, expected LHAs per round (q = m/N). Required.
+	ExpectedClients int `json:"expected_clients"`
+	// ClipNorm is S. Defaults to 0.5.
+	ClipNorm float64 `json:"clip_norm"`
+	// LocalEpochs is E. Defaults to 30.
+	LocalEpochs int `json:"local_epochs"`
+	// LearningRate defaults to 0.001.
+	LearningRate float64 `json:"learning_rate"`
+	// History is H (default 10), Horizon P (default 7).
+	History int `json:"history"`
+	Horizon int `json:"horizon"`
+	// Smoothing is "centered" (default) or "trailing".
+	Smoothing string `json:"smoothing"`
+	// TrainFraction defaults to 0.9.
+	TrainFraction float64 `json:"train_fraction"`
+	// From and To (YYYY-MM-DD, inclusive) restrict the windows; empty
+	// means each LHA's whole series.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Hidden are the hidden layer sizes. Defaults to [128, 64, 32].
+	Hidden []int `json:"hidden"`
+	// RoundDeadline is how long a round waits for updates. Defaults to 60s.
+	RoundDeadline Duration `json:"round_deadline"`
+	// RoundInterval is the least time between two round starts (0: start
+	// the next round at once). The demo uses it to be watchable.
+	RoundInterval Duration `json:"round_interval,omitempty"`
+	// StartQuorum is how many LHAs must be online before round 1 starts;
+	// later rounds never wait. 0 means all N. Rounds sample from all N
+	// enrolled LHAs either way.
+	StartQuorum int `json:"start_quorum,omitempty"`
+	// Origins are extra browser origins (host patterns as in
+	// websocket.AcceptOptions.OriginPatterns, e.g. "lha.example.org") allowed
+	// to open the websocket; same-origin pages are always allowed.
+	Origins []string `json:"origins,omitempty"`
+	// AdminTokenSHA256 is the hex SHA-256 of the admin token. Required.
+	AdminTokenSHA256 string `json:"admin_token_sha256"`
+	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
+	LHAs []LHA `json:"lhas"`
+}
+
+// Defaults fills zero-valued optional fields with the paper's settings.
+func (f *File) Defaults() {
+	if f.Name == "" {
+		f.Name = "fedcast study"
+	}
+	if f.Delta == 0 {
+		f.Delta = 1e-5
+	}
+	if f.ClipNorm == 0 {
+		f.ClipNorm = 0.5
+	}
+	if f.LocalEpochs == 0 {
+		f.LocalEpochs = 30
+	}
+	if f.LearningRate == 0 {
+		f.LearningRate = 0.001
+	}
+	if f.History == 0 {
+		f.History = 10
+	}
+	if f.Horizon == 0 {
+		f.Horizon = 7
+	}
+	if f.Smoothing == "" {
+		f.Smoothing = "centered"
+	}
+	if f.TrainFraction == 0 {
+		f.TrainFraction = 0.9
+	}
+	if len(f.Hidden) == 0 {
+		f.Hidden = []int{128, 64, 32}
+	}
+	if f.RoundDeadline == 0 {
+		f.RoundDeadline = Duration(60 * time.Second)
+	}
+}
+
+func configErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+}
+
+// Validate checks the file (after Defaults). It does not calibrate the
+// noise: Calibrate does.
+func (f *File) Validate() error {
+	if f.Version != FileVersion {
+		return configErr("version is %d, this fedcast reads version %d", f.Version, FileVersion)
+	}
+	if math.IsInf(f.Epsilon, 0) || math.IsNaN(f.Epsilon) || f.Epsilon <= 0 {
+		return configErr("epsilon is %v: a live study needs a finite budget > 0 (non-DP runs are for `simulate`)", f.Epsilon)
+	}
+	if err := privacy.CheckEpsilon(f.Epsilon); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := privacy.CheckDelta(f.Delta); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := privacy.CheckClipNorm(f.ClipNorm); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if len(f.LHAs) == 0 {
+		return configErr("no LHAs enrolled")
+	}
+	if f.Rounds < 1 || f.Rounds > protocol.MaxRound {
+		return configErr("rounds is %d, must be in [1, %d]", f.Rounds, uint32(protocol.MaxRound))
+	}
+	if f.ExpectedClients < 1 || f.ExpectedClients > len(f.LHAs) {
+		return configErr("expected_clients (m) is %d, must be in [1, N=%d]", f.ExpectedClients, len(f.LHAs))
+	}
+	if f.LocalEpochs < 1 {
+		return configErr("local_epochs is %d, must be ≥ 1", f.LocalEpochs)
+	}
+	if !(f.LearningRate > 0) || math.IsInf(f.LearningRate, 0) {
+		return configErr("learning_rate is %v, must be finite and > 0", f.LearningRate)
+	}
+	if f.History < 1 || f.Horizon < 1 {
+		return configErr("history %d and horizon %d must be ≥ 1", f.History, f.Horizon)
+	}
+	if _, err := series.ParseSmoothing(f.Smoothing); err != nil {
+		return fmt.Errorf("%w: smoothing: %w", ErrConfig, err)
+	}
+	if !(f.TrainFraction > 0 && f.TrainFraction <= 1) {
+		return configErr("train_fraction is %v, must be in (0, 1]", f.TrainFraction)
+	}
+	for _, d := range []struct{ name, v string }{{"from", f.From}, {"to", f.To}} {
+		if d.v != "" {
+			if _, err := time.Parse(time.DateOnly, d.v); err != nil {
+				return configErr("%s is %q, want YYYY-MM-DD", d.name, d.v)
+			}
+		}
+	}
+	for _, h := range f.Hidden {
+		if h < 1 || h > 4096 {
+			return configErr("hidden layer size %d, must be in [1, 4096]", h)
+		}
+	}
+	if f.RoundDeadline <= 0 {
+		return configErr("round_deadline is %v, must be > 0", time.Duration(f.RoundDeadline))
+	}
+	if f.RoundInterval < 0 {
+		return configErr("round_interval is %v, must be ≥ 0", time.Duration(f.RoundInterval))
+	}
+	if f.StartQuorum < 0 || f.StartQuorum > len(f.LHAs) {
+		return configErr("start_quorum is %d, must be in [0, N=%d]", f.StartQuorum, len(f.LHAs))
+	}
+	if !validHash(f.AdminTokenSHA256) {
+		return configErr("admin_token_sha256 is not a hex SHA-256")
+	}
+	names := map[string]bool{}
+	hashes := map[string]bool{f.AdminTokenSHA256: true}
+	for i, l := range f.LHAs {
+		if strings.TrimSpace(l.Name) == "" {
+			return configErr("lhas[%d] has no name", i)
+		}
+		if names[l.Name] {
+			return configErr("lhas[%d]: name %q enrolled twice", i, l.Name)
+		}
+		names[l.Name] = true
+		if !validHash(l.TokenSHA256) {
+			return configErr("lhas[%d] (%s): token_sha256 is not a hex SHA-256", i, l.Name)
+		}
+		if hashes[l.TokenSHA256] {
+			return configErr("lhas[%d] (%s): token hash used twice", i, l.Name)
+		}
+		hashes[l.TokenSHA256] = true
+	}
+	return nil
+}
+
+func validHash(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && s == strings.ToLower(s)
+}
+
+// Parse reads a study file, applies the defaults and validates it.
+// Unknown fields are refused (a typo must not silently change a study).
+func Parse(b []byte) (*File, error) {
+	var f File
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	f.Defaults()
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// Load reads the study file at path; it returns the file and its raw bytes
+// (whose hash the ledger records).
+func Load(path string) (*File, []byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("study: %w", err)
+	}
+	f, err := Parse(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, b, nil
+}
+
+// Marshal writes f as indented JSON.
+func (f *File) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Layers returns the MLP's layer sizes: H, the hidden sizes, 1.
+func (f *File) Layers() []int {
+	return append(append([]int{f.History}, f.Hidden...), 1)
+}
+
+// Calibrate returns the smallest noise multiplier c whose T rounds at
+// q = m/N stay within (ε, δ) (privacy.NoiseMultiplier). It fails for
+// parameters the accountant cannot account for.
+func (f *File) Calibrate() (float64, error) {
+	c, err := privacy.NoiseMultiplier(f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+	if err != nil {
+		return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
+	}
+	return c, nil
+}
+
+// SampleRate returns q = m/N.
+func (f *File) SampleRate() float64 { return float64(f.ExpectedClients) / float64(len(f.LHAs)) }
+
+// Config returns the fl configuration for noise multiplier c.
+func (f *File) Config(c float64) fl.Config {
+	return fl.Config{
+		Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients, Rounds: f.Rounds,
+		ClipNorm: f.ClipNorm, NoiseMultiplier: c, DP: true,
+		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
+	}
+}
+
+// Public returns the public study parameters sent to every client.
+func (f *File) Public(c float64, insecure bool) protocol.Study {
+	layers := f.Layers()
+	return protocol.Study{
+		Protocol: protocol.Version, Name: f.Name, Epsilon: f.Epsilon, Delta: f.Delta,
+		Rounds: f.Rounds, Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients,
+		SampleRate: f.SampleRate(), ClipNorm: f.ClipNorm, NoiseMultiplier: c,
+		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
+		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
+		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
+		Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
+		RoundDeadlineMillis: time.Duration(f.RoundDeadline).Milliseconds(),
+		InsecureSeed:        insecure,
+	}
+}
+
+// NewToken returns a fresh secret token: 32 bytes from crypto/rand in
+// unpadded base64url (43 characters, safe in a URL fragment).
+func NewToken() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// HashToken returns the hex SHA-256 of a token, as stored in study files.
+func HashToken(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(s[:])
+}
+
+// TokenMatches reports in constant time whether token hashes to hash.
+func TokenMatches(token, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(hash)) == 1
+}
+
+// Tokens maps join tokens to LHA indices. Lookups hash the presented token
+// first, so the map is keyed by hashes and its timing reveals nothing about
+// the stored tokens; the match is confirmed with a constant-time compare.
+type Tokens struct {
+	byHash map[string]int
+	hashes []string
+	admin  string
+}
+
+// NewTokens indexes f's token hashes.
+func NewTokens(f *File) *Tokens {
+	t := &Tokens{byHash: make(map[string]int, len(f.LHAs)), admin: f.AdminTokenSHA256}
+	for i, l := range f.LHAs {
+		t.byHash[l.TokenSHA256] = i
+		t.hashes = append(t.hashes, l.TokenSHA256)
+	}
+	return t
+}
+
+// LHA returns the index of the LHA holding token, or -1.
+func (t *Tokens) LHA(token string) int {
+	h := HashToken(token)
+	i, ok := t.byHash[h]
+	if !ok || subtle.ConstantTimeCompare([]byte(h), []byte(t.hashes[i])) != 1 {
+		return -1
+	}
+	return i
+}
+
+// Admin reports whether token is the admin token.
+func (t *Tokens) Admin(token string) bool { return TokenMatches(token, t.admin) }
+
+// CreateOptions configure Create.
+type CreateOptions struct {
+	// Template holds the study parameters; its LHAs and admin hash are
+	// replaced. Defaults are applied.
+	Template File
+	// Names of the LHAs to enrol. Required (at least one).
+	Names []string
+}
+
+// Secrets are the tokens Create made: print them once, store them nowhere
+// the coordinator can be made to read them.
+type Secrets struct {
+	Admin string   `json:"admin"`
+	LHAs  []string `json:"lhas"` // LHAs[i] is the token of File.LHAs[i]
+}
+
+// Create makes a new study file with fresh tokens for names and an admin
+// token, and validates it.
+func Create(opt CreateOptions) (*File, *Secrets, error) {
+	f := opt.Template
+	f.Version = FileVersion
+	f.Defaults()
+	s := &Secrets{Admin: NewToken()}
+	f.AdminTokenSHA256 = HashToken(s.Admin)
+	f.LHAs = nil
+	for _, n := range opt.Names {
+		tok := NewToken()
+		s.LHAs = append(s.LHAs, tok)
+		f.LHAs = append(f.LHAs, LHA{Name: n, TokenSHA256: HashToken(tok)})
+	}
+	if err := f.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if _, err := f.Calibrate(); err != nil {
+		return nil, nil, err
+	}
+	return &f, s, nil
+}
