@@ -1,0 +1,397 @@
+package synth
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// ErrOption reports an invalid Options field.
+var ErrOption = errors.New("synth: invalid option")
+
+// Options configures Generate. Every numeric field's zero value means its
+// default; the No… switches turn a mechanism off.
+type Options struct {
+	// Areas is the number of areas. Defaults to 60.
+	Areas int
+	// Start is the first reported day (its calendar date). Defaults to
+	// 2020-10-01.
+	Start time.Time
+	// Days is the number of reported days. Defaults to 92
+	// (2020-10-01 … 2020-12-31, covering the paper's November study with
+	// a month of margin on each side).
+	Days int
+	// Seed seeds the PCG generator; the same Options give the same data.
+	// Zero is a seed like any other.
+	Seed uint64
+	// BurnIn is the number of days simulated before Start and not
+	// reported, so the series starts mid-epidemic rather than from the
+	// seeding. Defaults to 21.
+	BurnIn int
+
+	// R0 is the reproduction number before the intervention. Defaults
+	// to 1.4.
+	R0 float64
+	// InterventionDay is the day (0 = Start) on which contact reductions
+	// begin. Defaults to Days·45/92 (2020-11-15 with the default dates).
+	InterventionDay int
+	// InterventionEffect is the fraction by which transmission falls once
+	// the intervention is in full force. Defaults to 0.4 (R 1.4 → 0.84).
+	InterventionEffect float64
+	// InterventionRamp is the number of days over which the reduction
+	// phases in linearly. Defaults to 10.
+	InterventionRamp int
+	// NoIntervention keeps transmission at R0 throughout.
+	NoIntervention bool
+
+	// IncubationDays is the mean time from infection to infectiousness
+	// (the E stage). Defaults to 4.
+	IncubationDays float64
+	// InfectiousDays is the mean infectious period (the I stage).
+	// Defaults to 5.
+	InfectiousDays float64
+	// InitialPrevalence is the number of infectious people per 100,000
+	// at the start of the burn-in, varied per area by a log-normal factor
+	// (σ = 0.5). Defaults to 60.
+	InitialPrevalence float64
+
+	// Coupling is the share of an area's contacts made in other areas,
+	// split among them by a gravity law (∝ population / (distance² +
+	// (10 km)²)). Defaults to 0.1.
+	Coupling float64
+	// NoMobility makes areas independent (Coupling 0).
+	NoMobility bool
+
+	// ReportingRate is the probability that a new infection is ever
+	// reported. Defaults to 0.35.
+	ReportingRate float64
+	// WeekdayReporting is, per weekday (index time.Weekday: Sunday
+	// first), the fraction of detected-but-unreported cases the health
+	// office reports that day; the rest wait for the next day. Defaults
+	// to Sunday 0.45, Monday 1, Tuesday–Thursday 0.9, Friday 0.85,
+	// Saturday 0.65: a Sunday dip and a Monday catch-up.
+	WeekdayReporting [7]float64
+	// MissedDayRate is the daily probability that an office of 100,000
+	// or fewer inhabitants reports nothing (the backlog is reported
+	// later); it falls as 100,000/population for larger areas. Defaults
+	// to 0.03.
+	MissedDayRate float64
+	// NoMissedDays turns missed reporting days off.
+	NoMissedDays bool
+
+	// PopulationMedian and PopulationSigma are the median and log-scale
+	// spread of the log-normal area populations, which are then clipped
+	// to [MinPopulation, MaxPopulation]. Default 150,000, 1.0, 20,000
+	// and 3,000,000.
+	PopulationMedian, PopulationSigma float64
+	MinPopulation, MaxPopulation      float64
+}
+
+// DefaultOptions returns the defaults, filled in.
+func DefaultOptions() Options {
+	o, err := Options{}.withDefaults()
+	if err != nil {
+		panic(err) // the defaults are valid
+	}
+	return o
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Areas == 0 {
+		o.Areas = 60
+	}
+	if o.Start.IsZero() {
+		o.Start = time.Date(2020, 10, 1, 0, 0, 0, 0, time.UTC)
+	}
+	o.Start = series.Date(o.Start)
+	if o.Days == 0 {
+		o.Days = 92
+	}
+	if o.BurnIn == 0 {
+		o.BurnIn = 21
+	}
+	if o.R0 == 0 {
+		o.R0 = 1.4
+	}
+	if o.InterventionDay == 0 {
+		o.InterventionDay = o.Days * 45 / 92
+	}
+	if o.InterventionEffect == 0 {
+		o.InterventionEffect = 0.4
+	}
+	if o.InterventionRamp == 0 {
+		o.InterventionRamp = 10
+	}
+	if o.IncubationDays == 0 {
+		o.IncubationDays = 4
+	}
+	if o.InfectiousDays == 0 {
+		o.InfectiousDays = 5
+	}
+	if o.InitialPrevalence == 0 {
+		o.InitialPrevalence = 60
+	}
+	if o.Coupling == 0 {
+		o.Coupling = 0.1
+	}
+	if o.ReportingRate == 0 {
+		o.ReportingRate = 0.35
+	}
+	if o.WeekdayReporting == ([7]float64{}) {
+		o.WeekdayReporting = [7]float64{0.45, 1, 0.9, 0.9, 0.9, 0.85, 0.65}
+	}
+	if o.MissedDayRate == 0 {
+		o.MissedDayRate = 0.03
+	}
+	if o.PopulationMedian == 0 {
+		o.PopulationMedian = 150000
+	}
+	if o.PopulationSigma == 0 {
+		o.PopulationSigma = 1.0
+	}
+	if o.MinPopulation == 0 {
+		o.MinPopulation = 20000
+	}
+	if o.MaxPopulation == 0 {
+		o.MaxPopulation = 3e6
+	}
+
+	bad := func(name string, v any, want string) error {
+		return fmt.Errorf("%w: %s = %v (want %s)", ErrOption, name, v, want)
+	}
+	in := func(v, lo, hi float64) bool { return v >= lo && v <= hi } // false for NaN
+	switch {
+	case o.Areas < 1 || o.Areas > 100000:
+		return o, bad("Areas", o.Areas, "1 … 100000")
+	case o.Days < 1 || o.Days > series.MaxSpanDays:
+		return o, bad("Days", o.Days, fmt.Sprintf("1 … %d", series.MaxSpanDays))
+	case o.BurnIn < 0 || o.BurnIn > 3650:
+		return o, bad("BurnIn", o.BurnIn, "0 … 3650")
+	case !in(o.R0, 1e-3, 20):
+		return o, bad("R0", o.R0, "in (0, 20]")
+	case o.InterventionDay < 0:
+		return o, bad("InterventionDay", o.InterventionDay, "≥ 0")
+	case !in(o.InterventionEffect, 0, 1):
+		return o, bad("InterventionEffect", o.InterventionEffect, "0 … 1")
+	case o.InterventionRamp < 1:
+		return o, bad("InterventionRamp", o.InterventionRamp, "≥ 1 day")
+	case !in(o.IncubationDays, 0.5, 100):
+		return o, bad("IncubationDays", o.IncubationDays, "0.5 … 100")
+	case !in(o.InfectiousDays, 0.5, 100):
+		return o, bad("InfectiousDays", o.InfectiousDays, "0.5 … 100")
+	case !in(o.InitialPrevalence, 0, 1e5):
+		return o, bad("InitialPrevalence", o.InitialPrevalence, "0 … 100000 per 100,000")
+	case !in(o.Coupling, 0, 1):
+		return o, bad("Coupling", o.Coupling, "0 … 1")
+	case !in(o.ReportingRate, 1e-9, 1):
+		return o, bad("ReportingRate", o.ReportingRate, "in (0, 1]")
+	case !in(o.MissedDayRate, 0, 0.5):
+		return o, bad("MissedDayRate", o.MissedDayRate, "0 … 0.5")
+	case !in(o.PopulationMedian, 1, 1e9):
+		return o, bad("PopulationMedian", o.PopulationMedian, "1 … 1e9")
+	case !in(o.PopulationSigma, 0, 5):
+		return o, bad("PopulationSigma", o.PopulationSigma, "0 … 5")
+	case !in(o.MinPopulation, 1, 1e9) || !in(o.MaxPopulation, o.MinPopulation, 1e9):
+		return o, bad("MinPopulation/MaxPopulation", [2]float64{o.MinPopulation, o.MaxPopulation}, "1 ≤ min ≤ max ≤ 1e9")
+	}
+	for d, f := range o.WeekdayReporting {
+		if !in(f, 1e-3, 1) {
+			return o, bad("WeekdayReporting["+time.Weekday(d).String()+"]", f, "in (0, 1]")
+		}
+	}
+	return o, nil
+}
+
+// Area describes one synthetic area.
+type Area struct {
+	ID         string  // "S001", "S002", … (zero-padded, so IDs sort like indices)
+	Name       string  // a made-up place name
+	State      string  // compass quarter of the map: "North-West", …
+	Population float64 // whole number of inhabitants
+	X, Y       float64 // position on a 600 km × 600 km map, in km
+}
+
+// Generate simulates an outbreak and returns the reported daily cases of
+// every area (regions named by Area.ID) and the areas themselves. The
+// same Options always give the same result.
+func Generate(opt Options) (*series.Dataset, []Area, error) {
+	o, err := opt.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed_fedc_a57_0001))
+	areas := makeAreas(o, rng)
+	n := len(areas)
+
+	// Gravity weights, row-normalised: w[i][j] is the share of area i's
+	// outside contacts made in area j.
+	coupling := o.Coupling
+	if o.NoMobility || n == 1 {
+		coupling = 0
+	}
+	w := make([]float64, n*n)
+	for i := range n {
+		sum := 0.0
+		for j := range n {
+			if i == j {
+				continue
+			}
+			dx, dy := areas[i].X-areas[j].X, areas[i].Y-areas[j].Y
+			v := areas[j].Population / (dx*dx + dy*dy + 100)
+			w[i*n+j] = v
+			sum += v
+		}
+		if sum > 0 {
+			for j := range n {
+				w[i*n+j] /= sum
+			}
+		}
+	}
+
+	// Compartments and per-area transmission multipliers.
+	S := make([]float64, n)
+	E := make([]float64, n)
+	I := make([]float64, n)
+	pending := make([]float64, n)
+	mult := make([]float64, n)
+	for i, a := range areas {
+		spread := math.Exp(0.5 * rng.NormFloat64())
+		I[i] = math.Min(math.Round(o.InitialPrevalence/1e5*a.Population*spread), a.Population)
+		E[i] = math.Min(math.Round(I[i]*o.IncubationDays/o.InfectiousDays), a.Population-I[i])
+		S[i] = a.Population - I[i] - E[i]
+		mult[i] = math.Exp(0.1*rng.NormFloat64() - 0.005)
+	}
+
+	pEI := 1 - math.Exp(-1/o.IncubationDays)
+	pIR := 1 - math.Exp(-1/o.InfectiousDays)
+	bin := func(k, p float64) float64 {
+		switch {
+		case k <= 0 || p <= 0:
+			return 0
+		case p >= 1:
+			return k
+		}
+		return distuv.Binomial{N: k, P: p, Src: rng}.Rand()
+	}
+
+	d := &series.Dataset{Regions: make([]*series.Region, n)}
+	for i, a := range areas {
+		d.Regions[i] = &series.Region{Name: a.ID, Start: o.Start, Cases: make([]float64, o.Days)}
+	}
+	prev := make([]float64, n)
+	for t := -o.BurnIn; t < o.Days; t++ {
+		R := o.R0
+		if !o.NoIntervention {
+			phase := math.Min(math.Max(float64(t-o.InterventionDay+1)/float64(o.InterventionRamp), 0), 1)
+			R *= 1 - o.InterventionEffect*phase
+		}
+		beta := R / o.InfectiousDays
+		for i, a := range areas {
+			prev[i] = I[i] / a.Population
+		}
+		weekday := o.Start.AddDate(0, 0, t).Weekday()
+		for i, a := range areas {
+			mixed := prev[i]
+			if coupling > 0 {
+				out := 0.0
+				for j := range n {
+					out += w[i*n+j] * prev[j]
+				}
+				mixed = (1-coupling)*prev[i] + coupling*out
+			}
+			lambda := beta * mult[i] * mixed
+			newE := bin(S[i], 1-math.Exp(-lambda))
+			newI := bin(E[i], pEI)
+			newR := bin(I[i], pIR)
+			S[i] -= newE
+			E[i] += newE - newI
+			I[i] += newI - newR
+
+			// Reporting: thin the newly infectious, then release the
+			// backlog by weekday (Sunday dip, Monday catch-up).
+			pending[i] += bin(newI, o.ReportingRate)
+			missed := !o.NoMissedDays && rng.Float64() < o.MissedDayRate*math.Min(1, 1e5/a.Population)
+			reported := 0.0
+			if !missed {
+				reported = bin(pending[i], o.WeekdayReporting[weekday])
+			}
+			pending[i] -= reported
+			if t >= 0 {
+				d.Regions[i].Cases[t] = reported
+			}
+		}
+	}
+	return d, areas, nil
+}
+
+var (
+	namePrefixes = []string{"Ash", "Bram", "Cal", "Dun", "Elm", "Fair", "Glen", "Hol", "Ivy", "Kings",
+		"Lang", "Mar", "Nor", "Oak", "Pen", "Ros", "Stan", "Thorn", "Wes", "Yar"}
+	nameSuffixes = []string{"ford", "by", "ton", "field", "wick", "ham", "stead", "more", "burg", "dale"}
+)
+
+// makeAreas draws populations, positions and names.
+func makeAreas(o Options, rng *rand.Rand) []Area {
+	width := max(3, len(strconv.Itoa(o.Areas)))
+	names := make([]int, len(namePrefixes)*len(nameSuffixes))
+	for i := range names {
+		names[i] = i
+	}
+	rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	areas := make([]Area, o.Areas)
+	for i := range areas {
+		pop := o.PopulationMedian * math.Exp(o.PopulationSigma*rng.NormFloat64())
+		pop = math.Round(math.Min(math.Max(pop, o.MinPopulation), o.MaxPopulation))
+		x, y := 600*rng.Float64(), 600*rng.Float64()
+		k := names[i%len(names)]
+		name := namePrefixes[k/len(nameSuffixes)] + nameSuffixes[k%len(nameSuffixes)]
+		if i >= len(names) {
+			name += " " + strconv.Itoa(i/len(names)+1)
+		}
+		state := "North"
+		if y >= 300 {
+			state = "South"
+		}
+		if x < 300 {
+			state += "-West"
+		} else {
+			state += "-East"
+		}
+		areas[i] = Area{
+			ID:         fmt.Sprintf("S%0*d", width, i+1),
+			Name:       name,
+			State:      state,
+			Population: pop,
+			X:          x,
+			Y:          y,
+		}
+	}
+	return areas
+}
+
+// WritePopulations writes the areas in the layout of the real
+// counties.csv, "county_id,name,state,population", which
+// series.ParsePopulations reads back.
+func WritePopulations(w io.Writer, areas []Area) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"county_id", "name", "state", "population"}); err != nil {
+		return err
+	}
+	for _, a := range areas {
+		rec := []string{a.ID, a.Name, a.State, strconv.FormatFloat(a.Population, 'f', -1, 64)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
