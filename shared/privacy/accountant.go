@@ -72,7 +72,9 @@ func (a *Accountant) Compose(q, c float64, steps int) {
 //	ε = min_α  RDP(α) + log((α−1)/α) − (log δ + log α)/(α−1),
 //
 // clamped at 0, and returns the minimising order. Orders whose RDP is +Inf
-// are skipped. δ = 0, or no finite order, gives (+Inf, NaN); δ that is NaN,
+// are skipped. If the RDP is 0 at every order (nothing composed, or only
+// q = 0 rounds) the result is (0, NaN): the releases did not depend on
+// anyone's data. δ = 0, or no finite order, gives (+Inf, NaN); δ that is NaN,
 // negative or ≥ 1 gives (NaN, NaN): the conversion needs δ ∈ (0, 1).
 func (a *Accountant) Epsilon(delta float64) (eps, order float64) {
 	return epsilonFrom(a.plan, a.rdp, delta)
@@ -84,6 +86,13 @@ func epsilonFrom(p *plan, rdp []float64, delta float64) (eps, order float64) {
 	}
 	if !(delta > 0 && delta < 1) {
 		return math.NaN(), math.NaN()
+	}
+	zero := true
+	for _, r := range rdp {
+		zero = zero && r == 0
+	}
+	if zero {
+		return 0, math.NaN() // nothing data-dependent was released
 	}
 	ld := math.Log(delta)
 	eps, order = math.Inf(1), math.NaN()
