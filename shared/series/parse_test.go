@@ -56,6 +56,9 @@ func TestParseGood(t *testing.T) {
 			"A": {"2020-02-28", []float64{4, 0, 1}}, // 2020 is a leap year
 			"B": {"2020-03-01", []float64{3, 2}},
 		}},
+		{"spaces.csv", map[string]reg{
+			"A B": {"2020-11-01", []float64{3, 1}},
+		}},
 		{"blank_rows.csv", map[string]reg{
 			"05315": {"2020-11-01", []float64{3, 4}},
 		}},

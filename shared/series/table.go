@@ -96,6 +96,8 @@ func newTable(r io.Reader, file string, want ...column) (*table, error) {
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
+	// Tolerate `a, "b"`; not with tabs, where trimming would eat empty cells.
+	cr.TrimLeadingSpace = comma != '\t'
 	t := &table{file: file, cr: cr, comma: comma}
 
 	rec, err := t.read()
