@@ -267,14 +267,16 @@ type Event struct {
 	Delta   float64 `json:"delta"`
 }
 
+type eventAlias Event // no methods: avoids recursing into MarshalJSON
+
 type eventJSON struct {
-	Event
+	eventAlias
 	Epsilon JSONFloat `json:"epsilon"`
 }
 
 // MarshalJSON encodes Epsilon as a number, or "inf".
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(eventJSON{e, JSONFloat(e.Epsilon)})
+	return json.Marshal(eventJSON{eventAlias(e), JSONFloat(e.Epsilon)})
 }
 
 // UnmarshalJSON is the inverse of MarshalJSON.
@@ -283,7 +285,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*e = v.Event
+	*e = Event(v.eventAlias)
 	e.Epsilon = float64(v.Epsilon)
 	return nil
 }

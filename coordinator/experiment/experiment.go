@@ -1,0 +1,529 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// Config is one experiment. Zero fields take the paper's values (spec §4–§6)
+// where the doc says "default".
+type Config struct {
+	// Data is the case data. Required.
+	Data *series.Dataset `json:"-"`
+	// Populations maps area name to population, for the strata; optional
+	// (areas without a population are left out of the strata only).
+	Populations map[string]float64 `json:"-"`
+	// CasesFile and PopulationFile name the sources, for the record.
+	CasesFile      string `json:"cases_file,omitempty"`
+	PopulationFile string `json:"counties_file,omitempty"`
+	// From and To bound the study window, both inclusive; zero means the
+	// whole data.
+	From time.Time `json:"-"`
+	To   time.Time `json:"-"`
+	// Epsilons is the privacy grid; +Inf means non-DP. Required.
+	Epsilons []float64 `json:"-"`
+	// Runs per ε. Default 1.
+	Runs int `json:"runs"`
+	// Rounds T. Default 75.
+	Rounds int `json:"rounds"`
+	// ClientsPerRound m. Default 100 (capped at the number of areas).
+	ClientsPerRound int `json:"clients_per_round"`
+	// LocalEpochs E. Default 30.
+	LocalEpochs int `json:"local_epochs"`
+	// Clip S. Default 0.5.
+	Clip float64 `json:"clip"`
+	// Delta δ. Default 1e-5.
+	Delta float64 `json:"delta"`
+	// LearningRate of Adam. Default 0.001.
+	LearningRate float64 `json:"learning_rate"`
+	// History H and Horizon P. Defaults 10 and 7.
+	History int `json:"history"`
+	Horizon int `json:"horizon"`
+	// Smoothing of the series. Default centered.
+	Smoothing series.Smoothing `json:"-"`
+	// Split per area. Default temporal.
+	Split series.Split `json:"-"`
+	// Hidden layer sizes. Default 128, 64, 32.
+	Hidden []int `json:"hidden"`
+	// Seed of the experiment.
+	Seed uint64 `json:"seed"`
+	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
+	EvalEvery int `json:"eval_every"`
+	// Workers is the number of runs trained at once. Default GOMAXPROCS.
+	Workers int `json:"workers"`
+	// Progress, if set, receives one line per finished run.
+	Progress io.Writer `json:"-"`
+}
+
+func (c *Config) defaults() {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	deff := func(p *float64, v float64) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.Runs, 1)
+	def(&c.Rounds, 75)
+	def(&c.ClientsPerRound, 100)
+	def(&c.LocalEpochs, 30)
+	def(&c.History, 10)
+	def(&c.Horizon, 7)
+	def(&c.EvalEvery, 5)
+	def(&c.Workers, runtime.GOMAXPROCS(0))
+	deff(&c.Clip, 0.5)
+	deff(&c.Delta, 1e-5)
+	deff(&c.LearningRate, 1e-3)
+	if c.Hidden == nil {
+		c.Hidden = []int{128, 64, 32}
+	}
+}
+
+// Summary is mean ± sd of each measure across runs.
+type Summary struct {
+	MSE   metrics.Summary `json:"mse"`
+	MAE   metrics.Summary `json:"mae"`
+	MAPE  metrics.Summary `json:"mape"`
+	MdAPE metrics.Summary `json:"mdape"`
+	R2    metrics.Summary `json:"r2"`
+}
+
+func summarize(rs []metrics.Result) Summary {
+	pick := func(f func(metrics.Result) float64) metrics.Summary {
+		x := make([]float64, len(rs))
+		for i, r := range rs {
+			x[i] = f(r)
+		}
+		return metrics.Summarize(x)
+	}
+	return Summary{
+		MSE:   pick(func(r metrics.Result) float64 { return r.MSE }),
+		MAE:   pick(func(r metrics.Result) float64 { return r.MAE }),
+		MAPE:  pick(func(r metrics.Result) float64 { return r.MAPE }),
+		MdAPE: pick(func(r metrics.Result) float64 { return r.MdAPE }),
+		R2:    pick(func(r metrics.Result) float64 { return r.R2 }),
+	}
+}
+
+// StratumResult is the accuracy on the areas of one population stratum.
+type StratumResult struct {
+	Stratum string  `json:"stratum"`
+	Areas   int     `json:"areas"`
+	Metrics Summary `json:"metrics"`
+}
+
+// ConvergencePoint is the test MAPE after a number of rounds, across runs.
+type ConvergencePoint struct {
+	Round int             `json:"round"`
+	MAPE  metrics.Summary `json:"mape"`
+}
+
+// Result is the outcome for one ε.
+type Result struct {
+	Epsilon         fl.JSONFloat       `json:"epsilon"` // a number, or "inf" for non-DP
+	NoiseMultiplier float64            `json:"noise_multiplier"`
+	EpsilonSpent    fl.JSONFloat       `json:"epsilon_spent"` // ε actually spent after T rounds at δ
+	Order           float64            `json:"rdp_order,omitempty"`
+	Runs            int                `json:"runs"`
+	Metrics         Summary            `json:"metrics"`
+	TestWindows     int                `json:"test_windows"`         // per run
+	ZeroTargets     int                `json:"zero_targets_dropped"` // per run, mean over runs rounded
+	ByPopulation    []StratumResult    `json:"by_population"`
+	Convergence     []ConvergencePoint `json:"convergence"`
+	PerRun          []metrics.Result   `json:"per_run"`
+	Seconds         float64            `json:"seconds"` // summed training time of its runs
+
+	// For figures (not in JSON): each area's MAPE in each run, and the
+	// first run's (true, predicted) test pairs.
+	AreaMAPE  []float64 `json:"-"`
+	PairsTrue []float64 `json:"-"`
+	PairsPred []float64 `json:"-"`
+}
+
+// Report is a whole experiment.
+type Report struct {
+	Setting Setting  `json:"config"`
+	Results []Result `json:"results"`
+}
+
+// Setting records every setting used, for the JSON output.
+type Setting struct {
+	Config
+	From            string         `json:"from"`
+	To              string         `json:"to"`
+	Epsilons        []fl.JSONFloat `json:"epsilons"`
+	Smoothing       string         `json:"smoothing"`
+	Split           string         `json:"split"`
+	Areas           int            `json:"areas"`
+	SampleRate      float64        `json:"sampling_rate"`
+	WindowsPerArea  [2]int         `json:"windows_per_area"` // min, max
+	TrainFraction   float64        `json:"train_fraction"`
+	Model           []int          `json:"model"`
+	WallSeconds     float64        `json:"wall_seconds"`
+	GOMAXPROCS      int            `json:"gomaxprocs"`
+	GoVersion       string         `json:"go_version"`
+	NoiseSource     string         `json:"noise_source"`
+}
+
+const trainFraction = 0.9
+
+// Run executes the experiment.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	if cfg.Data == nil || len(cfg.Data.Regions) == 0 {
+		return nil, errors.New("experiment: no case data")
+	}
+	if len(cfg.Epsilons) == 0 {
+		return nil, errors.New("experiment: no ε given")
+	}
+	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
+		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(areas) == 0 {
+		return nil, errors.New("experiment: the study window yields no windows")
+	}
+	n := len(areas)
+	if cfg.ClientsPerRound > n {
+		cfg.ClientsPerRound = n
+	}
+	q := float64(cfg.ClientsPerRound) / float64(n)
+	sizes := append(append([]int{cfg.History}, cfg.Hidden...), 1)
+	model := nn.NewMLP(sizes...)
+
+	rep := &Report{}
+	st := &rep.Setting
+	st.Config = cfg
+	st.From, st.To = dateString(cfg.From), dateString(cfg.To)
+	st.Smoothing = smoothingName(cfg.Smoothing)
+	st.Split = splitName(cfg.Split)
+	st.Areas = n
+	st.SampleRate = q
+	st.TrainFraction = trainFraction
+	st.Model = sizes
+	st.GOMAXPROCS = runtime.GOMAXPROCS(0)
+	st.GoVersion = runtime.Version()
+	st.NoiseSource = "seeded PCG streams (research run: reproducible noise, never for release)"
+	st.WindowsPerArea = [2]int{math.MaxInt, 0}
+	for _, a := range areas {
+		st.WindowsPerArea[0] = min(st.WindowsPerArea[0], len(a.Windows))
+		st.WindowsPerArea[1] = max(st.WindowsPerArea[1], len(a.Windows))
+	}
+
+	// Calibrate once per ε.
+	results := make([]Result, len(cfg.Epsilons))
+	for i, eps := range cfg.Epsilons {
+		st.Epsilons = append(st.Epsilons, fl.JSONFloat(eps))
+		r := &results[i]
+		r.Epsilon = fl.JSONFloat(eps)
+		r.Runs = cfg.Runs
+		r.EpsilonSpent = fl.JSONFloat(math.Inf(1))
+		if !math.IsInf(eps, 1) {
+			if err := privacy.CheckEpsilon(eps); err != nil {
+				return nil, err
+			}
+			c, err := privacy.NoiseMultiplier(eps, cfg.Delta, q, cfg.Rounds)
+			if err != nil {
+				return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
+			}
+			r.NoiseMultiplier = c
+			spent, order := privacy.Epsilon(q, c, cfg.Rounds, cfg.Delta)
+			r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
+		}
+	}
+
+	// Per-run splits: shared by all ε (common random numbers).
+	splits := make([]runData, cfg.Runs)
+	for run := range splits {
+		train, test := series.SplitAreas(areas, cfg.Split, trainFraction, fl.NewRand(fl.RunSeed(cfg.Seed, run), fl.StreamSplit))
+		splits[run] = newRunData(train, test)
+	}
+
+	type job struct{ eps, run int }
+	type outcome struct {
+		final    metrics.Result
+		perArea  []float64
+		strata   []metrics.Result
+		strataN  []int
+		conv     []float64
+		pairsT   []float64
+		pairsP   []float64
+		seconds  float64
+		err      error
+		finished bool
+	}
+	jobs := make([]job, 0, len(cfg.Epsilons)*cfg.Runs)
+	for r := 0; r < cfg.Runs; r++ {
+		for e := range cfg.Epsilons {
+			jobs = append(jobs, job{e, r})
+		}
+	}
+	outs := make([]outcome, len(jobs))
+	start := time.Now()
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < cfg.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				jb := jobs[j]
+				o := &outs[j]
+				t0 := time.Now()
+				rd := &splits[jb.run]
+				res := &results[jb.eps]
+				fcfg := fl.Config{
+					Clients: n, ExpectedClients: cfg.ClientsPerRound, Rounds: cfg.Rounds,
+					LocalEpochs: cfg.LocalEpochs, LearningRate: cfg.LearningRate,
+				}
+				if !math.IsInf(float64(res.Epsilon), 1) {
+					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
+				}
+				ev := newEvaluator(model, rd)
+				sim := &fl.Simulation{
+					Model: model, Config: fcfg, Clients: rd.clients,
+					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
+					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: 1,
+					OnRound: func(e fl.Event, g []float64) {
+						if e.Round%cfg.EvalEvery == 0 {
+							o.conv = append(o.conv, ev.evaluate(g).MAPE)
+						}
+					},
+				}
+				srv, err := sim.Run(ctx)
+				if err != nil {
+					o.err = err
+					continue
+				}
+				o.final = ev.evaluate(srv.Global)
+				o.perArea = ev.perAreaMAPE()
+				o.strata, o.strataN = ev.strata(cfg.Populations)
+				if jb.run == 0 {
+					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
+				}
+				o.seconds = time.Since(t0).Seconds()
+				o.finished = true
+				mu.Lock()
+				done++
+				if cfg.Progress != nil {
+					fmt.Fprintf(cfg.Progress, "[%d/%d] ε=%s run %d: MAE %.2f  MAPE %.1f%%  R² %.3f  (%.1f s, %.0f s elapsed)\n",
+						done, len(jobs), epsString(float64(res.Epsilon)), jb.run+1, o.final.MAE, o.final.MAPE, o.final.R2,
+						o.seconds, time.Since(start).Seconds())
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, o := range outs {
+		if o.err != nil {
+			return nil, o.err
+		}
+	}
+	st.WallSeconds = time.Since(start).Seconds()
+
+	strata := metrics.PopulationStrata()
+	for e := range results {
+		r := &results[e]
+		var finals []metrics.Result
+		conv := map[int][]float64{}
+		byStratum := make([][]metrics.Result, len(strata))
+		stratumAreas := make([]int, len(strata))
+		zeros := 0
+		for j, jb := range jobs {
+			if jb.eps != e {
+				continue
+			}
+			o := outs[j]
+			finals = append(finals, o.final)
+			r.Seconds += o.seconds
+			zeros += o.final.ZeroTargetsDropped
+			r.TestWindows = o.final.N
+			r.AreaMAPE = append(r.AreaMAPE, o.perArea...)
+			for k, v := range o.conv {
+				conv[(k+1)*cfg.EvalEvery] = append(conv[(k+1)*cfg.EvalEvery], v)
+			}
+			for s := range strata {
+				if o.strataN[s] > 0 {
+					byStratum[s] = append(byStratum[s], o.strata[s])
+					stratumAreas[s] = o.strataN[s]
+				}
+			}
+			if o.pairsT != nil {
+				r.PairsTrue, r.PairsPred = o.pairsT, o.pairsP
+			}
+		}
+		r.PerRun = finals
+		r.Metrics = summarize(finals)
+		r.ZeroTargets = int(math.Round(float64(zeros) / float64(len(finals))))
+		for s, st := range strata {
+			if len(byStratum[s]) > 0 {
+				r.ByPopulation = append(r.ByPopulation, StratumResult{Stratum: st.Name, Areas: stratumAreas[s], Metrics: summarize(byStratum[s])})
+			}
+		}
+		rounds := make([]int, 0, len(conv))
+		for k := range conv {
+			rounds = append(rounds, k)
+		}
+		sort.Ints(rounds)
+		for _, k := range rounds {
+			r.Convergence = append(r.Convergence, ConvergencePoint{Round: k, MAPE: metrics.Summarize(conv[k])})
+		}
+	}
+	rep.Results = results
+	return rep, nil
+}
+
+// runData is one run's split, as training clients and test windows.
+type runData struct {
+	clients []fl.ClientData
+	testX   []float64
+	testY   []float64
+	// testArea[i] is the area index of test window i; areaNames by index.
+	testArea  []int
+	areaNames []string
+}
+
+func newRunData(train, test []series.Area) runData {
+	rd := runData{clients: make([]fl.ClientData, len(train))}
+	for i, a := range train {
+		x, y := series.Stack([]series.Area{a})
+		rd.clients[i] = fl.ClientData{X: x, Y: y}
+	}
+	for i, a := range test {
+		rd.areaNames = append(rd.areaNames, a.Region)
+		for _, w := range a.Windows {
+			rd.testX = append(rd.testX, w.X...)
+			rd.testY = append(rd.testY, w.Y)
+			rd.testArea = append(rd.testArea, i)
+		}
+	}
+	return rd
+}
+
+// evaluator predicts the test windows of one run.
+type evaluator struct {
+	model *nn.MLP
+	rd    *runData
+	y     []float64
+	pred  []float64
+}
+
+func newEvaluator(m *nn.MLP, rd *runData) *evaluator {
+	return &evaluator{model: m, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
+}
+
+func (e *evaluator) evaluate(global []float64) metrics.Result {
+	e.model.Predict(global, e.rd.testX, e.pred)
+	return metrics.Compute(e.y, e.pred)
+}
+
+// perAreaMAPE returns each area's MAPE from the last evaluate (areas whose
+// test targets are all zero are left out).
+func (e *evaluator) perAreaMAPE() []float64 {
+	var out []float64
+	for a := range e.rd.areaNames {
+		var y, p []float64
+		for i, ai := range e.rd.testArea {
+			if ai == a {
+				y, p = append(y, e.y[i]), append(p, e.pred[i])
+			}
+		}
+		if m, _ := metrics.MAPE(y, p); !math.IsNaN(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// strata returns the pooled metrics of the last evaluate per population
+// stratum, and the number of areas in each.
+func (e *evaluator) strata(pop map[string]float64) ([]metrics.Result, []int) {
+	ss := metrics.PopulationStrata()
+	ys := make([][]float64, len(ss))
+	ps := make([][]float64, len(ss))
+	areas := make([]int, len(ss))
+	for a, name := range e.rd.areaNames {
+		p, ok := pop[name]
+		if !ok {
+			continue
+		}
+		s := metrics.StratumOf(p)
+		if s < 0 {
+			continue
+		}
+		areas[s]++
+		for i, ai := range e.rd.testArea {
+			if ai == a {
+				ys[s], ps[s] = append(ys[s], e.y[i]), append(ps[s], e.pred[i])
+			}
+		}
+	}
+	out := make([]metrics.Result, len(ss))
+	for s := range ss {
+		if areas[s] > 0 {
+			out[s] = metrics.Compute(ys[s], ps[s])
+		}
+	}
+	return out, areas
+}
+
+func slicesClone(x []float64) []float64 { return append([]float64(nil), x...) }
+
+func dateString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("2006-01-02")
+}
+
+func smoothingName(s series.Smoothing) string {
+	if s == series.Trailing {
+		return "trailing"
+	}
+	return "centered"
+}
+
+func splitName(s series.Split) string {
+	if s == series.Random {
+		return "random"
+	}
+	return "temporal"
+}
+
+func epsString(e float64) string {
+	if math.IsInf(e, 1) {
+		return "inf"
+	}
+	return fmt.Sprintf("%g", e)
+}

@@ -1,0 +1,257 @@
+package experiment
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Figures writes the paper's figures into dir, each as PNG and SVG:
+// predicted-vs-true scatter per ε (first run), box plots of the areas'
+// MAPE per ε (all runs), privacy–utility curves (MAE and MAPE against ε on
+// log axes, non-DP as a dashed line) and convergence curves (test MAPE
+// every few rounds, mean ± sd). It returns the files written.
+func (r *Report) Figures(dir string) ([]string, error) {
+	var files []string
+	save := func(p *plot.Plot, name string, w, h vg.Length) error {
+		for _, ext := range []string{".png", ".svg"} {
+			f := filepath.Join(dir, name+ext)
+			if err := p.Save(w, h, f); err != nil {
+				return fmt.Errorf("experiment: writing %s: %w", f, err)
+			}
+			files = append(files, f)
+		}
+		return nil
+	}
+	for _, res := range r.Results {
+		if len(res.PairsTrue) == 0 {
+			continue
+		}
+		p, err := scatterPlot(res)
+		if err != nil {
+			return files, err
+		}
+		if err := save(p, "scatter_eps_"+fileEps(float64(res.Epsilon)), 5*vg.Inch, 5*vg.Inch); err != nil {
+			return files, err
+		}
+	}
+	if p, err := r.boxPlot(); err != nil {
+		return files, err
+	} else if p != nil {
+		if err := save(p, "mape_boxplot", 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return files, err
+		}
+	}
+	for _, m := range []struct {
+		name, label string
+		get         func(Summary) (float64, float64)
+	}{
+		{"mae", "MAE (cases)", func(s Summary) (float64, float64) { return s.MAE.Mean, s.MAE.SD }},
+		{"mape", "MAPE (%)", func(s Summary) (float64, float64) { return s.MAPE.Mean, s.MAPE.SD }},
+	} {
+		p, err := r.utilityPlot(m.label, m.get)
+		if err != nil {
+			return files, err
+		}
+		if p != nil {
+			if err := save(p, "privacy_utility_"+m.name, 6*vg.Inch, 4.5*vg.Inch); err != nil {
+				return files, err
+			}
+		}
+	}
+	if p, err := r.convergencePlot(); err != nil {
+		return files, err
+	} else if p != nil {
+		if err := save(p, "convergence", 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
+	color.RGBA{0x17, 0xbe, 0xcf, 0xff}, color.Black,
+}
+
+func epsLabel(e float64) string {
+	if math.IsInf(e, 1) {
+		return "non-DP"
+	}
+	return fmt.Sprintf("ε = %g", e)
+}
+
+func scatterPlot(res Result) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Predicted vs true, " + epsLabel(float64(res.Epsilon)) + " (run 1)"
+	p.X.Label.Text = "true cases (7-day average)"
+	p.Y.Label.Text = "predicted cases"
+	pts := make(plotter.XYs, len(res.PairsTrue))
+	hi := 0.0
+	for i := range pts {
+		pts[i].X, pts[i].Y = res.PairsTrue[i], res.PairsPred[i]
+		hi = math.Max(hi, res.PairsTrue[i])
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	s.GlyphStyle.Color = color.RGBA{0x1f, 0x77, 0xb4, 0x90}
+	s.GlyphStyle.Radius = vg.Points(2)
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: hi, Y: hi}})
+	if err != nil {
+		return nil, err
+	}
+	diag.Color = color.Gray{0x60}
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(plotter.NewGrid(), s, diag)
+	p.Legend.Add("test window", s)
+	p.Legend.Add("perfect forecast", diag)
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+func (r *Report) boxPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "MAPE per area, all runs"
+	p.Y.Label.Text = "MAPE (%, log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	var names []string
+	for i, res := range r.Results {
+		vals := make(plotter.Values, 0, len(res.AreaMAPE))
+		for _, v := range res.AreaMAPE {
+			vals = append(vals, math.Max(v, 1e-2)) // log axis: floor at 0.01 %
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		b, err := plotter.NewBoxPlot(vg.Points(30), float64(len(names)), vals)
+		if err != nil {
+			return nil, err
+		}
+		b.FillColor = palette[i%len(palette)]
+		p.Add(b)
+		names = append(names, epsLabel(float64(res.Epsilon)))
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	p.NominalX(names...)
+	return p, nil
+}
+
+func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64)) (*plot.Plot, error) {
+	var pts plotter.XYs
+	var errs plotter.YErrors
+	nonDP := math.NaN()
+	for _, res := range r.Results {
+		m, sd := get(res.Metrics)
+		if math.IsNaN(m) || m <= 0 {
+			continue
+		}
+		e := float64(res.Epsilon)
+		if math.IsInf(e, 1) {
+			nonDP = m
+			continue
+		}
+		pts = append(pts, plotter.XY{X: e, Y: m})
+		lo := math.Min(sd, m*0.999) // keep the bar above 0 on a log axis
+		errs = append(errs, struct{ Low, High float64 }{lo, sd})
+	}
+	if len(pts) < 1 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "Privacy–utility trade-off (mean ± sd across runs)"
+	p.X.Label.Text = "privacy budget ε (log scale)"
+	p.Y.Label.Text = label + ", log scale"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	line, points, err := newLinePoints(pts)
+	if err != nil {
+		return nil, err
+	}
+	eb := &plotter.YErrorBars{XYs: pts, YErrors: errs}
+	eb.LineStyle.Color = palette[0]
+	eb.LineStyle.Width = vg.Points(1)
+	eb.CapWidth = vg.Points(6)
+	p.Add(plotter.NewGrid(), line, points, eb)
+	p.Legend.Add("DP-FedAvg", line, points)
+	if !math.IsNaN(nonDP) {
+		lo, hi := pts[0].X, pts[len(pts)-1].X
+		base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: nonDP}, {X: hi, Y: nonDP}})
+		if err != nil {
+			return nil, err
+		}
+		base.Color = color.Black
+		base.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(base)
+		p.Legend.Add("non-DP", base)
+	}
+	p.Legend.Top = true
+	return p, nil
+}
+
+func newLinePoints(pts plotter.XYs) (*plotter.Line, *plotter.Scatter, error) {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color = palette[0]
+	s.GlyphStyle.Color = palette[0]
+	return l, s, nil
+}
+
+func (r *Report) convergencePlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Convergence: test MAPE during training (mean ± sd)"
+	p.X.Label.Text = "federated round"
+	p.Y.Label.Text = "test MAPE (%, log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	n := 0
+	for i, res := range r.Results {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for _, c := range res.Convergence {
+			if math.IsNaN(c.MAPE.Mean) || c.MAPE.Mean <= 0 {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: float64(c.Round), Y: c.MAPE.Mean})
+			errs = append(errs, struct{ Low, High float64 }{math.Min(c.MAPE.SD, c.MAPE.Mean*0.999), c.MAPE.SD})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, s, err := newLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		col := palette[i%len(palette)]
+		l.Color, s.GlyphStyle.Color = col, col
+		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs}
+		eb.LineStyle.Color = col
+		eb.CapWidth = vg.Points(4)
+		p.Add(l, s, eb)
+		p.Legend.Add(epsLabel(float64(res.Epsilon)), l, s)
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p.Legend.Top = true
+	return p, nil
+}

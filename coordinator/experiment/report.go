@@ -1,0 +1,85 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WriteTable prints the paper-style table: mean ± sd across runs per ε.
+func (r *Report) WriteTable(w io.Writer) error {
+	s := r.Setting
+	period := "all data"
+	if s.From != "" || s.To != "" {
+		period = s.From + " .. " + s.To
+	}
+	fmt.Fprintf(w, "Study window %s: %d areas (%d–%d windows each), T=%d rounds, m=%d (q=%.4g), E=%d, S=%g, δ=%g, %s split, %d run(s), seed %d\n",
+		period, s.Areas, s.WindowsPerArea[0], s.WindowsPerArea[1], s.Rounds, s.Config.ClientsPerRound, s.SampleRate,
+		s.LocalEpochs, s.Clip, s.Delta, s.Split, s.Runs, s.Seed)
+	fmt.Fprintf(w, "mean ± sd across runs (sd with divisor n−1); MAPE/MdAPE over non-zero targets\n\n")
+	fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s\n", "ε", "c", "MSE", "MAE", "MAPE %", "MdAPE %", "R²")
+	for _, res := range r.Results {
+		m := res.Metrics
+		c := fmt.Sprintf("%.4f", res.NoiseMultiplier)
+		if math.IsInf(float64(res.Epsilon), 1) {
+			c = "-"
+		}
+		fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s\n", epsString(float64(res.Epsilon)), c,
+			pm(m.MSE.Mean, m.MSE.SD, 2), pm(m.MAE.Mean, m.MAE.SD, 2), pm(m.MAPE.Mean, m.MAPE.SD, 2),
+			pm(m.MdAPE.Mean, m.MdAPE.SD, 2), pm(m.R2.Mean, m.R2.SD, 3))
+	}
+	if len(r.Results) > 0 && r.Results[0].ZeroTargets > 0 {
+		fmt.Fprintf(w, "\n%d of %d test targets per run are zero and were left out of MAPE/MdAPE.\n", r.Results[0].ZeroTargets, r.Results[0].TestWindows)
+	}
+	fmt.Fprintf(w, "\nWall time %.1f s on %d core(s).\n", s.WallSeconds, s.GOMAXPROCS)
+	return nil
+}
+
+func pm(mean, sd float64, prec int) string {
+	if math.Abs(mean) >= 1e5 {
+		return fmt.Sprintf("%.3g ± %.3g", mean, sd)
+	}
+	return fmt.Sprintf("%.*f ± %.*f", prec, mean, prec, sd)
+}
+
+// WriteJSON writes the report as indented JSON. Undefined measures (NaN,
+// e.g. MAPE when every target is zero) are null.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteFiles writes report.json and the figures into dir.
+func (r *Report) WriteFiles(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	f, err := os.Create(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.WriteJSON(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	written = append(written, f.Name())
+	figs, err := r.Figures(dir)
+	written = append(written, figs...)
+	return written, err
+}
+
+func fileEps(e float64) string {
+	if math.IsInf(e, 1) {
+		return "inf"
+	}
+	return strings.ReplaceAll(fmt.Sprintf("%g", e), ".", "p")
+}
