@@ -1,0 +1,574 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// Errors of a session.
+var (
+	// ErrModelChanged: a model for a round differs from the one released
+	// before (a re-noised or forked release), or a round_start's weights
+	// are not the last released model.
+	ErrModelChanged = errors.New("client: coordinator released a different model for the same round")
+	// ErrBudgetMismatch: the coordinator's ε is below the one recomputed
+	// here, or a round's q or c differ from the public study parameters.
+	ErrBudgetMismatch = errors.New("client: coordinator's privacy accounting does not match")
+	// ErrBadStudy: the public study parameters are inconsistent.
+	ErrBadStudy = errors.New("client: inconsistent study parameters")
+	// ErrBadLink: a join link without a token or with an unknown scheme.
+	ErrBadLink = errors.New("client: bad join link")
+	// ErrNoData: the LHA's data gives no training window for this study.
+	ErrNoData = errors.New("client: no training windows in the data for this study")
+)
+
+// State is where the session is, for the UI.
+type State string
+
+// States reported to Observer.State.
+const (
+	StateWaiting      State = "waiting"      // joined, not sampled in the current round
+	StateSampled      State = "sampled"      // round_start received
+	StateTraining     State = "training"     // local training running
+	StateSent         State = "sent"         // clipped update sent
+	StateReconnecting State = "reconnecting" // connection lost, redialling
+	StateFinished     State = "finished"     // the study has ended
+)
+
+// Outgoing describes one message that left this computer.
+type Outgoing struct {
+	Type  string // "hello" or "update"
+	Round int    // 0 for hello
+	Bytes int    // frame size
+}
+
+// Result is one released round as checked here.
+type Result struct {
+	Round int
+	// Sampled is true when this LHA was sampled and sent an update.
+	Sampled bool
+	// Epsilon is the coordinator's ε after the round; LocalEpsilon the one
+	// recomputed here from the public parameters and the round log.
+	Epsilon, LocalEpsilon float64
+	ModelSHA256           string
+	// Resent marks a re-sent result of a round already received (after a
+	// reconnect or a coordinator restart); its hash was checked.
+	Resent bool
+}
+
+// Observer receives the session's events; nil fields are skipped. The
+// callbacks run on Run's goroutine and must not block for long.
+type Observer struct {
+	State    func(State)
+	Progress func(round, step, steps int)
+	Sent     func(Outgoing)
+	Result   func(Result)
+	// Error reports non-fatal coordinator errors (e.g. stale_round).
+	Error func(*protocol.Error)
+}
+
+// Options configure Join. The zero value is ready to use.
+type Options struct {
+	// MaxEpsilon is this LHA's own limit: it does not train in a round
+	// that would take the recomputed ε above it. 0 means the study's
+	// budget.
+	MaxEpsilon float64
+	// ReconnectMax caps the wait between redials after a lost connection
+	// (exponential backoff from 100 ms). 0 means 5 s; negative disables
+	// reconnecting (Run returns the connection error).
+	ReconnectMax time.Duration
+	// Dial is passed to websocket.Dial (native: headers such as Origin,
+	// the HTTP client).
+	Dial *websocket.DialOptions
+}
+
+// Session is one LHA's membership in a study.
+type Session struct {
+	wsURL, token string
+	opt          Options
+
+	ws    *websocket.Conn
+	study protocol.Study
+	lha   string
+	state string
+	mlp   *nn.MLP
+
+	mu       sync.Mutex
+	global   []float64
+	events   []protocol.Event
+	acct     *privacy.Accountant
+	sampled  map[int]bool
+	pending  []Outgoing // sent before Run had an observer
+	finished *protocol.Finished
+}
+
+// ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
+// websocket URL ws(s)://HOST/api/ws and the token.
+func ParseJoinLink(link string) (wsURL, token string, err error) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v", ErrBadLink, err)
+	}
+	switch u.Scheme {
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	case "ws", "wss":
+	default:
+		return "", "", fmt.Errorf("%w: scheme %q (want http, https, ws or wss)", ErrBadLink, u.Scheme)
+	}
+	token = u.Fragment
+	u.Fragment, u.RawFragment, u.RawQuery = "", "", ""
+	if !strings.HasSuffix(u.Path, "/api/ws") {
+		u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/join") + "/api/ws"
+	}
+	return u.String(), token, nil
+}
+
+// Join connects to the coordinator and joins with token. link is a join
+// link (its fragment is the token when token is "") or a websocket URL.
+func Join(ctx context.Context, link, token string, opt *Options) (*Session, error) {
+	wsURL, frag, err := ParseJoinLink(link)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		token = frag
+	}
+	if token == "" {
+		return nil, fmt.Errorf("%w: no token (give it as the link's #fragment)", ErrBadLink)
+	}
+	s := &Session{wsURL: wsURL, token: token, sampled: map[int]bool{}}
+	if opt != nil {
+		s.opt = *opt
+	}
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// connect dials, says hello and processes the welcome.
+func (s *Session) connect(ctx context.Context) error {
+	ws, _, err := websocket.Dial(ctx, s.wsURL, s.opt.Dial)
+	if err != nil {
+		return fmt.Errorf("client: dial %s: %w", s.wsURL, err)
+	}
+	ws.SetReadLimit(protocol.MaxText)
+	_, hello, err := protocol.Encode(&protocol.Hello{Token: s.token})
+	if err != nil {
+		ws.CloseNow()
+		return err
+	}
+	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
+		ws.CloseNow()
+		return fmt.Errorf("client: send hello: %w", err)
+	}
+	s.mu.Lock()
+	s.pending = append(s.pending, Outgoing{Type: "hello", Bytes: len(hello)})
+	s.mu.Unlock()
+	m, err := read(ctx, ws)
+	if err != nil {
+		ws.CloseNow()
+		return err
+	}
+	switch m := m.(type) {
+	case *protocol.Error:
+		ws.CloseNow()
+		return m
+	case *protocol.Welcome:
+		if err := s.welcome(m); err != nil {
+			ws.Close(websocket.StatusPolicyViolation, "bad welcome")
+			return err
+		}
+	default:
+		ws.CloseNow()
+		return fmt.Errorf("%w: expected welcome, got %s", protocol.ErrMalformed, m.Type())
+	}
+	ws.SetReadLimit(max(protocol.MaxText, protocol.FrameSize(s.study.Params)))
+	s.ws = ws
+	return nil
+}
+
+func read(ctx context.Context, ws *websocket.Conn) (protocol.Message, error) {
+	typ, b, err := ws.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := protocol.Text
+	if typ == websocket.MessageBinary {
+		k = protocol.Binary
+	}
+	return protocol.Decode(k, b)
+}
+
+// welcome checks the study parameters (the first time: later welcomes must
+// repeat them) and merges the round log.
+func (s *Session) welcome(w *protocol.Welcome) error {
+	st := w.Study
+	if s.mlp == nil {
+		if st.Protocol != protocol.Version {
+			return fmt.Errorf("%w: coordinator speaks protocol %d, this client %d", protocol.ErrVersion, st.Protocol, protocol.Version)
+		}
+		if len(st.Layers) < 2 || st.Layers[0] != st.History || st.Layers[len(st.Layers)-1] != 1 {
+			return fmt.Errorf("%w: layers %v for H=%d", ErrBadStudy, st.Layers, st.History)
+		}
+		for _, l := range st.Layers {
+			if l < 1 || l > 1<<14 {
+				return fmt.Errorf("%w: layer size %d", ErrBadStudy, l)
+			}
+		}
+		mlp := nn.NewMLP(st.Layers...)
+		if mlp.NumParams() != st.Params || st.Params > protocol.MaxWeights {
+			return fmt.Errorf("%w: %d parameters announced, layers %v have %d", ErrBadStudy, st.Params, st.Layers, mlp.NumParams())
+		}
+		if st.Clients < 1 || st.ExpectedClients < 1 || st.ExpectedClients > st.Clients || st.SampleRate != float64(st.ExpectedClients)/float64(st.Clients) {
+			return fmt.Errorf("%w: q=%v with m=%d, N=%d", ErrBadStudy, st.SampleRate, st.ExpectedClients, st.Clients)
+		}
+		if err := (privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, ClipNorm: st.ClipNorm, Rounds: st.Rounds}).Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
+		if st.LocalEpochs < 1 || st.LocalEpochs > 100000 || !(st.LearningRate > 0) {
+			return fmt.Errorf("%w: E=%d, learning rate %v", ErrBadStudy, st.LocalEpochs, st.LearningRate)
+		}
+		s.study, s.mlp, s.lha = st, mlp, w.LHA
+		s.acct = privacy.NewAccountant(nil)
+	} else if !sameStudy(s.study, st) {
+		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
+	}
+	s.state = w.State
+	for _, ev := range w.Log {
+		if _, err := s.event(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameStudy(a, b protocol.Study) bool {
+	return a.Name == b.Name && a.Epsilon == b.Epsilon && a.Delta == b.Delta && a.Rounds == b.Rounds &&
+		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
+		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate
+}
+
+// event merges one released round's event into the log: a known round
+// must carry the same hash; a new one must follow the last and its ε is
+// checked against the accountant here. It reports whether it was known.
+func (s *Session) event(ev protocol.Event) (known bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Round >= 1 && ev.Round <= len(s.events) {
+		if old := s.events[ev.Round-1]; old.ModelSHA256 != ev.ModelSHA256 || old.Epsilon != ev.Epsilon {
+			return true, fmt.Errorf("%w: round %d was released with model %s, now %s", ErrModelChanged, ev.Round, old.ModelSHA256, ev.ModelSHA256)
+		}
+		return true, nil
+	}
+	if ev.Round != len(s.events)+1 {
+		return false, fmt.Errorf("%w: round %d after round %d", ErrBudgetMismatch, ev.Round, len(s.events))
+	}
+	st := s.study
+	if ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != st.NoiseMultiplier || ev.Delta != st.Delta {
+		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v",
+			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, st.NoiseMultiplier, st.Delta)
+	}
+	s.acct.Compose(ev.SampleRate, ev.NoiseMultiplier, 1)
+	local, _ := s.acct.Epsilon(st.Delta)
+	if ev.Epsilon < local-1e-9*math.Max(1, local) {
+		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v", ErrBudgetMismatch, ev.Round, ev.Epsilon, local)
+	}
+	s.events = append(s.events, ev)
+	return false, nil
+}
+
+// Study returns the public study parameters.
+func (s *Session) Study() protocol.Study { return s.study }
+
+// LHA returns the name this token is enrolled under.
+func (s *Session) LHA() string { return s.lha }
+
+// Log returns the released rounds' events so far.
+func (s *Session) Log() []protocol.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]protocol.Event(nil), s.events...)
+}
+
+// LocalEpsilon returns ε recomputed here over the released rounds.
+func (s *Session) LocalEpsilon() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.events) == 0 {
+		return 0
+	}
+	eps, _ := s.acct.Epsilon(s.study.Delta)
+	return eps
+}
+
+// Model returns a copy of the latest global model received (nil before the
+// first); after Run returned nil it is the final model.
+func (s *Session) Model() []float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]float64(nil), s.global...)
+}
+
+// Finished returns the coordinator's finished message, nil while running.
+func (s *Session) Finished() *protocol.Finished {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finished
+}
+
+// Close closes the connection.
+func (s *Session) Close() error {
+	if s.ws == nil {
+		return nil
+	}
+	return s.ws.Close(websocket.StatusNormalClosure, "")
+}
+
+// TrainingData returns the windows this LHA trains on for the study: all
+// areas of data, each split by target date (the earliest TrainFraction),
+// stacked.
+func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err error) {
+	sm, err := series.ParseSmoothing(st.Smoothing)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	opt := series.WindowOptions{History: st.History, Horizon: st.Horizon, Smoothing: sm}
+	for _, d := range []struct {
+		s   string
+		dst *time.Time
+	}{{st.From, &opt.From}, {st.To, &opt.To}} {
+		if d.s != "" {
+			if *d.dst, err = time.Parse(time.DateOnly, d.s); err != nil {
+				return nil, nil, fmt.Errorf("%w: date %q", ErrBadStudy, d.s)
+			}
+		}
+	}
+	areas, err := series.MakeWindows(data, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	train, _ := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
+	x, y = series.Stack(train)
+	return x, y, nil
+}
+
+// Run takes part in the study with data until it finishes (nil), ctx ends,
+// or a check fails. See the package doc for what is checked.
+func (s *Session) Run(ctx context.Context, data *series.Dataset, obs Observer) error {
+	x, y, err := TrainingData(s.study, data)
+	if err != nil {
+		return err
+	}
+	if len(y) == 0 {
+		return ErrNoData
+	}
+	return s.run(ctx, x, y, obs)
+}
+
+// RunWindows is Run with the training windows already stacked (x: n×H
+// row-major, y: n), for callers that prepared them.
+func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) error {
+	if len(y) == 0 || len(x) != len(y)*s.study.History {
+		return ErrNoData
+	}
+	return s.run(ctx, x, y, obs)
+}
+
+func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
+	cfg := fl.Config{Clients: s.study.Clients, ExpectedClients: s.study.ExpectedClients, Rounds: s.study.Rounds,
+		ClipNorm: s.study.ClipNorm, NoiseMultiplier: s.study.NoiseMultiplier, DP: true,
+		LocalEpochs: s.study.LocalEpochs, LearningRate: s.study.LearningRate}
+	tr := nn.NewTrainer(s.mlp)
+	limit := s.opt.MaxEpsilon
+	if limit == 0 {
+		limit = s.study.Epsilon
+	}
+	set := func(st State) {
+		if obs.State != nil {
+			obs.State(st)
+		}
+	}
+	flush := func() {
+		s.mu.Lock()
+		p := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		for _, o := range p {
+			if obs.Sent != nil {
+				obs.Sent(o)
+			}
+		}
+	}
+	flush()
+	if s.state == protocol.StateFinished {
+		set(StateFinished)
+	} else {
+		set(StateWaiting)
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		m, err := read(ctx, s.ws)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var pe *protocol.Error
+			if errors.As(err, &pe) || errors.Is(err, protocol.ErrMalformed) || errors.Is(err, protocol.ErrNotFinite) || errors.Is(err, protocol.ErrVersion) {
+				s.ws.Close(websocket.StatusPolicyViolation, "bad frame")
+				return err
+			}
+			if s.Finished() != nil {
+				return nil
+			}
+			if s.opt.ReconnectMax < 0 {
+				return fmt.Errorf("client: connection lost: %w", err)
+			}
+			set(StateReconnecting)
+			if err := s.reconnect(ctx, &backoff); err != nil {
+				return err
+			}
+			flush()
+			set(StateWaiting)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		switch m := m.(type) {
+		case *protocol.RoundResult:
+			known, err := s.event(m.Event)
+			if err != nil {
+				s.ws.Close(websocket.StatusPolicyViolation, "check failed")
+				return err
+			}
+			s.mu.Lock()
+			s.global = m.Weights
+			sampled := s.sampled[m.Event.Round]
+			s.mu.Unlock()
+			if obs.Result != nil {
+				obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
+					LocalEpsilon: s.LocalEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
+			}
+			if !known {
+				set(StateWaiting)
+			}
+		case *protocol.RoundStart:
+			if err := s.train(ctx, tr, cfg, m, x, y, limit, obs, set); err != nil {
+				return err
+			}
+		case *protocol.Accepted:
+		case *protocol.Finished:
+			s.mu.Lock()
+			s.finished = m
+			s.mu.Unlock()
+			set(StateFinished)
+			s.ws.Close(websocket.StatusNormalClosure, "")
+			return nil
+		case *protocol.Error:
+			if m.Code.Fatal() {
+				s.ws.CloseNow()
+				return m
+			}
+			if obs.Error != nil {
+				obs.Error(m)
+			}
+		default:
+			return fmt.Errorf("%w: unexpected %s from the coordinator", protocol.ErrMalformed, m.Type())
+		}
+	}
+}
+
+func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *protocol.RoundStart, x, y []float64, limit float64, obs Observer, set func(State)) error {
+	s.mu.Lock()
+	n := len(s.events)
+	var prev string
+	if n > 0 {
+		prev = s.events[n-1].ModelSHA256
+	}
+	already := s.sampled[m.Round]
+	next := s.acct.Clone()
+	s.mu.Unlock()
+	if m.Round != n+1 {
+		return nil // a stale round_start (the coordinator will answer stale_round anyway)
+	}
+	if prev != "" && protocol.HashHex(m.Weights) != prev {
+		return fmt.Errorf("%w: round %d starts from a model that was not released", ErrModelChanged, m.Round)
+	}
+	if len(m.Weights) != s.study.Params {
+		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
+	}
+	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
+	if eps, _ := next.Epsilon(s.study.Delta); eps > limit {
+		return nil // over this LHA's own limit: sit the round out (a dropout)
+	}
+	if already {
+		return nil // update already sent on an earlier connection
+	}
+	set(StateSampled)
+	set(StateTraining)
+	if obs.Progress != nil {
+		obs.Progress(m.Round, 0, cfg.LocalEpochs)
+	}
+	d := make([]float64, len(m.Weights))
+	fl.LocalUpdate(tr, m.Weights, x, y, cfg, d)
+	if obs.Progress != nil {
+		obs.Progress(m.Round, cfg.LocalEpochs, cfg.LocalEpochs)
+	}
+	_, b, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: d})
+	if err != nil {
+		return fmt.Errorf("client: local training diverged: %w", err)
+	}
+	if err := s.ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		return nil // the connection is gone; Run's read notices and reconnects
+	}
+	s.mu.Lock()
+	s.sampled[m.Round] = true
+	s.mu.Unlock()
+	if obs.Sent != nil {
+		obs.Sent(Outgoing{Type: "update", Round: m.Round, Bytes: len(b)})
+	}
+	set(StateSent)
+	return nil
+}
+
+func (s *Session) reconnect(ctx context.Context, backoff *time.Duration) error {
+	s.ws.CloseNow()
+	maxWait := s.opt.ReconnectMax
+	if maxWait == 0 {
+		maxWait = 5 * time.Second
+	}
+	for {
+		t := time.NewTimer(*backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		*backoff = min(2**backoff, maxWait)
+		err := s.connect(ctx)
+		if err == nil {
+			return nil
+		}
+		var pe *protocol.Error
+		if errors.As(err, &pe) || errors.Is(err, ErrModelChanged) || errors.Is(err, ErrBudgetMismatch) || errors.Is(err, ErrBadStudy) {
+			return err
+		}
+	}
+}
