@@ -205,3 +205,40 @@ func day(s string) time.Time {
 	}
 	return t
 }
+
+func TestMarkdownFromJSON(t *testing.T) {
+	cfg := synthConfig(t)
+	cfg.Runs, cfg.Rounds = 2, 2
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	f, _ := os.Create(path)
+	if err := rep.WriteJSON(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	back, err := ReadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Results[0].Metrics != rep.Results[0].Metrics || !math.IsInf(float64(back.Results[1].Epsilon), 1) || back.Setting.Areas != 16 {
+		t.Errorf("JSON round trip lost results: %+v", back.Results[0].Metrics)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, []string{"r.json"}, []*Report{back}); err != nil {
+		t.Fatal(err)
+	}
+	want := pm(rep.Results[1].Metrics.MAE.Mean, rep.Results[1].Metrics.MAE.SD, 2)
+	if !strings.Contains(md.String(), "| inf | – | – |") || !strings.Contains(md.String(), want) {
+		t.Errorf("markdown lacks the non-DP row with MAE %s:\n%s", want, md.String())
+	}
+	// A paper row appears for the paper's study windows.
+	back.Setting.From = "2020-11-01"
+	md.Reset()
+	WriteMarkdown(&md, []string{"r.json"}, []*Report{back})
+	if !strings.Contains(md.String(), "8.52 ± 0.11") || !strings.Contains(md.String(), "9.37 ± 1.37") {
+		t.Errorf("paper reference missing:\n%s", md.String())
+	}
+}
