@@ -493,15 +493,9 @@ func kindOf(t websocket.MessageType) protocol.Kind {
 }
 
 func (s *Server) readLoop(ctx context.Context, c *conn) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	// The read context is not cancelled when c is closed: cancelling a
+	// Read closes the socket without a close frame. c.close sends the close
+	// frame, which ends this Read.
 	for {
 		typ, b, err := c.ws.Read(ctx)
 		if err != nil {

@@ -1,0 +1,540 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/synth"
+	"github.com/fedcast/fedcast/wasm/client"
+)
+
+type fixture struct {
+	srv     *Server
+	http    *httptest.Server
+	eng     *study.Engine
+	secrets *study.Secrets
+	file    *study.File
+	done    chan error
+	cancel  context.CancelFunc
+}
+
+func (f *fixture) wsURL() string { return "ws" + strings.TrimPrefix(f.http.URL, "http") + "/api/ws" }
+
+func start(t *testing.T, tmpl study.File, names []string, seed *uint64) *fixture {
+	t.Helper()
+	file, secrets, err := study.Create(study.CreateOptions{Template: tmpl, Names: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := file.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := study.Open(file, raw, l, &study.Options{InsecureSeed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(&Options{Engine: eng, Ledger: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fixture{srv: srv, http: hs, eng: eng, secrets: secrets, file: file, done: make(chan error, 1), cancel: cancel}
+	go func() { f.done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-f.done
+		srv.Close()
+		hs.Close()
+		l.Close()
+	})
+	return f
+}
+
+func lhaNames(n int) []string {
+	var s []string
+	for i := range n {
+		s = append(s, "LHA "+string(rune('A'+i)))
+	}
+	return s
+}
+
+// TestEndToEnd runs a study of 8 LHAs on synthetic data over real
+// websockets and checks it against the in-process engine with the same
+// seed: same final model bit for bit (research mode sums updates in LHA
+// order, as fl.Simulation does), and the ε the accountant predicts.
+func TestEndToEnd(t *testing.T) {
+	const n, seed = 8, uint64(11)
+	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := seed
+	f := start(t, study.File{Name: "e2e", Epsilon: 4, Rounds: 5, ExpectedClients: 4, Hidden: []int{16, 8},
+		LocalEpochs: 10, RoundDeadline: study.Duration(20 * time.Second)}, lhaNames(n), &s)
+
+	var wg sync.WaitGroup
+	sessions := make([]*client.Session, n)
+	errs := make([]error, n)
+	sentBytes := make([]int, n)
+	var clients []fl.ClientData
+	for i := range n {
+		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
+		x, y, err := client.TrainingData(f.eng.Study, one)
+		if err != nil || len(y) == 0 {
+			t.Fatalf("LHA %d: %d windows, %v", i, len(y), err)
+		}
+		clients = append(clients, fl.ClientData{X: x, Y: y})
+		sess, err := client.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions[i] = sess
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			errs[i] = sess.Run(ctx, one, client.Observer{Sent: func(o client.Outgoing) {
+				if o.Type != "hello" && o.Type != "update" {
+					t.Errorf("client sent a %s", o.Type)
+				}
+				sentBytes[i] += o.Bytes
+			}})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("LHA %d: %v", i, err)
+		}
+	}
+	if err := <-f.done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	f.done <- nil
+
+	sim := &fl.Simulation{Model: f.eng.Model, Config: f.eng.Config, Clients: clients, Epsilon: 4, Delta: f.file.Delta, Seed: seed, Workers: 1}
+	ref, err := sim.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.eng.Global()
+	for i := range got {
+		if got[i] != ref.Global[i] {
+			t.Fatalf("parameter %d: websocket study %v, in-process %v", i, got[i], ref.Global[i])
+		}
+	}
+	wantEps, _ := privacy.Epsilon(f.eng.Config.SampleRate(), f.eng.Config.NoiseMultiplier, 5, f.file.Delta)
+	if st := f.srv.PublicStatus(); st.State != protocol.StateFinished || st.Round != 5 || math.Abs(st.EpsilonSpent-wantEps) > 1e-12 {
+		t.Errorf("status %+v, want finished after 5 rounds with ε %v", st, wantEps)
+	}
+	for i, sess := range sessions {
+		if protocol.HashHex(sess.Model()) != protocol.HashHex(got) {
+			t.Errorf("LHA %d holds another final model", i)
+		}
+		if math.Abs(sess.LocalEpsilon()-wantEps) > 1e-12 {
+			t.Errorf("LHA %d recomputed ε %v, want %v", i, sess.LocalEpsilon(), wantEps)
+		}
+	}
+	// The ledger's hashes are the released models' hashes.
+	exp, err := f.srv.ledger.Export(context.Background())
+	if err != nil || len(exp.Rounds) != 5 || exp.Rounds[4].ModelSHA256 != protocol.HashHex(got) {
+		t.Fatalf("ledger export %+v, %v", exp, err)
+	}
+}
+
+// raw is a bare protocol connection for hostile tests.
+type raw struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dialRaw(t *testing.T, f *fixture, token string) *raw {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, f.wsURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(protocol.MaxText + protocol.FrameSize(f.eng.Study.Params))
+	r := &raw{t, ws}
+	if token != "" {
+		r.send(&protocol.Hello{Token: token})
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	return r
+}
+
+func (r *raw) send(m protocol.Message) {
+	r.t.Helper()
+	k, b, err := protocol.Encode(m)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.write(k, b)
+}
+
+func (r *raw) write(k protocol.Kind, b []byte) {
+	r.t.Helper()
+	typ := websocket.MessageText
+	if k == protocol.Binary {
+		typ = websocket.MessageBinary
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.ws.Write(ctx, typ, b); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *raw) read() (protocol.Message, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	typ, b, err := r.ws.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := protocol.Text
+	if typ == websocket.MessageBinary {
+		k = protocol.Binary
+	}
+	return protocol.Decode(k, b)
+}
+
+// expect reads until a message of type T arrives (skipping others).
+func expect[T protocol.Message](r *raw) T {
+	r.t.Helper()
+	for {
+		m, err := r.read()
+		if err != nil {
+			r.t.Fatalf("waiting for %T: %v", *new(T), err)
+		}
+		if v, ok := m.(T); ok {
+			return v
+		}
+	}
+}
+
+func expectCode(r *raw, code protocol.Code) {
+	r.t.Helper()
+	e := expect[*protocol.Error](r)
+	if e.Code != code {
+		r.t.Fatalf("error %v, want code %s", e, code)
+	}
+}
+
+func expectClosed(r *raw) websocket.StatusCode {
+	r.t.Helper()
+	for {
+		if _, err := r.read(); err != nil {
+			return websocket.CloseStatus(err)
+		}
+	}
+}
+
+// hostile starts a study where every LHA is sampled (m = N, q = 1) and a
+// round waits for LHA 0 only (StartQuorum 1; LHA 1 stays offline).
+func hostile(t *testing.T) *fixture {
+	return start(t, study.File{Name: "hostile", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 1, StartQuorum: 1, RoundDeadline: study.Duration(20 * time.Second)}, lhaNames(2), nil)
+}
+
+func TestHostileUpdates(t *testing.T) {
+	f := hostile(t)
+	c := dialRaw(t, f, f.secrets.LHAs[0])
+	w := expect[*protocol.Welcome](c)
+	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier {
+		t.Fatalf("welcome %+v", w)
+	}
+	rs := expect[*protocol.RoundStart](c)
+	dim := len(rs.Weights)
+	if rs.Round != 1 || dim != f.eng.Study.Params {
+		t.Fatalf("round start %d with %d weights", rs.Round, dim)
+	}
+
+	c.send(&protocol.Update{Round: 1, Weights: make([]float64, dim-1)})
+	expectCode(c, protocol.CodeBadUpdate)
+
+	_, nan, _ := protocol.Encode(&protocol.Update{Round: 1, Weights: make([]float64, dim)})
+	binary.LittleEndian.PutUint64(nan[protocol.HeaderSize:], math.Float64bits(math.NaN()))
+	sum := hashOf(nan[protocol.HeaderSize:])
+	copy(nan[16:48], sum[:])
+	c.write(protocol.Binary, nan)
+	expectCode(c, protocol.CodeBadUpdate)
+
+	c.send(&protocol.Update{Round: 2, Weights: make([]float64, dim)})
+	expectCode(c, protocol.CodeStaleRound)
+
+	// Malformed frames are fatal: the socket closes. LHA B (also sampled,
+	// q = 1) joins while round 1 is open, gets its round_start with the
+	// same model, and misbehaves; LHA A stays connected, so round 1 stays
+	// open.
+	for _, bad := range []struct {
+		kind protocol.Kind
+		b    []byte
+	}{
+		{protocol.Binary, append([]byte(nil), nan[:len(nan)-1]...)},
+		{protocol.Text, []byte(`{"v":1,"type":"update","rows":12}`)},
+		{protocol.Text, []byte(`not json`)},
+		{protocol.Binary, []byte("fc")},
+	} {
+		b := dialRaw(t, f, f.secrets.LHAs[1])
+		expect[*protocol.Welcome](b)
+		if again := expect[*protocol.RoundStart](b); again.Round != 1 || protocol.HashHex(again.Weights) != protocol.HashHex(rs.Weights) {
+			t.Fatalf("late joiner got round_start %d with another model", again.Round)
+		}
+		b.write(bad.kind, bad.b)
+		expectCode(b, protocol.CodeBadFrame)
+		expectClosed(b)
+	}
+	if f.srv.PublicStatus().Round != 0 {
+		t.Fatal("a rejected update completed the round")
+	}
+	huge := make([]float64, dim)
+	huge[0] = 1e9 // re-clipped by the coordinator
+	c.send(&protocol.Update{Round: 1, Weights: huge})
+	if a := expect[*protocol.Accepted](c); a.Round != 1 {
+		t.Fatalf("accepted round %d", a.Round)
+	}
+	res := expect[*protocol.RoundResult](c)
+	if res.Event.Round != 1 || res.Event.SampleRate != 1 {
+		t.Fatalf("result %+v", res.Event)
+	}
+	if d := math.Abs(res.Weights[0] - rs.Weights[0]); d > f.file.ClipNorm/2+10*f.eng.Config.Sigma() {
+		t.Errorf("a 1e9 update moved weight 0 by %v: not re-clipped", d)
+	}
+	// Round 2 opens; a replay of round 1's update is refused.
+	if rs2 := expect[*protocol.RoundStart](c); rs2.Round != 2 || protocol.HashHex(rs2.Weights) != res.Event.ModelSHA256 {
+		t.Fatalf("round 2 starts from another model than round 1 released")
+	}
+	c.send(&protocol.Update{Round: 1, Weights: make([]float64, dim)})
+	expectCode(c, protocol.CodeStaleRound)
+	c.send(&protocol.Update{Round: 2, Weights: make([]float64, dim)})
+	expect[*protocol.Accepted](c)
+	if f.srv.PublicStatus().EpsilonSpent <= 0 {
+		t.Error("no ε spent after round 1")
+	}
+}
+
+func hashOf(p []byte) [32]byte {
+	w := make([]float64, len(p)/8)
+	for i := range w {
+		w[i] = math.Float64frombits(binary.LittleEndian.Uint64(p[8*i:]))
+	}
+	return protocol.HashWeights(w)
+}
+
+func TestDuplicateUpdateInRound(t *testing.T) {
+	f := start(t, study.File{Name: "dup", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 1, StartQuorum: 2, RoundDeadline: study.Duration(20 * time.Second)}, lhaNames(2), nil)
+	a := dialRaw(t, f, f.secrets.LHAs[0])
+	b := dialRaw(t, f, f.secrets.LHAs[1])
+	rs := expect[*protocol.RoundStart](a)
+	expect[*protocol.RoundStart](b)
+	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
+	expect[*protocol.Accepted](a)
+	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
+	expectCode(a, protocol.CodeDuplicateUpdate)
+}
+
+func TestConnectionRules(t *testing.T) {
+	f := hostile(t)
+	t.Run("bad token", func(t *testing.T) {
+		c := dialRaw(t, f, "not-a-token")
+		expectCode(c, protocol.CodeUnauthorized)
+		expectClosed(c)
+	})
+	t.Run("admin token is not a join token", func(t *testing.T) {
+		c := dialRaw(t, f, f.secrets.Admin)
+		expectCode(c, protocol.CodeUnauthorized)
+	})
+	t.Run("update before hello", func(t *testing.T) {
+		c := dialRaw(t, f, "")
+		c.send(&protocol.Update{Round: 1, Weights: []float64{1}})
+		expectCode(c, protocol.CodeHelloExpected)
+	})
+	t.Run("version", func(t *testing.T) {
+		c := dialRaw(t, f, "")
+		c.write(protocol.Text, []byte(`{"v":99,"type":"hello","token":"x"}`))
+		expectCode(c, protocol.CodeVersion)
+	})
+	t.Run("second connection replaces the first", func(t *testing.T) {
+		old := dialRaw(t, f, f.secrets.LHAs[1])
+		expect[*protocol.Welcome](old)
+		nw := dialRaw(t, f, f.secrets.LHAs[1])
+		expect[*protocol.Welcome](nw)
+		expectCode(old, protocol.CodeReplaced)
+		if st := expectClosed(old); st != websocket.StatusPolicyViolation {
+			t.Errorf("old connection closed with %v", st)
+		}
+	})
+	t.Run("oversized frame", func(t *testing.T) {
+		c := dialRaw(t, f, f.secrets.LHAs[0])
+		expect[*protocol.Welcome](c)
+		c.write(protocol.Binary, make([]byte, protocol.FrameSize(f.eng.Study.Params)+1))
+		if st := expectClosed(c); st != websocket.StatusMessageTooBig {
+			t.Errorf("oversized frame: close status %v, want 1009", st)
+		}
+	})
+	t.Run("bad origin", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, resp, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("cross-origin dial: %v, %v", resp, err)
+		}
+		_, _, err = websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {f.http.URL}}})
+		if err != nil {
+			t.Errorf("same-origin dial refused: %v", err)
+		}
+	})
+	if f.srv.PublicStatus().EpsilonSpent != 0 && f.srv.PublicStatus().Round == 0 {
+		t.Error("hostile connections changed the budget")
+	}
+}
+
+func get(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestStatusEndpoints(t *testing.T) {
+	f := hostile(t)
+	code, b := get(t, f.http.URL+"/api/status", "")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"round", "rounds", "epsilon_spent", "epsilon_budget", "delta", "noise_multiplier", "state"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("public status lacks %q", k)
+		}
+	}
+	for k := range st {
+		for _, bad := range []string{"online", "sampled", "participa", "received", "lhas", "duration"} {
+			if strings.Contains(k, bad) {
+				t.Errorf("public status field %q reveals participation", k)
+			}
+		}
+	}
+	if st["state"] != "waiting" || st["insecure_seed"] != false {
+		t.Errorf("status %v", st)
+	}
+	for _, p := range []string{"/api/admin/status", "/api/admin/ledger", "/api/admin/model", "/metrics"} {
+		if code, _ := get(t, f.http.URL+p, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s without token: %d", p, code)
+		}
+		if code, _ := get(t, f.http.URL+p, f.secrets.LHAs[0]); code != http.StatusUnauthorized {
+			t.Errorf("%s with an LHA token: %d", p, code)
+		}
+		if code, b := get(t, f.http.URL+p, f.secrets.Admin); code != http.StatusOK {
+			t.Errorf("%s with the admin token: %d %s", p, code, b)
+		}
+	}
+	_, b = get(t, f.http.URL+"/api/admin/status", f.secrets.Admin)
+	var a AdminStatus
+	if err := json.Unmarshal(b, &a); err != nil || a.Enrolled != 2 || len(a.LHAs) != 2 {
+		t.Errorf("admin status %s (%v)", b, err)
+	}
+	if code, _ := get(t, f.http.URL+"/api/nothing", ""); code != http.StatusNotFound {
+		t.Errorf("unknown API path: %d", code)
+	}
+}
+
+func TestResumeResendsCommittedModel(t *testing.T) {
+	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(2), Template: study.File{Epsilon: 10, Rounds: 4,
+		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, StartQuorum: 1, RoundDeadline: study.Duration(300 * time.Millisecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := file.Marshal()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	run := func(rounds int) (string, float64) {
+		l, err := ledger.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		eng, err := study.Open(file, raw, l, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(&Options{Engine: eng, Ledger: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		defer srv.Close()
+		f := &fixture{http: hs, eng: eng}
+		c := dialRaw(t, f, secrets.LHAs[0])
+		expect[*protocol.Welcome](c)
+		var hash string
+		var eps float64
+		if eng.Rounds() > 0 {
+			// The committed model is re-sent unchanged before anything else.
+			res := expect[*protocol.RoundResult](c)
+			hash, eps = res.Event.ModelSHA256, res.Event.Epsilon
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Run(ctx) }()
+		for eng.Rounds() < rounds {
+			res := expect[*protocol.RoundResult](c) // dropouts: rounds end at the deadline
+			hash, eps = res.Event.ModelSHA256, res.Event.Epsilon
+		}
+		cancel()
+		<-done
+		return hash, eps
+	}
+	h1, e1 := run(2)
+	h2, e2 := run(0) // restart: just reconnect
+	if h1 != h2 || e1 != e2 {
+		t.Fatalf("after restart the coordinator re-sent %s (ε %v), before %s (ε %v)", h2, e2, h1, e1)
+	}
+	l, _ := ledger.Open(path)
+	defer l.Close()
+	rs, _ := l.Rounds()
+	if len(rs) != 2 || rs[1].ModelSHA256 != h1 {
+		t.Errorf("ledger %+v", rs)
+	}
+}
