@@ -518,7 +518,7 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- srv.Run(ctx) }()
-		for eng.Rounds() < rounds {
+		for srv.PublicStatus().Round < rounds {
 			res := expect[*protocol.RoundResult](c) // dropouts: rounds end at the deadline
 			hash, eps = res.Event.ModelSHA256, res.Event.Epsilon
 		}
