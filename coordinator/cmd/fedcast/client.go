@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/wasm/client"
+)
+
+func init() {
+	register(&command{
+		Name:    "client",
+		Summary: "take part in a live study as a headless LHA (same code as the browser)",
+		Run:     runClient,
+	})
+}
+
+func runClient(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--model FILE]")
+	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
+	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
+	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
+	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
+	modelOut := fs.String("model", "", "write the final global model as JSON here")
+	quiet := fs.Bool("quiet", false, "print only the summary")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *join == "" || *dataPath == "" {
+		return usagef("e.g. --join 'http://127.0.0.1:8080/join#TOKEN' --data my_cases.csv", "--join and --data are required")
+	}
+	link := *join
+	if !strings.Contains(link, "://") {
+		if *serverURL == "" {
+			return usagef("give the full join link, or --server http://HOST:PORT", "--join is a bare token but --server is missing")
+		}
+		link = strings.TrimSuffix(*serverURL, "/") + "/join#" + link
+	}
+	data, err := series.ReadFile(*dataPath)
+	if err != nil {
+		return err
+	}
+	s, err := client.Join(ctx, link, "", &client.Options{MaxEpsilon: *maxEps})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	st := s.Study()
+	x, y, err := client.TrainingData(st, data)
+	if err != nil {
+		return err
+	}
+	out := env.Stderr
+	fmt.Fprintf(out, "joined %q as %s: N=%d, m=%d, T=%d, ε=%g, δ=%g, c=%.4f; %d training windows stay on this computer\n",
+		st.Name, s.LHA(), st.Clients, st.ExpectedClients, st.Rounds, st.Epsilon, st.Delta, st.NoiseMultiplier, len(y))
+	if st.InsecureSeed {
+		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee)")
+	}
+	obs := client.Observer{}
+	if !*quiet {
+		obs.Sent = func(o client.Outgoing) {
+			fmt.Fprintf(out, "sent %s (round %d): %d bytes\n", o.Type, o.Round, o.Bytes)
+		}
+		obs.Result = func(r client.Result) {
+			tag := ""
+			if r.Resent {
+				tag = " (re-sent, hash checked)"
+			}
+			fmt.Fprintf(out, "round %d released%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+		}
+		obs.State = func(st client.State) {
+			if st == client.StateReconnecting {
+				fmt.Fprintln(out, "connection lost, reconnecting…")
+			}
+		}
+		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %v\n", e) }
+	}
+	if err := s.RunWindows(ctx, x, y, obs); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	fin := s.Finished()
+	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
+		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.Model()))
+	if *modelOut != "" {
+		w := s.Model()
+		return writeJSONFile(env, *modelOut, struct {
+			Round       int       `json:"round"`
+			Layers      []int     `json:"layers"`
+			ModelSHA256 string    `json:"model_sha256"`
+			Weights     []float64 `json:"weights"`
+		}{fin.Rounds, st.Layers, protocol.HashHex(w), w})
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/study"
+)
+
+func TestStudyNew(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := fedcast(t, "study", "new", "--names", "Kreis A, Kreis B,Kreis C", "--epsilon", "2", "--rounds", "20", "--expected", "2", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, raw, err := study.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.LHAs) != 3 || f.LHAs[1].Name != "Kreis B" {
+		t.Fatalf("LHAs %+v", f.LHAs)
+	}
+	tokens := study.NewTokens(f)
+	var links int
+	for _, line := range strings.Split(stdout, "\n") {
+		if i := strings.Index(line, "/join#"); i >= 0 {
+			links++
+			tok := line[i+len("/join#"):]
+			if strings.Contains(string(raw), tok) {
+				t.Error("the study file contains a join token")
+			}
+			if tokens.LHA(tok) < 0 {
+				t.Errorf("printed token %q is not enrolled", tok)
+			}
+		}
+	}
+	if links != 3 || !strings.Contains(stdout, "/admin#") {
+		t.Errorf("printed %d join links:\n%s", links, stdout)
+	}
+	if code, _, _ := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "20", "--expected", "2", "--out", out); code != 2 {
+		t.Errorf("overwriting a study file: exit %d, want 2", code)
+	}
+	if code, _, _ := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "20", "--expected", "3", "--out", out+"2"); code == 0 {
+		t.Error("m > N accepted")
+	}
+}
+
+// TestDemoOnceAndLedgerExport runs a tiny demo study to the end, exports
+// its ledger, and checks that a second demo on the same state starts a
+// fresh study.
+func TestDemoOnceAndLedgerExport(t *testing.T) {
+	state := t.TempDir()
+	args := []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "2",
+		"--rounds", "3", "--interval", "0s", "--deadline", "1s", "--once", "--log-level", "error"}
+	code, stdout, stderr := fedcast(t, args...)
+	if code != 0 || !strings.Contains(stdout, "demo study finished: 3 rounds") {
+		t.Fatalf("demo exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "/join#") || !strings.Contains(stdout, "/admin#") {
+		t.Errorf("demo did not print the seat and admin links:\n%s", stdout)
+	}
+	out := filepath.Join(t.TempDir(), "ledger.json")
+	model := filepath.Join(t.TempDir(), "model.json")
+	if code, _, stderr := fedcast(t, "ledger", "export", "--state", filepath.Join(state, "study-1"), "--out", out, "--model", model); code != 0 {
+		t.Fatalf("ledger export: %s", stderr)
+	}
+	b, _ := os.ReadFile(out)
+	var e ledger.Export
+	if err := json.Unmarshal(b, &e); err != nil || len(e.Rounds) != 3 || e.Finished == nil || e.Rounds[2].Epsilon > 2 {
+		t.Fatalf("export %s (%v)", b, err)
+	}
+	mb, _ := os.ReadFile(model)
+	var m struct {
+		ModelSHA256 string `json:"model_sha256"`
+	}
+	if err := json.Unmarshal(mb, &m); err != nil || m.ModelSHA256 != e.Rounds[2].ModelSHA256 {
+		t.Errorf("final model hash %q, ledger %q", m.ModelSHA256, e.Rounds[2].ModelSHA256)
+	}
+	code, stdout, _ = fedcast(t, args...)
+	if code != 0 || !strings.Contains(stdout, "study-2") {
+		t.Errorf("second demo did not start a fresh study:\n%s", stdout)
+	}
+}

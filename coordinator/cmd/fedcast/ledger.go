@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+func init() {
+	register(&command{
+		Name:    "ledger",
+		Summary: "export a study's privacy ledger as JSON ('ledger export')",
+		Run:     runLedger,
+	})
+}
+
+func runLedger(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] != "export" {
+		return usagef("run 'fedcast ledger export -h'", "unknown or missing subcommand (want 'ledger export')")
+	}
+	fs := newFlagSet(env, "ledger export", "ledger export --state DIR [--out FILE] [--model FILE]")
+	state := fs.String("state", "", "the coordinator's state directory (holding ledger.db); required")
+	out := fs.String("out", "", "write the JSON here (default: stdout)")
+	modelOut := fs.String("model", "", "also write the last committed model as JSON here")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if *state == "" {
+		return usagef("e.g. --state study.state", "--state is required")
+	}
+	path := filepath.Join(*state, "ledger.db")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	l, err := ledger.Open(path)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	e, err := l.Export(ctx)
+	if err != nil {
+		return err
+	}
+	if err := writeJSONFile(env, *out, e); err != nil {
+		return err
+	}
+	if *modelOut != "" {
+		last := len(e.Rounds)
+		w, err := l.Model(last)
+		if err != nil {
+			return err
+		}
+		m := struct {
+			Round       int       `json:"round"`
+			Final       bool      `json:"final"`
+			ModelSHA256 string    `json:"model_sha256"`
+			Weights     []float64 `json:"weights"`
+		}{last, e.Finished != nil, protocol.HashHex(w), w}
+		if err := writeJSONFile(env, *modelOut, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeJSONFile(env *Env, path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "" || path == "-" {
+		_, err = env.Stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}

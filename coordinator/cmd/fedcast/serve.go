@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/server"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/coordinator/web"
+)
+
+func init() {
+	register(&command{
+		Name:    "serve",
+		Summary: "run the coordinator of a live study (websockets, privacy ledger, dashboard API)",
+		Run:     runServe,
+	})
+}
+
+// seedFlag is an optional uint64 flag (--insecure-seed).
+type seedFlag struct{ v *uint64 }
+
+func (s *seedFlag) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return strconv.FormatUint(*s.v, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a non-negative integer: %w", err)
+	}
+	s.v = &n
+	return nil
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("use debug, info, warn or error", "bad --log-level %q", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), nil
+}
+
+func runServe(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "serve", "serve --study FILE [--addr 127.0.0.1:8080] [--state DIR] [--insecure-seed N] [--web DIR] [--origin HOST]...")
+	studyPath := fs.String("study", "", "study file (create one with 'fedcast study new'); required")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	state := fs.String("state", "", "state directory holding ledger.db (default: FILE without .json + \".state\")")
+	webDir := fs.String("web", web.DefaultDir, "directory of the built browser app")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var seed seedFlag
+	fs.Var(&seed, "insecure-seed", "RESEARCH ONLY: reproducible sampling and noise from this seed (no privacy guarantee)")
+	var origins listFlag
+	fs.Var(&origins, "origin", "extra browser origin allowed on the websocket (host pattern; repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *studyPath == "" {
+		return usagef("create a study with 'fedcast study new --lhas 3 --epsilon 2 --rounds 20 --expected 2 --out study.json'", "--study is required")
+	}
+	log, err := newLogger(env.Stderr, *level)
+	if err != nil {
+		return err
+	}
+	f, raw, err := study.Load(*studyPath)
+	if err != nil {
+		return err
+	}
+	if *state == "" {
+		*state = strings.TrimSuffix(*studyPath, filepath.Ext(*studyPath)) + ".state"
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	c, err := openCoordinator(f, raw, *state, seed.v, web.Handler(*webDir), origins, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer c.close()
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(env.Stdout, "fedcast coordinator for %q on %s (state %s)\n", f.Name, base, *state)
+	fmt.Fprintf(env.Stdout, "  public status: %s/api/status\n  dashboard:     %s/admin#ADMINTOKEN\n", base, base)
+	if seed.v != nil {
+		fmt.Fprintf(env.Stdout, "  WARNING: --insecure-seed %d: reproducible noise, NO privacy guarantee\n", *seed.v)
+	}
+	return c.serve(ctx, ln, false)
+}
+
+// coordinator is one study's ledger, engine and server.
+type coordinator struct {
+	ledger *ledger.Ledger
+	engine *study.Engine
+	srv    *server.Server
+	log    *slog.Logger
+}
+
+func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, static http.Handler, origins []string, log *slog.Logger) (*coordinator, error) {
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, err
+	}
+	l, err := ledger.Open(filepath.Join(state, "ledger.db"))
+	if err != nil {
+		return nil, err
+	}
+	eng, err := study.Open(f, raw, l, &study.Options{InsecureSeed: seed})
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins})
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	if eng.Rounds() > 0 {
+		log.Info("resuming study", "name", f.Name, "rounds_committed", eng.Rounds(), "epsilon_spent", eng.EpsilonSpent(), "finished", eng.FinishedReason)
+	} else {
+		log.Info("study ready", "name", f.Name, "N", len(f.LHAs), "m", f.ExpectedClients, "q", f.SampleRate(),
+			"T", f.Rounds, "epsilon", f.Epsilon, "delta", f.Delta, "noise_multiplier", eng.Config.NoiseMultiplier)
+	}
+	return &coordinator{ledger: l, engine: eng, srv: srv, log: log}, nil
+}
+
+func (c *coordinator) close() {
+	c.srv.Close()
+	c.ledger.Close()
+}
+
+// serve answers HTTP on ln and runs the rounds until ctx ends (or, with
+// untilFinished, until the study has finished). It shuts down gracefully.
+func (c *coordinator) serve(ctx context.Context, ln net.Listener, untilFinished bool) error {
+	hs := &http.Server{Handler: c.srv, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	err := c.srv.Run(ctx)
+	if err == nil && !untilFinished {
+		select { // finished: keep answering status and exports until stopped
+		case <-ctx.Done():
+		case err = <-served:
+		}
+	}
+	c.srv.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	if errors.Is(err, context.Canceled) || errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	c.log.Info("coordinator stopped", "rounds_committed", c.engine.Rounds())
+	return err
+}

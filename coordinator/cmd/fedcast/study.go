@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+)
+
+func init() {
+	register(&command{
+		Name:    "study",
+		Summary: "create a live study file with join tokens ('study new')",
+		Run:     runStudy,
+	})
+}
+
+func runStudy(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] != "new" {
+		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new')")
+	}
+	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --rounds T --expected M --out FILE [flags]")
+	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
+	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
+	out := fs.String("out", "", "study file to write (must not exist); required")
+	addr := fs.String("addr", "127.0.0.1:8080", "coordinator address used in the printed links")
+	var f study.File
+	fs.StringVar(&f.Name, "name", "fedcast study", "study name")
+	fs.Float64Var(&f.Epsilon, "epsilon", 0, "privacy budget ε; required")
+	fs.Float64Var(&f.Delta, "delta", 1e-5, "δ")
+	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T; required")
+	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m (q = m/N); required")
+	fs.Float64Var(&f.ClipNorm, "clip", 0.5, "clip bound S")
+	fs.IntVar(&f.LocalEpochs, "epochs", 30, "local epochs E (full-batch Adam steps)")
+	fs.Float64Var(&f.LearningRate, "lr", 0.001, "learning rate")
+	fs.IntVar(&f.History, "history", 10, "input days H")
+	fs.IntVar(&f.Horizon, "horizon", 7, "days ahead P")
+	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
+	fs.StringVar(&f.From, "from", "", "first day of the study window (YYYY-MM-DD; empty: all)")
+	fs.StringVar(&f.To, "to", "", "last day of the study window (YYYY-MM-DD; empty: all)")
+	deadline := fs.Duration("deadline", 60*time.Second, "round deadline")
+	interval := fs.Duration("interval", 0, "least time between round starts")
+	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts (0: all)")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	f.RoundDeadline, f.RoundInterval = study.Duration(*deadline), study.Duration(*interval)
+	var names []string
+	switch {
+	case *namesFlag != "" && *n != 0:
+		return usagef("", "give --lhas or --names, not both")
+	case *namesFlag != "":
+		for _, s := range strings.Split(*namesFlag, ",") {
+			names = append(names, strings.TrimSpace(s))
+		}
+	case *n > 0:
+		for i := 1; i <= *n; i++ {
+			names = append(names, fmt.Sprintf("LHA %03d", i))
+		}
+	default:
+		return usagef("e.g. --lhas 20", "no LHAs: give --lhas N or --names A,B")
+	}
+	if *out == "" {
+		return usagef("e.g. --out study.json", "--out is required")
+	}
+	if f.Epsilon == 0 || f.Rounds == 0 || f.ExpectedClients == 0 {
+		return usagef("e.g. --epsilon 2 --rounds 30 --expected 5", "--epsilon, --rounds and --expected are required")
+	}
+	file, secrets, err := study.Create(study.CreateOptions{Template: f, Names: names})
+	if err != nil {
+		return err
+	}
+	c, _ := file.Calibrate()
+	b, err := file.Marshal()
+	if err != nil {
+		return err
+	}
+	fh, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return usagef("choose another --out", "%s exists: a study file is never overwritten", *out)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := fh.Write(b); err != nil {
+		fh.Close()
+		return err
+	}
+	if err := fh.Close(); err != nil {
+		return err
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f\n",
+		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c)
+	fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256).")
+	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
+	for i, l := range file.LHAs {
+		fmt.Fprintf(w, "  %-20s http://%s/join#%s\n", l.Name, *addr, secrets.LHAs[i])
+	}
+	fmt.Fprintf(w, "Admin dashboard (keep secret): http://%s/admin#%s\n", *addr, secrets.Admin)
+	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
+	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
+	return nil
+}
