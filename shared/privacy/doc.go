@@ -21,23 +21,23 @@
 //	ξ(α) = log(A_α)/(α−1),  A_α = E_{z∼μ₀}[(μ(z)/μ₀(z))^α],
 //	μ₀ = N(0, c²), μ₁ = N(1, c²), μ = (1−q)μ₀ + qμ₁,
 //
-// the larger of the two directions. RDP computes A_α in log space:
+// the larger of the two directions. RDP computes A_α in log space. For
+// integer α (their §3.3, case I)
 //
-//   - integer α (their §3.3, case I):
-//     A_α = Σ_{k=0}^{α} C(α,k)(1−q)^{α−k} q^k exp((k²−k)/(2c²)),
-//     with log-binomials from math.Lgamma, never forming exp((k²−k)/(2c²));
-//   - fractional α (case II, the paper's eq. 7 as quoted in seed 002): split
-//     the integral at z₀ = ½ + c²·log(1/q − 1), where qμ₁ = (1−q)μ₀, and
-//     expand each side binomially:
+//	A_α = Σ_{k=0}^{α} C(α,k) (1−q)^{α−k} q^k exp((k²−k)/(2c²)),
 //
-//     A_α = Σ_{k≥0} C(α,k) [ (1−q)^{α−k} q^k e^{(k²−k)/(2c²)} ½erfc((k−z₀)/(√2c))
-//     + (1−q)^k q^{α−k} e^{((α−k)²−(α−k))/(2c²)} ½erfc((z₀−(α−k))/(√2c)) ].
+// with log-binomials from math.Lgamma, never forming exp((k²−k)/(2c²)).
+// For fractional α (case II, the paper's eq. 7 as quoted in seed 002) the
+// integral is split at z₀ = ½ + c²·log(1/q − 1), where qμ₁ = (1−q)μ₀, and
+// each side is expanded binomially:
 //
-//     The second term's exponent and erfc argument use α−k, not k: the
-//     formula as printed in seed 002 writes e^{(k²−k)/(2σ²)} and
-//     erfc((z₁−k)/(√2σ)) for both terms, which does not match the integral
-//     (our derivation is checked against direct numerical integration in
-//     the tests).
+//	A_α = Σ_{k≥0} C(α,k) [ (1−q)^{α−k} q^k e^{(k²−k)/(2c²)} ½erfc((k−z₀)/(√2c))
+//	                     + (1−q)^k q^{α−k} e^{((α−k)²−(α−k))/(2c²)} ½erfc((z₀−(α−k))/(√2c)) ].
+//
+// The second term's exponent and erfc argument use α−k, not k: the formula
+// as printed in seed 002 writes e^{(k²−k)/(2σ²)} and erfc((z₁−k)/(√2σ)) for
+// both terms, which does not match the integral (our derivation is checked
+// against direct numerical integration in the tests).
 //
 // The coefficients C(α,k) are positive for k ≤ ⌊α⌋ and alternate in sign
 // after. The signs are kept (summing absolute values, as one widely used

@@ -71,15 +71,26 @@ func ClipL2(dst []float64, clip float64) (norm float64) {
 		}
 		work = L2Norm(dst)
 	}
+	if clip/work < 0x1p-1000 {
+		// The factor would be (nearly) subnormal and lose precision: bring
+		// the vector to norm ≈ 1 first.
+		for i := range dst {
+			dst[i] /= work
+		}
+		work = L2Norm(dst)
+	}
 	f := clip / work * (1 - clipMargin)
-	for {
+	for shrink := clipMargin; ; shrink *= 16 {
 		for i := range dst {
 			dst[i] *= f
 		}
 		if L2Norm(dst) <= clip {
 			return norm
 		}
-		f = 1 - clipMargin
+		// Rounding (e.g. of subnormal entries) left the norm above the
+		// bound: shrink by a growing factor; it reaches 0 after a few
+		// dozen steps at worst, and the zero vector is within any bound.
+		f = max(0, 1-shrink)
 	}
 }
 
