@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,15 @@ const (
 	WriteTimeout = 30 * time.Second
 	outboxSize   = 16
 )
+
+// PauseAfterCommitEnv names a TEST-ONLY hook for crash tests: when the
+// study runs in research mode (--insecure-seed) and this environment
+// variable holds a Go duration ("3s"), the round loop logs "TEST HOOK:
+// paused between ledger commit and broadcast" and sleeps that long after
+// each round's ledger commit and before its round_result is broadcast, so
+// that a test can SIGKILL the process in exactly that gap. It is ignored
+// (never read) outside research mode.
+const PauseAfterCommitEnv = "FEDCAST_TEST_PAUSE_AFTER_COMMIT"
 
 // Options configure New.
 type Options struct {
@@ -60,6 +70,8 @@ type Server struct {
 	closed   bool
 	wake     chan struct{}
 	lastSent []byte // encoded last round_result, shared by all sends
+
+	pauseAfterCommit time.Duration // test-only (PauseAfterCommitEnv), research mode only
 
 	m metrics
 }
@@ -121,6 +133,14 @@ func New(opt *Options) (*Server, error) {
 	}
 	if opt.Engine.Study.InsecureSeed {
 		s.log.Warn("INSECURE SEED: sampling and noise are reproducible; this run gives NO privacy guarantee and must never be released")
+		if v := os.Getenv(PauseAfterCommitEnv); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return nil, fmt.Errorf("server: %s=%q: %w", PauseAfterCommitEnv, v, err)
+			}
+			s.pauseAfterCommit = d
+			s.log.Warn("TEST HOOK enabled: pausing between ledger commit and broadcast", "env", PauseAfterCommitEnv, "pause", d)
+		}
 	}
 	return s, nil
 }
@@ -291,6 +311,10 @@ func (s *Server) round(ctx context.Context) error {
 	if err != nil {
 		s.mu.Unlock()
 		return err
+	}
+	if s.pauseAfterCommit > 0 {
+		s.log.Warn("TEST HOOK: paused between ledger commit and broadcast", "round", res.Event.Round, "model_sha256", res.Event.ModelSHA256)
+		time.Sleep(s.pauseAfterCommit)
 	}
 	s.lastSent = b
 	for _, c := range s.conns {
