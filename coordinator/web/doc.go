@@ -7,6 +7,7 @@
 //
 //	index.html     the page; served for /, /join and /admin
 //	wasm_exec.js   the Go runtime glue for js/wasm, from $(go env GOROOT)/lib/wasm
+//	vugu-render.js vugu's DOM renderer script (see wasm/webbuild for why it is a file)
 //	main.wasm      the client (package wasm), GOOS=js GOARCH=wasm
 //	main.wasm.gz   the same, gzip -9; served instead when the browser accepts gzip
 //

@@ -47,8 +47,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case isPage(p):
 		h.servePage(w, r)
-	case p == "/wasm_exec.js":
-		h.serveFile(w, r, "wasm_exec.js", "text/javascript; charset=utf-8", false)
+	case p == "/wasm_exec.js", p == "/vugu-render.js":
+		h.serveFile(w, r, p[1:], "text/javascript; charset=utf-8", false)
 	case p == "/main.wasm":
 		h.serveFile(w, r, "main.wasm", "application/wasm", true)
 	default:

@@ -34,6 +34,7 @@ func app(t *testing.T, withGz bool) (string, []byte) {
 	}
 	write("index.html", []byte(testPage))
 	write("wasm_exec.js", []byte("// go glue\n"))
+	write("vugu-render.js", []byte("// vugu renderer\n"))
 	write("main.wasm", wasm)
 	if withGz {
 		var buf bytes.Buffer
@@ -83,6 +84,7 @@ func TestHandlerRoutes(t *testing.T) {
 		{"GET", "/admin", 200, "text/html; charset=utf-8", "loader"},
 		{"HEAD", "/admin", 200, "text/html; charset=utf-8", ""},
 		{"GET", "/wasm_exec.js", 200, "text/javascript; charset=utf-8", "go glue"},
+		{"GET", "/vugu-render.js", 200, "text/javascript; charset=utf-8", "vugu renderer"},
 		{"GET", "/main.wasm", 200, "application/wasm", "fedcast"},
 		{"GET", "/index.html", 404, "", ""},
 		{"GET", "/main.wasm.gz", 404, "", ""},

@@ -1,0 +1,361 @@
+package ui
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Chart describes a line chart; Layout turns it into SVG geometry that
+// the LineChart component draws. The x values are either plain numbers
+// (rounds) or calendar days (Dates set: x = days since 1970-01-01, see Day).
+type Chart struct {
+	Title  string // shown above the plot
+	XLabel string // axis title under the x axis
+	YLabel string // axis title with the unit, e.g. "cases per day"
+	Dates  bool   // x values are days (Day); ticks show dates
+	Lines  []Line
+	// HRefs are horizontal reference lines (a budget), VRefs vertical ones
+	// (the last reported day).
+	HRefs, VRefs []Ref
+	// YMax, when above the data, fixes the top of the y axis (a budget).
+	YMax float64
+	// Width and Height of the SVG in user units; zero gives 720×300.
+	Width, Height float64
+}
+
+// A Line is one series of the chart.
+type Line struct {
+	Name    string  // legend text
+	Class   string  // CSS class: stroke colour and width ("raw", "smooth", "forecast", "eps", …)
+	Points  []Point // in x order; NaN y values break the line
+	Markers bool    // draw a dot at each point
+	Bars    bool    // draw thin vertical bars from 0 instead of a line
+}
+
+// Point is one (x, y) value.
+type Point struct{ X, Y float64 }
+
+// Ref is a reference line at a value, with a label.
+type Ref struct {
+	At    float64
+	Label string
+	Class string
+}
+
+// Day returns t's calendar date as days since 1970-01-01 (the x unit of a
+// date chart).
+func Day(t time.Time) float64 {
+	y, m, d := t.Date()
+	return float64(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
+// DayTime is the inverse of Day.
+func DayTime(x float64) time.Time {
+	return time.Unix(int64(math.Round(x))*86400, 0).UTC()
+}
+
+// Plot is a chart laid out in SVG user units.
+type Plot struct {
+	Title                    string
+	Width, Height            float64
+	Left, Top, Right, Bottom float64 // the plotting area
+	XLabel, YLabel           string
+	XTicks, YTicks           []Tick
+	Paths                    []Path
+	HRefs, VRefs             []RefLine
+	Legend                   []LegendItem
+	Empty                    bool // nothing to draw
+}
+
+// Tick is an axis tick at screen position Pos.
+type Tick struct {
+	Pos   float64
+	Label string
+}
+
+// Path is one line or bar set, as an SVG path, plus marker dots.
+type Path struct {
+	D       string
+	Class   string
+	Markers []Point // screen coordinates
+	Bars    bool
+}
+
+// RefLine is a reference line in screen coordinates.
+type RefLine struct {
+	X1, Y1, X2, Y2 float64
+	LX, LY         float64 // label position
+	Label, Class   string
+}
+
+// LegendItem is one legend entry.
+type LegendItem struct {
+	X, Y  float64
+	Name  string
+	Class string
+	Bars  bool
+}
+
+// ViewBox is the SVG viewBox attribute.
+func (p *Plot) ViewBox() string {
+	return "0 0 " + num(p.Width) + " " + num(p.Height)
+}
+
+// YLabelTransform rotates the y-axis title.
+func (p *Plot) YLabelTransform() string {
+	return "translate(14," + num((p.Top+p.Bottom)/2) + ") rotate(-90)"
+}
+
+// XLabelY is the baseline of the x-axis title.
+func (p *Plot) XLabelY() float64 { return p.Height - 6 }
+
+// XLabelX centres the x-axis title.
+func (p *Plot) XLabelX() float64 { return (p.Left + p.Right) / 2 }
+
+// Layout computes the geometry.
+func (c *Chart) Layout() *Plot {
+	w, h := c.Width, c.Height
+	if w == 0 {
+		w = 720
+	}
+	if h == 0 {
+		h = 300
+	}
+	p := &Plot{Title: c.Title, Width: w, Height: h, XLabel: c.XLabel, YLabel: c.YLabel,
+		Left: 70, Top: 34, Right: w - 20, Bottom: h - 46}
+
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymin, ymax := 0.0, math.Inf(-1) // counts, ε: the y axis starts at 0
+	for _, l := range c.Lines {
+		for _, pt := range l.Points {
+			if math.IsNaN(pt.X) || math.IsInf(pt.X, 0) {
+				continue
+			}
+			xmin, xmax = math.Min(xmin, pt.X), math.Max(xmax, pt.X)
+			if !math.IsNaN(pt.Y) && !math.IsInf(pt.Y, 0) {
+				ymin, ymax = math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
+			}
+		}
+	}
+	for _, r := range c.HRefs {
+		ymax = math.Max(ymax, r.At)
+	}
+	for _, r := range c.VRefs {
+		xmin, xmax = math.Min(xmin, r.At), math.Max(xmax, r.At)
+	}
+	if c.YMax > ymax {
+		ymax = c.YMax
+	}
+	if math.IsInf(xmin, 1) {
+		p.Empty = true
+		return p
+	}
+	if math.IsInf(ymax, -1) || ymax <= ymin {
+		ymax = ymin + 1
+	}
+	if xmax == xmin {
+		xmin, xmax = xmin-1, xmax+1
+	}
+	yticks := niceTicks(ymin, ymax, 5)
+	ymin, ymax = yticks[0], yticks[len(yticks)-1]
+
+	sx := func(x float64) float64 { return p.Left + (x-xmin)/(xmax-xmin)*(p.Right-p.Left) }
+	sy := func(y float64) float64 { return p.Bottom - (y-ymin)/(ymax-ymin)*(p.Bottom-p.Top) }
+
+	for _, v := range yticks {
+		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: FormatCount(v)})
+	}
+	if c.Dates {
+		for _, x := range dateTicks(xmin, xmax) {
+			p.XTicks = append(p.XTicks, Tick{Pos: sx(x), Label: dateTickLabel(x, xmax-xmin)})
+		}
+	} else {
+		for _, v := range niceTicks(xmin, xmax, 6) {
+			if v < xmin-1e-9 || v > xmax+1e-9 {
+				continue
+			}
+			p.XTicks = append(p.XTicks, Tick{Pos: sx(v), Label: FormatCount(v)})
+		}
+	}
+
+	for _, l := range c.Lines {
+		path := Path{Class: l.Class, Bars: l.Bars}
+		var b strings.Builder
+		pen := false
+		for _, pt := range l.Points {
+			if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) || math.IsNaN(pt.X) {
+				pen = false
+				continue
+			}
+			x, y := sx(pt.X), sy(pt.Y)
+			switch {
+			case l.Bars:
+				b.WriteString("M" + num(x) + " " + num(sy(0)) + "V" + num(y))
+			case pen:
+				b.WriteString("L" + num(x) + " " + num(y))
+			default:
+				b.WriteString("M" + num(x) + " " + num(y))
+				pen = true
+			}
+			if l.Markers {
+				path.Markers = append(path.Markers, Point{x, y})
+			}
+		}
+		path.D = b.String()
+		p.Paths = append(p.Paths, path)
+	}
+	for _, r := range c.HRefs {
+		y := sy(r.At)
+		p.HRefs = append(p.HRefs, RefLine{X1: p.Left, Y1: y, X2: p.Right, Y2: y, LX: p.Right - 4, LY: y - 5, Label: r.Label, Class: r.Class})
+	}
+	for _, r := range c.VRefs {
+		x := sx(r.At)
+		p.VRefs = append(p.VRefs, RefLine{X1: x, Y1: p.Top, X2: x, Y2: p.Bottom, LX: x - 4, LY: p.Top + 12, Label: r.Label, Class: r.Class})
+	}
+	lx := p.Left
+	for _, l := range c.Lines {
+		if l.Name == "" {
+			continue
+		}
+		p.Legend = append(p.Legend, LegendItem{X: lx, Y: 14, Name: l.Name, Class: l.Class, Bars: l.Bars})
+		lx += 34 + 7*float64(len([]rune(l.Name)))
+	}
+	return p
+}
+
+// niceTicks returns about n evenly spaced round values covering [lo, hi].
+func niceTicks(lo, hi float64, n int) []float64 {
+	span := hi - lo
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		step = m * mag
+		if span/step <= float64(n) {
+			break
+		}
+	}
+	start := math.Floor(lo/step+1e-9) * step
+	end := math.Ceil(hi/step-1e-9) * step
+	var out []float64
+	for v := start; v <= end+step/2; v += step {
+		out = append(out, math.Round(v/step)*step)
+	}
+	if len(out) < 2 {
+		out = append(out, start+step)
+	}
+	return out
+}
+
+// dateTicks returns tick days for the span [lo, hi]: every 1, 2 or 7 days,
+// every 14 days (Mondays), or the 1st of every 1, 2, 3, 6 or 12 months.
+func dateTicks(lo, hi float64) []float64 {
+	span := hi - lo
+	var out []float64
+	for _, step := range []float64{1, 2, 7, 14} {
+		if span/step > 8 {
+			continue
+		}
+		first := math.Ceil(lo)
+		if step >= 7 {
+			// 1970-01-01 was a Thursday: day 4 is a Monday.
+			first = math.Ceil((lo-4)/step)*step + 4
+		}
+		for x := first; x <= hi+1e-9; x += step {
+			out = append(out, x)
+		}
+		return out
+	}
+	for _, months := range []int{1, 2, 3, 6, 12} {
+		if span/(30.44*float64(months)) > 8 {
+			continue
+		}
+		t := DayTime(math.Ceil(lo))
+		t = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		for ; Day(t) <= hi+1e-9; t = t.AddDate(0, months, 0) {
+			if m := int(t.Month()) - 1; m%months != 0 {
+				continue
+			}
+			if Day(t) >= lo-1e-9 {
+				out = append(out, Day(t))
+			}
+		}
+		return out
+	}
+	for y := DayTime(lo).Year(); ; y++ {
+		x := Day(time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC))
+		if x > hi {
+			return out
+		}
+		if x >= lo {
+			out = append(out, x)
+		}
+	}
+}
+
+func dateTickLabel(x, span float64) string {
+	t := DayTime(x)
+	switch {
+	case span <= 120:
+		return t.Format("2 Jan")
+	case span <= 800:
+		return t.Format("Jan 2006")
+	}
+	return t.Format("2006")
+}
+
+// num formats a coordinate with at most one decimal.
+func num(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+// FormatCount formats a number for people: thousands separated by commas,
+// at most two decimals below 10, none from 100 up.
+func FormatCount(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	if math.IsInf(v, 0) {
+		if v > 0 {
+			return "∞"
+		}
+		return "−∞"
+	}
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	var s string
+	switch {
+	case v >= 100 || v == math.Trunc(v):
+		s = groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+	case v >= 10:
+		s = strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		s = strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
+	}
+	if neg && s != "0" {
+		s = "−" + s
+	}
+	return s
+}
+
+func groupThousands(s string) string {
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}

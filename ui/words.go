@@ -1,0 +1,117 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// Problem is an error as the page shows it: what went wrong, where, and
+// what to do about it.
+type Problem struct {
+	Title  string // one line: what went wrong
+	Where  string // "line 12, column 3 (cases)", "" when not tied to a place
+	Detail string // the value or the technical message
+	Fix    string // what to do
+}
+
+// DataProblem explains an error from reading or checking a CSV file.
+func DataProblem(err error) *Problem {
+	var pe *series.ParseError
+	if errors.As(err, &pe) {
+		p := &Problem{Title: parseTitle(pe.Err), Fix: pe.Hint}
+		switch {
+		case pe.Line > 0 && pe.Column > 0:
+			p.Where = fmt.Sprintf("line %d, column %d", pe.Line, pe.Column)
+		case pe.Line > 0:
+			p.Where = fmt.Sprintf("line %d", pe.Line)
+		}
+		if pe.Field != "" && p.Where != "" {
+			p.Where += " (" + pe.Field + ")"
+		}
+		if pe.Value != "" {
+			p.Detail = "The cell holds " + strconv.Quote(pe.Value) + "."
+		}
+		if p.Fix == "" {
+			p.Fix = "Correct the file in your spreadsheet program, save it as CSV and choose it again."
+		}
+		return p
+	}
+	switch {
+	case errors.Is(err, series.ErrNotCovered), errors.Is(err, series.ErrTooShort):
+		return &Problem{Title: "The file does not cover the days this study needs", Detail: err.Error(),
+			Fix: "Export a file that includes every day of the study period (and a few days around it), then choose it again."}
+	}
+	return &Problem{Title: "The file could not be read", Detail: err.Error(),
+		Fix: "Check that it is the CSV export of your daily case counts (columns date, region, cases) and choose it again."}
+}
+
+func parseTitle(err error) string {
+	for _, c := range []struct {
+		sentinel error
+		text     string
+	}{
+		{series.ErrEmpty, "The file holds no data rows"},
+		{series.ErrMissingHeader, "A required column is missing"},
+		{series.ErrDuplicateColumn, "Two columns have the same name"},
+		{series.ErrFieldCount, "A row has the wrong number of cells"},
+		{series.ErrSyntax, "The file is not valid CSV"},
+		{series.ErrMissingValue, "A required cell is empty"},
+		{series.ErrBadDate, "A date cannot be read"},
+		{series.ErrBadRegion, "An area name cannot be read"},
+		{series.ErrNegative, "A case count is negative"},
+		{series.ErrNotNumber, "A case count is not a number"},
+		{series.ErrNotInteger, "A case count is not a whole number"},
+		{series.ErrNotFinite, "A case count is not a number"},
+		{series.ErrTooLarge, "A case count is implausibly large"},
+		{series.ErrDuplicate, "The same day appears twice for one area"},
+		{series.ErrSpan, "The dates span too many years"},
+	} {
+		if errors.Is(err, c.sentinel) {
+			return c.text
+		}
+	}
+	return "The file could not be read"
+}
+
+// FormatBytes gives a byte count with its unit: "94,264 bytes (92 KB)".
+func FormatBytes(n int64) string {
+	s := FormatCount(float64(n)) + " bytes"
+	switch {
+	case n >= 1<<20:
+		s += " (" + strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB)"
+	case n >= 1<<10:
+		s += " (" + strconv.FormatFloat(math.Round(float64(n)/(1<<10)), 'f', 0, 64) + " KB)"
+	}
+	return s
+}
+
+// FormatEpsilon gives ε with three significant digits ("∞" for none).
+func FormatEpsilon(eps float64) string {
+	if math.IsInf(eps, 1) || math.IsNaN(eps) {
+		return "∞"
+	}
+	return strconv.FormatFloat(eps, 'g', 3, 64)
+}
+
+// FormatDelta gives δ as "1 in 100,000" when it is a power of ten.
+func FormatDelta(delta float64) string {
+	if delta <= 0 {
+		return "0"
+	}
+	inv := 1 / delta
+	if r := math.Round(inv); math.Abs(inv-r) < 1e-6*r {
+		return "1 in " + FormatCount(r)
+	}
+	return strconv.FormatFloat(delta, 'g', 3, 64)
+}
+
+// FormatPercent gives a fraction as a percentage: 0.25 → "25 %".
+func FormatPercent(f float64) string {
+	v := strconv.FormatFloat(f*100, 'f', 1, 64)
+	return strings.TrimSuffix(v, ".0") + " %"
+}

@@ -1,0 +1,68 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall/js"
+
+	"github.com/fedcast/fedcast/ui"
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/domrender"
+)
+
+func main() {
+	loc := js.Global().Get("location")
+	path := loc.Get("pathname").String()
+	fragment := strings.TrimPrefix(loc.Get("hash").String(), "#")
+
+	renderer, err := domrender.New("#app")
+	if err != nil {
+		fatal(err)
+		return
+	}
+	defer renderer.Release()
+	env := renderer.EventEnv()
+	ctx := context.Background()
+
+	root := &ui.Root{Page: ui.PageOf(path)}
+	switch root.Page {
+	case ui.PageJoin:
+		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect}
+		root.Join.Start(ctx)
+	case ui.PageAdmin:
+		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch}
+		go root.Admin.Poll(ctx)
+	}
+
+	buildEnv, err := vugu.NewBuildEnv(env)
+	if err != nil {
+		fatal(err)
+		return
+	}
+	for ok := true; ok; ok = renderer.EventWait() {
+		env.RLock()
+		res := buildEnv.RunBuild(root)
+		env.RUnlock()
+		if err := renderer.Render(res); err != nil {
+			fatal(err)
+			return
+		}
+	}
+}
+
+// fatal shows an error in place of the app.
+func fatal(err error) {
+	doc := js.Global().Get("document")
+	el := doc.Call("getElementById", "boot")
+	if !el.Truthy() {
+		el = doc.Call("getElementById", "app")
+	}
+	if el.Truthy() {
+		el.Set("textContent", fmt.Sprintf("The fedcast app stopped: %v. Reload the page; if it persists, tell your study coordinator.", err))
+		el.Set("className", "boot error")
+	}
+	js.Global().Get("console").Call("error", "fedcast:", err.Error())
+}

@@ -1,0 +1,29 @@
+// Command webbuild builds the fedcast browser app (see package webbuild):
+//
+//	go run ./wasm/webbuild/cmd/webbuild -o bin/web
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/fedcast/fedcast/wasm/webbuild"
+)
+
+func main() {
+	out := flag.String("o", "bin/web", "output directory")
+	noGzip := flag.Bool("no-gzip", false, "do not write main.wasm.gz")
+	flag.Parse()
+	res, err := webbuild.Build(context.Background(), webbuild.Options{Out: *out, NoGzip: *noGzip})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("webbuild: %s: main.wasm %d bytes", res.Dir, res.WasmSize)
+	if res.GzipSize > 0 {
+		fmt.Printf(", gzip %d bytes", res.GzipSize)
+	}
+	fmt.Println()
+}
