@@ -9,43 +9,93 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/vugu/vugu"
 )
 
-// AdminStatus is the coordinator's /api/admin/status answer.
+// AdminStatus is the coordinator's /api/admin/status answer (see
+// coordinator/server.AdminStatus; decoded here without importing the
+// server, which would pull SQLite into the browser app).
 type AdminStatus struct {
-	Study           protocol.Study `json:"study"`
-	State           string         `json:"state"`
-	Round           int            `json:"round"`
-	EpsilonSpent    float64        `json:"epsilon_spent"`
-	NoiseMultiplier float64        `json:"noise_multiplier"`
-	LHAs            []AdminLHA     `json:"lhas"`
-	Rounds          []AdminRound   `json:"rounds"`
+	Round           int     `json:"round"`
+	Rounds          int     `json:"rounds"`
+	EpsilonSpent    float64 `json:"epsilon_spent"`
+	EpsilonBudget   float64 `json:"epsilon_budget"`
+	Delta           float64 `json:"delta"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	State           string  `json:"state"`
+	InsecureSeed    bool    `json:"insecure_seed"`
+	Name            string  `json:"name"`
+	Clients         int     `json:"clients"`
+	ExpectedClients int     `json:"expected_clients"`
+	SampleRate      float64 `json:"sample_rate"`
+	FinishReason    string  `json:"finish_reason"`
+
+	Enrolled      int                  `json:"enrolled"`
+	Online        int                  `json:"online"`
+	LHAs          []AdminLHA           `json:"lhas"`
+	OpenRound     *AdminOpenRound      `json:"open_round"`
+	Participation []AdminParticipation `json:"participation"`
 }
 
-// AdminLHA is one enrolled LHA as the dashboard lists it.
+// AdminLHA is one enrolled LHA's connection state.
 type AdminLHA struct {
 	Name   string `json:"name"`
 	Online bool   `json:"online"`
 }
 
-// AdminRound is one committed round with its admin-only participation.
-type AdminRound struct {
-	Round          int     `json:"round"`
-	Sampled        int     `json:"sampled"`
-	Online         int     `json:"online"`
-	Received       int     `json:"received"`
-	Rejected       int     `json:"rejected"`
-	DurationMillis int64   `json:"duration_ms"`
-	Epsilon        float64 `json:"epsilon"`
+// AdminOpenRound is the round in progress.
+type AdminOpenRound struct {
+	Round    int       `json:"round"`
+	Sampled  []string  `json:"sampled"`
+	Online   int       `json:"online"`
+	Received int       `json:"received"`
+	Rejected int       `json:"rejected"`
+	Started  time.Time `json:"started"`
+}
+
+// AdminParticipation is the admin-only record of one committed round
+// (coordinator/ledger.Participation).
+type AdminParticipation struct {
+	Round    int           `json:"round"`
+	Sampled  int           `json:"sampled"`
+	Online   int           `json:"online"`
+	Received int           `json:"received"`
+	Rejected int           `json:"rejected"`
+	Duration time.Duration `json:"duration"`
+}
+
+// LedgerExport is the part of the ledger export (/api/admin/ledger) the
+// dashboard shows.
+type LedgerExport struct {
+	Format       string  `json:"format"`
+	EpsilonSpent float64 `json:"epsilon_spent"`
+	Rounds       []struct {
+		Round           int     `json:"round"`
+		SampleRate      float64 `json:"sample_rate"`
+		NoiseMultiplier float64 `json:"noise_multiplier"`
+		Epsilon         float64 `json:"epsilon"`
+		Delta           float64 `json:"delta"`
+		ModelSHA256     string  `json:"model_sha256"`
+	} `json:"rounds"`
+	Study struct {
+		ClipNorm float64 `json:"clip_norm"`
+	} `json:"study"`
+}
+
+// AdminRoundRow is one line of the dashboard's round table.
+type AdminRoundRow struct {
+	Round                               int
+	Sampled, Online, Received, Rejected int
+	Duration                            time.Duration
+	Epsilon                             float64
+	HasParticipation                    bool
 }
 
 // AdminState is the state of the coordinator dashboard.
 type AdminState struct {
-	Env    vugu.EventEnv
-	Base   string // the coordinator's origin, e.g. http://127.0.0.1:8080
-	Token  string // the admin token (from the URL fragment)
+	Env   vugu.EventEnv
+	Base  string // the coordinator's origin, e.g. http://127.0.0.1:8080
+	Token string // the admin token (from the URL fragment)
 	// Fetch performs a GET with the header "Authorization: Bearer token"
 	// and returns the HTTP status and body. Required. (The browser build
 	// uses the fetch API directly: net/http would add 1.3 MB gzip to the app.)
@@ -54,11 +104,15 @@ type AdminState struct {
 	Every time.Duration
 
 	Status    *AdminStatus
+	Ledger    *LedgerExport
+	Table     []AdminRoundRow // newest first
 	Problem   *Problem
 	Updated   time.Time
 	EpsChart  *Chart
 	LedgerURL string // data: URL of the last ledger export
 	LedgerErr string
+
+	ledgerRaw []byte
 }
 
 func (s *AdminState) lock() {
@@ -101,10 +155,18 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 		s.unlock()
 		return ErrUnauthorized
 	}
-	b, err := s.get(ctx, "/api/admin/status")
 	var st AdminStatus
+	var led LedgerExport
+	b, err := s.get(ctx, "/api/admin/status")
 	if err == nil {
 		err = json.Unmarshal(b, &st)
+	}
+	var raw []byte
+	if err == nil {
+		raw, err = s.get(ctx, "/api/admin/ledger")
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &led)
 	}
 	s.lock()
 	defer s.unlock()
@@ -114,8 +176,11 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 	}
 	s.Problem = nil
 	s.Status = &st
+	s.Ledger = &led
+	s.ledgerRaw = raw
 	s.Updated = time.Now()
-	s.EpsChart = epsilonChart(&st)
+	s.Table = roundRows(&st, &led)
+	s.EpsChart = epsilonChart(&st, &led)
 	return nil
 }
 
@@ -146,23 +211,41 @@ func (s *AdminState) Poll(ctx context.Context) {
 	}
 }
 
-// ExportLedger fetches the privacy ledger and offers it as a download.
-func (s *AdminState) ExportLedger(ctx context.Context) {
-	b, err := s.get(ctx, "/api/admin/ledger")
-	s.lock()
-	defer s.unlock()
-	if err != nil {
-		s.LedgerErr = "The ledger could not be fetched: " + err.Error()
+// ExportLedger offers the last fetched ledger export as a download
+// (call under the render lock).
+func (s *AdminState) ExportLedger() {
+	if len(s.ledgerRaw) == 0 {
+		s.LedgerErr = "The ledger has not been fetched yet; wait a moment and try again."
 		return
 	}
 	s.LedgerErr = ""
-	s.LedgerURL = "data:application/json;base64," + base64.StdEncoding.EncodeToString(b)
+	s.LedgerURL = "data:application/json;base64," + base64.StdEncoding.EncodeToString(s.ledgerRaw)
+}
+
+// roundRows joins the ledger's privacy events with the admin-only
+// participation records, newest round first.
+func roundRows(st *AdminStatus, led *LedgerExport) []AdminRoundRow {
+	part := map[int]AdminParticipation{}
+	for _, p := range st.Participation {
+		part[p.Round] = p
+	}
+	rows := make([]AdminRoundRow, 0, len(led.Rounds))
+	for i := len(led.Rounds) - 1; i >= 0; i-- {
+		r := led.Rounds[i]
+		row := AdminRoundRow{Round: r.Round, Epsilon: r.Epsilon}
+		if p, ok := part[r.Round]; ok {
+			row.HasParticipation = true
+			row.Sampled, row.Online, row.Received, row.Rejected, row.Duration = p.Sampled, p.Online, p.Received, p.Rejected, p.Duration
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // epsilonChart plots ε after each round against the budget.
-func epsilonChart(st *AdminStatus) *Chart {
+func epsilonChart(st *AdminStatus, led *LedgerExport) *Chart {
 	pts := []Point{{0, 0}}
-	for _, r := range st.Rounds {
+	for _, r := range led.Rounds {
 		pts = append(pts, Point{float64(r.Round), r.Epsilon})
 	}
 	c := &Chart{
@@ -170,23 +253,10 @@ func epsilonChart(st *AdminStatus) *Chart {
 		XLabel: "round",
 		YLabel: "ε spent",
 		Lines:  []Line{{Name: "ε spent", Class: "eps", Points: pts, Markers: len(pts) <= 40}},
-		HRefs:  []Ref{{At: st.Study.Epsilon, Label: "budget ε = " + FormatEpsilon(st.Study.Epsilon), Class: "budget"}},
+		HRefs:  []Ref{{At: st.EpsilonBudget, Label: "budget ε = " + FormatEpsilon(st.EpsilonBudget), Class: "budget"}},
 	}
-	if st.Study.Rounds > 0 {
-		c.VRefs = []Ref{{At: float64(st.Study.Rounds), Label: "planned rounds", Class: "planned"}}
+	if st.Rounds > 0 {
+		c.VRefs = []Ref{{At: float64(st.Rounds), Label: "planned rounds", Class: "planned"}}
 	}
 	return c
-}
-
-// OnlineCount is the number of LHAs connected now.
-func (s *AdminState) OnlineCount() int {
-	n := 0
-	if s.Status != nil {
-		for _, l := range s.Status.LHAs {
-			if l.Online {
-				n++
-			}
-		}
-	}
-	return n
 }

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -17,18 +16,18 @@ type AdminPage struct {
 }
 
 func (c *AdminPage) title() string {
-	if n := c.S.Status.Study.Name; n != "" {
+	if n := c.S.Status.Name; n != "" {
 		return n
 	}
 	return "Study"
 }
 
 func (c *AdminPage) roundWords() string {
-	return fmt.Sprintf("%d of %d", c.S.Status.Round, c.S.Status.Study.Rounds)
+	return fmt.Sprintf("%d of %d", c.S.Status.Round, c.S.Status.Rounds)
 }
 
 func (c *AdminPage) roundFraction() float64 {
-	if t := c.S.Status.Study.Rounds; t > 0 {
+	if t := c.S.Status.Rounds; t > 0 {
 		return float64(c.S.Status.Round) / float64(t)
 	}
 	return 0
@@ -39,11 +38,7 @@ func (c *AdminPage) width(f float64) string {
 }
 
 func (c *AdminPage) noiseWords() string {
-	nm := c.S.Status.NoiseMultiplier
-	if nm == 0 {
-		nm = c.S.Status.Study.NoiseMultiplier
-	}
-	return strconv.FormatFloat(nm, 'g', 4, 64)
+	return strconv.FormatFloat(c.S.Status.NoiseMultiplier, 'g', 4, 64)
 }
 
 func (c *AdminPage) stateWords() string {
@@ -51,35 +46,41 @@ func (c *AdminPage) stateWords() string {
 	s := ""
 	switch st.State {
 	case protocol.StateWaiting:
-		s = "Waiting to start."
+		s = "Waiting for LHAs to come online before round 1."
 	case protocol.StateRunning:
 		s = "Running."
+		if o := st.OpenRound; o != nil {
+			s = fmt.Sprintf("Round %d open: %d sampled, %d updates received so far.", o.Round, len(o.Sampled), o.Received)
+		}
 	case protocol.StateFinished:
-		s = "Finished."
+		s = "Finished"
+		switch st.FinishReason {
+		case "rounds":
+			s += ": all planned rounds done."
+		case "budget":
+			s += ": one more round would have exceeded the privacy budget."
+		default:
+			s += "."
+		}
 	default:
 		s = st.State
 	}
-	return fmt.Sprintf("%s Each round samples every enrolled LHA with probability q = %s (m = %d of N = %d); clip bound S = %s. Updated %s.",
-		s, FormatPercent(st.Study.SampleRate), st.Study.ExpectedClients, st.Study.Clients,
-		strconv.FormatFloat(st.Study.ClipNorm, 'g', 4, 64), c.S.Updated.Format("15:04:05"))
+	clip := ""
+	if c.S.Ledger != nil && c.S.Ledger.Study.ClipNorm > 0 {
+		clip = "; clip bound S = " + strconv.FormatFloat(c.S.Ledger.Study.ClipNorm, 'g', 4, 64)
+	}
+	return fmt.Sprintf("%s Each round samples every enrolled LHA with probability q = %s (m = %d of N = %d)%s. Updated %s.",
+		s, FormatPercent(st.SampleRate), st.ExpectedClients, st.Clients, clip, c.S.Updated.Format("15:04:05"))
 }
 
-// recentRounds lists the rounds newest first.
-func (c *AdminPage) recentRounds() []AdminRound {
-	r := c.S.Status.Rounds
-	out := make([]AdminRound, 0, len(r))
-	for i := len(r) - 1; i >= 0; i-- {
-		out = append(out, r[i])
+func (c *AdminPage) duration(r AdminRoundRow) string {
+	if !r.HasParticipation {
+		return "–"
 	}
-	return out
-}
-
-func (c *AdminPage) duration(ms int64) string {
-	d := time.Duration(ms) * time.Millisecond
-	if d < time.Second {
-		return strconv.FormatInt(ms, 10) + " ms"
+	if r.Duration < time.Second {
+		return strconv.FormatInt(r.Duration.Milliseconds(), 10) + " ms"
 	}
-	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	return strconv.FormatFloat(r.Duration.Seconds(), 'f', 1, 64) + " s"
 }
 
 func (c *AdminPage) lhaClass(l AdminLHA) string {
@@ -90,5 +91,5 @@ func (c *AdminPage) lhaClass(l AdminLHA) string {
 }
 
 func (c *AdminPage) onLedger(event vugu.DOMEvent) {
-	go c.S.ExportLedger(context.Background())
+	c.S.ExportLedger()
 }

@@ -30,3 +30,4 @@
 package ui
 
 //go:generate go tool vugugen -s -skip-go-mod -skip-main
+//go:generate gofmt -w 0_components_gen.go

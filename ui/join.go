@@ -13,15 +13,15 @@ import (
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/wasm/client"
 	"github.com/vugu/vugu"
 )
 
-// Session is the LHA's connection to the coordinator as the page needs it.
-// Package main adapts wasm/client.Session to it.
+// Session is the LHA's connection to the coordinator as the page needs it;
+// *client.Session implements it.
 type Session interface {
-	// Run trains until the study finishes, reporting to the JoinState's
-	// Status, Progress, Sent and Result methods.
-	Run(ctx context.Context, d *series.Dataset) error
+	// Run trains until the study finishes, reporting to obs.
+	Run(ctx context.Context, d *series.Dataset, obs client.Observer) error
 	// Model is the latest global model (the final one after Run returns nil).
 	Model() []float64
 	Close() error
@@ -30,6 +30,24 @@ type Session interface {
 // Connector dials the coordinator for a join link, sends hello and
 // returns the session and its welcome (study, LHA name, round log).
 type Connector func(ctx context.Context, link string) (Session, *protocol.Welcome, error)
+
+// DialClient is the Connector of the real app: client.Join with opt.
+func DialClient(opt *client.Options) Connector {
+	return func(ctx context.Context, link string) (Session, *protocol.Welcome, error) {
+		s, err := client.Join(ctx, link, "", opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		w := &protocol.Welcome{Study: s.Study(), LHA: s.LHA(), Log: s.Log(), State: protocol.StateWaiting}
+		switch {
+		case s.Finished() != nil:
+			w.State = protocol.StateFinished
+		case len(w.Log) > 0:
+			w.State = protocol.StateRunning
+		}
+		return s, w, nil
+	}
+}
 
 // Phase is where the LHA page stands.
 type Phase string
@@ -44,11 +62,12 @@ const (
 
 // Local training states reported by the session (wasm/client.State names).
 const (
-	StatusWaiting  = "waiting"
-	StatusSampled  = "sampled"
-	StatusTraining = "training"
-	StatusSent     = "sent"
-	StatusFinished = "finished"
+	StatusWaiting      = string(client.StateWaiting)
+	StatusSampled      = string(client.StateSampled)
+	StatusTraining     = string(client.StateTraining)
+	StatusSent         = string(client.StateSent)
+	StatusReconnecting = string(client.StateReconnecting)
+	StatusFinished     = string(client.StateFinished)
 )
 
 // SentEntry is one message that left this computer.
@@ -135,6 +154,7 @@ type JoinState struct {
 	EpsilonChecked        bool // at least one round compared
 	EpsilonMatch          bool
 	Rounds                []RoundReport
+	TrainTime             time.Duration // wall time of the last local training
 	RunProblem            *Problem
 	Sent                  []SentEntry
 
@@ -143,9 +163,10 @@ type JoinState struct {
 	Metrics     *metrics.Result
 	MetricsNote string
 
-	session   Session
-	cancel    context.CancelFunc
-	lastYield time.Time
+	session    Session
+	cancel     context.CancelFunc
+	lastYield  time.Time
+	trainStart time.Time
 }
 
 // lock and unlock wrap the event env; without one (tests) they do nothing.
@@ -401,7 +422,7 @@ func (s *JoinState) Join(ctx context.Context) {
 	s.Status = StatusWaiting
 	sess, d := s.session, s.Data
 	go func() {
-		err := sess.Run(ctx, d)
+		err := sess.Run(ctx, d, s.Observer())
 		model := sess.Model()
 		s.lock()
 		defer s.unlock()
@@ -430,6 +451,18 @@ func RunProblem(err error) *Problem {
 		Fix: "Reload the page to join again; the study goes on without you meanwhile. If it persists, tell your study coordinator."}
 }
 
+// Observer returns the client callbacks that update this state.
+func (s *JoinState) Observer() client.Observer {
+	return client.Observer{
+		State:    func(st client.State) { s.SetStatus(string(st)) },
+		Progress: s.Progress,
+		Sent:     func(o client.Outgoing) { s.RecordSent(o.Type, int64(o.Bytes), o.Round) },
+		Result: func(r client.Result) {
+			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, TookPart: r.Sampled})
+		},
+	}
+}
+
 // SetStatus records the session's state (waiting, sampled, training, sent).
 func (s *JoinState) SetStatus(status string) {
 	s.lock()
@@ -443,9 +476,15 @@ func (s *JoinState) SetStatus(status string) {
 // Progress records local training progress for round. It yields to the
 // browser about every 30 ms so the page keeps painting while it trains.
 func (s *JoinState) Progress(round, step, steps int) {
+	now := time.Now()
 	s.lock()
 	s.TrainRound, s.Step, s.Steps = round, step, steps
 	s.Status = StatusTraining
+	if step == 0 {
+		s.trainStart = now
+	} else if step == steps && !s.trainStart.IsZero() {
+		s.TrainTime = now.Sub(s.trainStart)
+	}
 	s.unlock()
 	if time.Since(s.lastYield) > 30*time.Millisecond {
 		time.Sleep(time.Millisecond)

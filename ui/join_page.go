@@ -100,6 +100,8 @@ func (c *JoinPage) statusWords() string {
 		return "training on your data"
 	case StatusSent:
 		return "changes sent, waiting for the others"
+	case StatusReconnecting:
+		return "connection lost, reconnecting…"
 	case StatusFinished:
 		return "study finished"
 	}
@@ -110,7 +112,11 @@ func (c *JoinPage) trainWords() string {
 	if c.S.Steps == 0 {
 		return "Local training: not picked yet."
 	}
-	return fmt.Sprintf("Local training in round %d: step %d of %d.", c.S.TrainRound, c.S.Step, c.S.Steps)
+	w := fmt.Sprintf("Local training in round %d: step %d of %d.", c.S.TrainRound, c.S.Step, c.S.Steps)
+	if c.S.Step == c.S.Steps && c.S.TrainTime > 0 {
+		w += fmt.Sprintf(" It took %s in this browser.", c.S.TrainTime.Round(time.Millisecond))
+	}
+	return w
 }
 
 func (c *JoinPage) roundFraction() float64 {

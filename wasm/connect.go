@@ -3,14 +3,10 @@
 package main
 
 import (
-	"context"
-	"errors"
-
-	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/ui"
+	"github.com/fedcast/fedcast/wasm/client"
 )
 
-// connect joins the study behind link (wasm/client adapter).
-func connect(ctx context.Context, link string) (ui.Session, *protocol.Welcome, error) {
-	return nil, nil, errors.New("wasm: the coordinator session (wasm/client) is not built into this app yet")
-}
+// connect joins the study behind the page's join link with wasm/client
+// (coder/websocket over the browser's WebSocket).
+var connect = ui.DialClient(&client.Options{})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -149,5 +150,20 @@ func shot(t testing.TB, ctx context.Context, name string) {
 	p := filepath.Join(artifacts(t), t.Name()+"-"+name+".png")
 	if err := os.WriteFile(p, buf, 0o644); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
+type chromedpCtx = context.Context
+
+func itoa(n int) string { return fmt.Sprint(n) }
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string { return strconv.Quote(s) }
+
+// void drops an action's value.
+func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := a(ctx, t)
+		return chromedp.Void{}, err
 	}
 }

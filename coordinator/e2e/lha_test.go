@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/ui"
+)
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func text(t *testing.T, ctx chromedpCtx, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("reading %s: %v", sel, err)
+	}
+	return s
+}
+
+// TestLHAJourney is the LHA page from the join link to the forecast, in
+// Chromium, against a live coordinator with three simulated LHAs.
+func TestLHAJourney(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
+		RoundDeadline: study.Duration(60 * time.Second)}, 4)
+	csv := fixture(t, "lha.csv")
+	sec := secretsOf(t, csv)
+	tr := capture(ctx)
+
+	// 1. Open the join link: the study's settings and the trust model.
+	start := time.Now()
+	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
+		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)))
+	t.Logf("navigation to ready: %v (wasm %d bytes, gzip %d bytes)", time.Since(start), webApp(t).WasmSize, webApp(t).GzipSize)
+	within(t, ctx, 10*time.Second, "study card", chromedp.WaitVisible(chromedp.CSS("#study")), chromedp.WaitVisible(chromedp.CSS("#trust")))
+	studyText := text(t, ctx, "#study")
+	for _, want := range []string{"Browser test study", "ε = 3", "δ = 1 in 100,000", "Up to 4 rounds", "bytes"} {
+		if !strings.Contains(studyText, want) {
+			t.Errorf("study card lacks %q:\n%s", want, studyText)
+		}
+	}
+	shot(t, ctx, "1-joined")
+
+	// 2. Choose the CSV: validated, summarised and plotted in the browser.
+	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
+		chromedp.WaitVisible(chromedp.CSS("#data-ok")), chromedp.WaitVisible(chromedp.CSS("figure.chart svg path.bars")))
+	if got := text(t, ctx, "#data-ok"); !strings.Contains(got, "2 areas") || !strings.Contains(got, "1 Oct 2020") {
+		t.Errorf("data summary %q", got)
+	}
+	shot(t, ctx, "2-data")
+
+	// 3. Join and train.
+	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")),
+		chromedp.WaitVisible(chromedp.CSS("#round")))
+	within(t, ctx, 90*time.Second, "first round released",
+		void(chromedp.Poll[bool](`(document.getElementById("round")||{}).textContent !== "Round 0 of 4"`)))
+	shot(t, ctx, "3-training")
+	within(t, ctx, 180*time.Second, "training to the end", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
+	shot(t, ctx, "4-forecast")
+	c.waitFinished(t, 30*time.Second)
+
+	// The budget shown equals the ledger's, and the browser's own
+	// recomputation agrees.
+	var led struct {
+		EpsilonSpent float64               `json:"epsilon_spent"`
+		Rounds       []struct{ Round int } `json:"rounds"`
+	}
+	c.adminGet(t, "/api/admin/ledger", &led)
+	if want, got := "ε = "+ui.FormatEpsilon(led.EpsilonSpent), text(t, ctx, "#epsilon"); got != want {
+		t.Errorf("budget shown %q, ledger says %q", got, want)
+	}
+	if cls, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#epsilon-check"), "class")); err != nil || !strings.Contains(cls.Value, "ok") {
+		t.Errorf("ε recomputation check: class %q (%v): %s", cls.Value, err, text(t, ctx, "#epsilon-check"))
+	}
+	if got := text(t, ctx, "#round"); got != "Round 4 of 4" || len(led.Rounds) != 4 {
+		t.Errorf("round shown %q, ledger has %d rounds", got, len(led.Rounds))
+	}
+
+	// The forecast names the day it is for (spec §3: centred average, the
+	// last input day is 3 days before the last reported day, target P = 7
+	// days later).
+	d, err := series.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, target, err := series.LatestInput(d.Regions[0], series.WindowOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := text(t, ctx, "#forecast .forecast-value .target"), target.Format("Monday 2 January 2006"); got != want {
+		t.Errorf("forecast date %q, want %q", got, want)
+	}
+	if got := text(t, ctx, "#metrics"); !strings.Contains(got, "MAE") {
+		t.Errorf("no local metrics: %q", got)
+	}
+
+	// Timing of one local round in this browser.
+	if m := regexp.MustCompile(`It took (\S+) in this browser`).FindStringSubmatch(text(t, ctx, "#train")); m != nil {
+		t.Logf("one local round (%d Adam steps) in Chromium: %s", c.file.LocalEpochs, m[1])
+	}
+
+	// What left this computer: the page's log and the network agree, and
+	// nothing carries a raw row, an area name or the row count.
+	frames, reqs := tr.snapshot()
+	var hellos, updates int
+	for _, f := range frames {
+		switch {
+		case f.Opcode == 1 && strings.Contains(string(f.Payload), `"hello"`):
+			hellos++
+		case f.Opcode == 2:
+			updates++
+		}
+	}
+	if hellos != 1 || updates != 4 || len(frames) != 5 {
+		t.Errorf("sent %d frames (%d hello, %d binary), want 1 hello and 4 updates", len(frames), hellos, updates)
+	}
+	logRows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#sent-log tbody tr").length`))
+	if err != nil || logRows != len(frames) {
+		t.Errorf("the page lists %d sent messages (%v), the network saw %d frames", logRows, err, len(frames))
+	}
+	if l := sec.leaks(frames, reqs); len(l) > 0 {
+		t.Errorf("private data left the browser:\n%s", strings.Join(l, "\n"))
+	}
+	t.Logf("checked %d websocket frames and %d HTTP requests against %d rows, %d area names and the row count %d",
+		len(frames), len(reqs), len(sec.Rows), len(sec.Names), sec.RowCount)
+
+	// Positive control: the page itself plants a raw row, the row count and
+	// an area name in outgoing traffic; the same capture and check must
+	// catch each.
+	plant := `(() => {
+		const ws = new WebSocket(location.origin.replace(/^http/, "ws") + "/api/ws");
+		ws.onopen = () => { ws.send(JSON.stringify({v: 1, type: "hello", token: "x", rows: ` + itoa(sec.RowCount) + `})); ws.send(` + jsString(sec.Rows[0]) + `); };
+		fetch("/api/status?n=` + itoa(sec.RowCount) + `&area=` + sec.Names[1] + `");
+		return true;
+	})()`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](plant)); err != nil {
+		t.Fatal(err)
+	}
+	var planted []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		f2, r2 := tr.snapshot()
+		planted = sec.leaks(f2[len(frames):], r2[len(reqs):])
+		if len(planted) >= 4 {
+			break
+		}
+	}
+	if len(planted) < 4 {
+		t.Errorf("positive control: the check caught %d of 4 planted leaks: %q", len(planted), planted)
+	} else {
+		t.Logf("positive control caught: %s", strings.Join(planted, "; "))
+	}
+
+	select {
+	case err := <-c.simErrs:
+		t.Errorf("simulated LHA: %v", err)
+	default:
+	}
+}
