@@ -34,7 +34,10 @@ func synthLHAs(t *testing.T, n int, seed uint64) ([]string, []*series.Dataset) {
 	return names, data
 }
 
-var hookRound = regexp.MustCompile(`round=(\d+)`)
+var (
+	hookRound    = regexp.MustCompile(` round=(\d+)`)
+	hookReceived = regexp.MustCompile(` received=(\d+)`)
+)
 
 type killRecord struct {
 	Kill         int     `json:"kill"`
@@ -49,20 +52,20 @@ type killRecord struct {
 
 // TestSigkillResume SIGKILLs the real coordinator again and again while 20
 // LHAs take part, restarting it on the same --state each time. Reduced: 6
-// kills over 22 rounds; FEDCAST_ACCEPTANCE=1: 24 kills over 90 rounds. Every
+// kills over 26 rounds; FEDCAST_ACCEPTANCE=1: 24 kills over 100 rounds. Every
 // third kill lands in the gap between a round's ledger commit and its
 // broadcast (server.PauseAfterCommitEnv: the process pauses 1 s there and
-// is killed in the pause of its second round); the others at a uniformly random
+// is killed in the pause of its first round that aggregated updates); the others at a uniformly random
 // time 0-3 s after the process started (startup, waiting, training,
 // aggregation, commit, broadcast).
 func TestSigkillResume(t *testing.T) {
 	const n, m = 20, 5
 	// Rounds start at most once a second and a random kill comes within
-	// 3 s of the start, so a life commits at most 4 rounds (2 with the
-	// hook): T leaves room for every kill.
-	kills, rounds := 6, 22
+	// 3 s of the start, so a random life commits at most 4 rounds, and a
+	// hook life typically 2-3: T leaves room for every kill.
+	kills, rounds := 6, 26
 	if full() {
-		kills, rounds = 24, 90
+		kills, rounds = 24, 100
 	}
 	names, data := synthLHAs(t, n, 7)
 	dir := t.TempDir()
@@ -95,14 +98,17 @@ func TestSigkillResume(t *testing.T) {
 		}
 		t0 := time.Now()
 		if rec.Mode == "after_commit" {
-			// The first round after a restart starts before the LHAs are
-			// back (rounds after the first never wait for a quorum); kill
-			// in the gap of the second, which has participants.
-			for hooks := 0; hooks < 2; hooks++ {
+			// The first rounds after a restart start before the LHAs are
+			// back (rounds after the first never wait for a quorum): kill
+			// in the gap of the first round that aggregated updates.
+			for received := 0; received == 0; {
 				select {
 				case line := <-p.hooks:
 					if m := hookRound.FindStringSubmatch(line); m != nil {
 						rec.HookRound, _ = strconv.Atoi(m[1])
+					}
+					if m := hookReceived.FindStringSubmatch(line); m != nil {
+						received, _ = strconv.Atoi(m[1])
 					}
 				case <-p.exited:
 					t.Fatalf("kill %d: coordinator exited: %v\n%s", k, p.err, p.logs())

@@ -313,7 +313,7 @@ func (s *Server) round(ctx context.Context) error {
 		return err
 	}
 	if s.pauseAfterCommit > 0 {
-		s.log.Warn("TEST HOOK: paused between ledger commit and broadcast", "round", res.Event.Round, "model_sha256", res.Event.ModelSHA256)
+		s.log.Warn("TEST HOOK: paused between ledger commit and broadcast", "round", res.Event.Round, "received", r.Received, "model_sha256", res.Event.ModelSHA256)
 		time.Sleep(s.pauseAfterCommit)
 	}
 	s.lastSent = b
