@@ -14,9 +14,9 @@ package nn
 // addRows and dotRows evaluate exactly the same expression tree, so a forward
 // pass through either (Trainer or MLP.Predict) gives identical bits.
 
-// compact stores the non-zero entries of a in vals and their indices in idx
-// and returns how many there are. NaN counts as non-zero.
-func compact(a, vals []float64, idx []int32) int {
+// compactScalar stores the non-zero entries of a in vals and their indices
+// in idx and returns how many there are. NaN counts as non-zero.
+func compactScalar(a, vals []float64, idx []int32) int {
 	vals = vals[:len(a)]
 	idx = idx[:len(a)]
 	n := 0
@@ -30,9 +30,13 @@ func compact(a, vals []float64, idx []int32) int {
 	return n
 }
 
-// addRows adds Σ_k vals[k]·m[idx[k]·stride : idx[k]·stride+len(dst)] to dst,
-// four rows at a time in the order of vals.
-func addRows(dst, m []float64, stride int, vals []float64, idx []int32) {
+// addRowsScalar adds Σ_k vals[k]·m[idx[k]·stride : idx[k]·stride+len(dst)]
+// to dst, four rows at a time in the order of vals:
+//
+//	dst[j] = dst[j] + (((v0·r0[j] + v1·r1[j]) + v2·r2[j]) + v3·r3[j])
+//
+// per group of four (then three, two or one) non-zero activations.
+func addRowsScalar(dst, m []float64, stride int, vals []float64, idx []int32) {
 	n := len(dst)
 	k := 0
 	for ; k+4 <= len(vals); k += 4 {
@@ -96,8 +100,37 @@ func forwardGather(z, w []float64, fi int, vals []float64, idx []int32) {
 	}
 }
 
-// relu replaces every z ≤ 0 by 0 in place; NaN stays NaN, as in torch.relu.
-func relu(z []float64) {
+// weightGradScalar adds the gradient of one layer's weights and biases to
+// gW (fo×fi) and gb (fo) given the layer's deltas d (n×fo) and inputs prev
+// (n×fi):
+//
+//	∂/∂b_j += Σ_s δ_sj (summed over s in order),
+//	∂/∂W_j· += Σ_s δ_sj a_s· (addRows over the samples with δ_sj ≠ 0).
+//
+// vals and idx are scratch of length ≥ n.
+func weightGradScalar(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
+	fo := len(gb)
+	n := len(d) / fo
+	for j := range fo {
+		k := 0
+		sum := 0.0
+		for s := range n {
+			v := d[s*fo+j]
+			sum += v
+			if v != 0 {
+				vals[k] = v
+				idx[k] = int32(s)
+				k++
+			}
+		}
+		gb[j] += sum
+		addRows(gW[j*fi:][:fi], prev, fi, vals[:k], idx[:k])
+	}
+}
+
+// reluScalar replaces every z ≤ 0 by 0 in place; NaN stays NaN, as in
+// torch.relu.
+func reluScalar(z []float64) {
 	for j, v := range z {
 		if v <= 0 {
 			z[j] = 0
@@ -105,8 +138,19 @@ func relu(z []float64) {
 	}
 }
 
-// transpose writes the fo×fi row-major matrix w into wt as fi×fo.
-func transpose(wt, w []float64, fo, fi int) {
+// maskInactiveScalar sets g[k] = 0 wherever !(a[k] > 0): the ReLU derivative
+// (0 at a = 0, as in PyTorch) applied to a back-propagated gradient.
+func maskInactiveScalar(g, a []float64) {
+	a = a[:len(g)]
+	for k, v := range a {
+		if !(v > 0) {
+			g[k] = 0
+		}
+	}
+}
+
+// transposeScalar writes the fo×fi row-major matrix w into wt as fi×fo.
+func transposeScalar(wt, w []float64, fo, fi int) {
 	wt = wt[:fo*fi]
 	for j := range fo {
 		row := w[j*fi:][:fi]

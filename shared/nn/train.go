@@ -141,22 +141,7 @@ func (t *Trainer) backward(params, x, y, dst []float64, n int) {
 		d := t.del[l][:n*fo]
 		gW := dst[m.wOff[l-1]:m.bOff[l-1]]
 		gb := dst[m.bOff[l-1]:][:fo]
-		// ∂/∂b_j = Σ_s δ_sj;  ∂/∂W_j· = Σ_s δ_sj a_s·  (samples with δ_sj = 0 skipped).
-		for j := range fo {
-			k := 0
-			sum := 0.0
-			for s := range n {
-				v := d[s*fo+j]
-				sum += v
-				if v != 0 {
-					t.vals[k] = v
-					t.idx[k] = int32(s)
-					k++
-				}
-			}
-			gb[j] += sum
-			addRows(gW[j*fi:][:fi], prev, fi, t.vals[:k], t.idx[:k])
-		}
+		weightGrad(gW, gb, d, prev, fi, t.vals, t.idx)
 		if l == 1 {
 			break
 		}
@@ -168,12 +153,7 @@ func (t *Trainer) backward(params, x, y, dst []float64, n int) {
 			g := dp[s*fi:][:fi]
 			nz := compact(d[s*fo:][:fo], t.vals, t.idx)
 			addRows(g, w, fi, t.vals[:nz], t.idx[:nz])
-			a := prev[s*fi:][:fi]
-			for k, v := range a {
-				if !(v > 0) {
-					g[k] = 0
-				}
-			}
+			maskInactive(g, prev[s*fi:][:fi])
 		}
 	}
 }
@@ -249,26 +229,51 @@ func (t *Trainer) Train(params, x, y []float64, steps int, opt AdamOptions) (los
 	return loss
 }
 
+// adamConsts are the per-step scalars of torch's Adam update.
+type adamConsts struct {
+	w1, w2  float64 // 1 − β1 (torch's lerp weight) and 1 − β2
+	b2      float64 // β2
+	negStep float64 // −lr/(1−β1ᵗ)
+	bc2Sqrt float64 // √(1−β2ᵗ)
+	eps     float64
+	lerpLow bool // |w1| < 0.5: torch.lerp's formula switch
+}
+
 // adamStep applies Adam step number step (1-based) to p.
 func adamStep(p, g, m, v []float64, o AdamOptions, step int) {
-	w1 := 1 - o.Beta1 // torch passes 1 − β1 as lerp's weight
-	w2 := 1 - o.Beta2
+	adamUpdate(p, g[:len(p)], m[:len(p)], v[:len(p)], adamConstsFor(o, step))
+}
+
+// adamConstsFor returns the constants of Adam step number step (1-based).
+func adamConstsFor(o AdamOptions, step int) adamConsts {
 	bc1 := 1 - math.Pow(o.Beta1, float64(step))
 	bc2 := 1 - math.Pow(o.Beta2, float64(step))
-	negStep := -(o.LearningRate / bc1)
-	bc2Sqrt := math.Sqrt(bc2)
-	eps := o.Epsilon
-	b2 := o.Beta2
+	w1 := 1 - o.Beta1 // torch passes 1 − β1 as lerp's weight
+	return adamConsts{
+		w1:      w1,
+		w2:      1 - o.Beta2,
+		b2:      o.Beta2,
+		negStep: -(o.LearningRate / bc1),
+		bc2Sqrt: math.Sqrt(bc2),
+		eps:     o.Epsilon,
+		lerpLow: math.Abs(w1) < 0.5, // torch.lerp switches formula at |weight| = 0.5
+	}
+}
+
+// adamUpdateScalar is the elementwise Adam update with the constants of one
+// step, operation for operation as torch's single-tensor Adam.
+func adamUpdateScalar(p, g, m, v []float64, c adamConsts) {
+	w1, w2, b2 := c.w1, c.w2, c.b2
+	negStep, bc2Sqrt, eps := c.negStep, c.bc2Sqrt, c.eps
 	g = g[:len(p)]
 	m = m[:len(p)]
 	v = v[:len(p)]
-	lerpLow := math.Abs(w1) < 0.5 // torch.lerp switches formula at |weight| = 0.5
 	for i := range p {
 		gi, mi, vi := g[i], m[i], v[i]
 		if gi == 0 && mi == 0 && vi == 0 {
 			continue // the update is exactly p + (−0)/ε = p
 		}
-		if lerpLow {
+		if c.lerpLow {
 			mi = mi + float64(w1*(gi-mi))
 		} else {
 			mi = gi - float64((gi-mi)*(1-w1))

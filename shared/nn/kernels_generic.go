@@ -1,0 +1,24 @@
+//go:build !(goexperiment.simd && amd64)
+
+package nn
+
+// Without GOEXPERIMENT=simd on amd64 (and always in WebAssembly) the kernels
+// are the scalar ones of kernels.go and train.go.
+
+func addRows(dst, m []float64, stride int, vals []float64, idx []int32) {
+	addRowsScalar(dst, m, stride, vals, idx)
+}
+
+func relu(z []float64) { reluScalar(z) }
+
+func maskInactive(g, a []float64) { maskInactiveScalar(g, a) }
+
+func transpose(wt, w []float64, fo, fi int) { transposeScalar(wt, w, fo, fi) }
+
+func adamUpdate(p, g, m, v []float64, c adamConsts) { adamUpdateScalar(p, g, m, v, c) }
+
+func compact(a, vals []float64, idx []int32) int { return compactScalar(a, vals, idx) }
+
+func weightGrad(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
+	weightGradScalar(gW, gb, d, prev, fi, vals, idx)
+}

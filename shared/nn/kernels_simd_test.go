@@ -1,0 +1,269 @@
+//go:build goexperiment.simd && amd64
+
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"simd/archsimd"
+)
+
+// The AVX2 kernels must reproduce the scalar kernels bit for bit (the golden
+// hash in TestGolden and the wasm clients depend on it). These tests run
+// both on random data of many shapes — odd widths so every vector tail is
+// exercised, batches of 1…40, many exact zeros and signed zeros as ReLU
+// produces them, magnitudes over twelve decades — and compare every result
+// with ==  on the bit patterns (math.Float64bits), so even −0 versus +0
+// counts as a failure.
+
+func needAVX2(t testing.TB) {
+	if !archsimd.X86.AVX2() {
+		t.Skip("CPU has no AVX2: the SIMD kernels are never used")
+	}
+}
+
+// withSIMD runs f with useSIMD set to on and restores it.
+func withSIMD(on bool, f func()) {
+	old := useSIMD
+	useSIMD = on
+	defer func() { useSIMD = old }()
+	f()
+}
+
+// wild returns a value that is 0 with probability pZero (a third of those
+// −0), else a normal variate scaled by 10^U(−6, 6).
+func wild(rng *rand.Rand, pZero float64) float64 {
+	if rng.Float64() < pZero {
+		if rng.IntN(3) == 0 {
+			return math.Copysign(0, -1)
+		}
+		return 0
+	}
+	return rng.NormFloat64() * math.Pow(10, 12*rng.Float64()-6)
+}
+
+func wildSlice(rng *rand.Rand, n int, pZero float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = wild(rng, pZero)
+	}
+	return s
+}
+
+// sameBits reports the first index where a and b differ in any bit.
+func sameBits(t *testing.T, what string, a, b []float64) bool {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Errorf("%s: lengths %d and %d", what, len(a), len(b))
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			t.Errorf("%s: element %d is %v (%#x) with SIMD, %v (%#x) scalar",
+				what, i, a[i], math.Float64bits(a[i]), b[i], math.Float64bits(b[i]))
+			return false
+		}
+	}
+	return true
+}
+
+func TestAddRowsSIMDMatchesScalar(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	lengths := []int{1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 15, 16, 17, 20, 24, 31, 32, 33, 40, 63, 64, 65, 128}
+	for _, n := range lengths {
+		for nv := range 42 {
+			stride := n + rng.IntN(3)
+			rows := 1 + rng.IntN(50)
+			m := wildSlice(rng, rows*stride+n, 0.2)
+			vals := wildSlice(rng, nv, 0.1)
+			idx := make([]int32, nv)
+			for k := range idx {
+				idx[k] = int32(rng.IntN(rows + 1))
+			}
+			dst := wildSlice(rng, n, 0.3)
+			want := append([]float64(nil), dst...)
+			addRowsScalar(want, m, stride, vals, idx)
+			got := append([]float64(nil), dst...)
+			addRowsAVX2(got, m, stride, vals, idx)
+			if !sameBits(t, "addRows", got, want) {
+				t.Fatalf("len(dst) = %d, stride %d, %d rows", n, stride, nv)
+			}
+		}
+	}
+}
+
+func TestElementwiseSIMDMatchesScalar(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 70 {
+		z := wildSlice(rng, n, 0.3)
+		if n > 2 {
+			z[n/2] = math.NaN()
+			z[n-1] = math.Inf(-1)
+		}
+		want := append([]float64(nil), z...)
+		reluScalar(want)
+		got := append([]float64(nil), z...)
+		reluAVX2(got)
+		sameBits(t, "relu", got, want)
+
+		g := wildSlice(rng, n, 0.1)
+		a := wildSlice(rng, n, 0.4)
+		want = append([]float64(nil), g...)
+		maskInactiveScalar(want, a)
+		got = append([]float64(nil), g...)
+		maskInactiveAVX2(got, a)
+		sameBits(t, "maskInactive", got, want)
+
+		vals1, vals2 := make([]float64, n), make([]float64, n)
+		idx1, idx2 := make([]int32, n), make([]int32, n)
+		n1 := compactScalar(z, vals1, idx1)
+		n2 := compactBranchless(z, vals2, idx2)
+		if n1 != n2 {
+			t.Fatalf("compact of %d values: %d non-zero branchless, %d scalar", n, n2, n1)
+		}
+		sameBits(t, "compact", vals2[:n2], vals1[:n1])
+		for k := range n1 {
+			if idx1[k] != idx2[k] {
+				t.Fatalf("compact index %d: %d branchless, %d scalar", k, idx2[k], idx1[k])
+			}
+		}
+	}
+}
+
+func TestTransposeSIMDMatchesScalar(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for fo := 1; fo <= 13; fo++ {
+		for fi := 1; fi <= 13; fi++ {
+			w := wildSlice(rng, fo*fi, 0.2)
+			want := make([]float64, fo*fi)
+			got := make([]float64, fo*fi)
+			transposeScalar(want, w, fo, fi)
+			transposeAVX2(got, w, fo, fi)
+			if !sameBits(t, "transpose", got, want) {
+				t.Fatalf("%d×%d", fo, fi)
+			}
+		}
+	}
+	w := wildSlice(rng, 128*10, 0)
+	want, got := make([]float64, len(w)), make([]float64, len(w))
+	transposeScalar(want, w, 128, 10)
+	transposeAVX2(got, w, 128, 10)
+	sameBits(t, "transpose 128×10", got, want)
+}
+
+func TestWeightGradSIMDMatchesScalar(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 1; n <= 40; n++ {
+		fo := 1 + rng.IntN(37)
+		fi := 1 + rng.IntN(37)
+		if n%10 == 0 {
+			fo, fi = 64, 128
+		}
+		d := wildSlice(rng, n*fo, 0.5)
+		prev := wildSlice(rng, n*fi, 0.5)
+		gW := wildSlice(rng, fo*fi, 0.2)
+		gb := wildSlice(rng, fo, 0.2)
+		vals := make([]float64, n)
+		idx := make([]int32, n)
+		wantW, wantB := append([]float64(nil), gW...), append([]float64(nil), gb...)
+		weightGradScalar(wantW, wantB, d, prev, fi, vals, idx)
+		gotW, gotB := append([]float64(nil), gW...), append([]float64(nil), gb...)
+		weightGradAVX2(gotW, gotB, d, prev, fi, vals, idx)
+		if !sameBits(t, "weight gradient", gotW, wantW) || !sameBits(t, "bias gradient", gotB, wantB) {
+			t.Fatalf("n = %d, %d×%d", n, fo, fi)
+		}
+	}
+}
+
+func TestAdamSIMDMatchesScalar(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, o := range []AdamOptions{{}, {LearningRate: 0.1, Beta1: 0.3, Beta2: 0.5, Epsilon: 1e-3}} {
+		o = o.withDefaults()
+		for n := range 80 {
+			// A third of the parameters have g = m = v = 0 (skipped), some
+			// only g = 0; v ≥ 0 as Adam keeps it.
+			p := wildSlice(rng, n, 0.1)
+			g := wildSlice(rng, n, 0.5)
+			m := wildSlice(rng, n, 0.5)
+			v := wildSlice(rng, n, 0.5)
+			for i := range v {
+				v[i] = math.Abs(v[i])
+				if rng.IntN(3) == 0 {
+					g[i], m[i], v[i] = 0, math.Copysign(0, -1), 0
+				}
+			}
+			step := 1 + rng.IntN(40)
+			c := adamConstsFor(o, step)
+			pw, mw, vw := append([]float64(nil), p...), append([]float64(nil), m...), append([]float64(nil), v...)
+			adamUpdateScalar(pw, g, mw, vw, c)
+			pg, mg, vg := append([]float64(nil), p...), append([]float64(nil), m...), append([]float64(nil), v...)
+			adamUpdateAVX2(pg, g, mg, vg, c)
+			if !sameBits(t, "Adam p", pg, pw) || !sameBits(t, "Adam m", mg, mw) || !sameBits(t, "Adam v", vg, vw) {
+				t.Fatalf("n = %d, step %d, options %+v", n, step, o)
+			}
+		}
+	}
+}
+
+// TestTrainerSIMDMatchesScalar runs whole networks both ways: Loss,
+// Gradient, 7 Adam steps and Predict, on odd layer widths, batches of 1…40
+// and inputs that are half zeros (so whole units are dead for some samples).
+func TestTrainerSIMDMatchesScalar(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= 40; n++ {
+		var sizes []int
+		switch n % 4 {
+		case 0:
+			sizes = []int{10, 128, 64, 32, 1}
+		case 1:
+			sizes = []int{1 + rng.IntN(13), 1 + rng.IntN(40), 1}
+		default:
+			sizes = []int{1 + rng.IntN(13), 1 + rng.IntN(70), 1 + rng.IntN(40), 1 + rng.IntN(3)}
+		}
+		m := NewMLP(sizes...)
+		p := make([]float64, m.NumParams())
+		m.Init(p, rng)
+		x := make([]float64, n*m.In())
+		for i := range x {
+			if rng.IntN(2) == 0 {
+				x[i] = rng.NormFloat64() * 50
+			}
+		}
+		y := make([]float64, n*m.Out())
+		for i := range y {
+			y[i] = rng.NormFloat64() * 10
+		}
+		type result struct {
+			loss, trainLoss float64
+			grad, trained   []float64
+			pred            []float64
+		}
+		run := func() result {
+			tr := NewTrainer(m)
+			r := result{grad: make([]float64, len(p)), pred: make([]float64, len(y))}
+			r.loss = tr.Gradient(p, x, y, r.grad)
+			r.trained = append([]float64(nil), p...)
+			r.trainLoss = tr.Train(r.trained, x, y, 7, AdamOptions{LearningRate: 0.01})
+			m.Predict(r.trained, x, r.pred)
+			return r
+		}
+		var simd, scalar result
+		withSIMD(true, func() { simd = run() })
+		withSIMD(false, func() { scalar = run() })
+		ok := sameBits(t, "loss", []float64{simd.loss, simd.trainLoss}, []float64{scalar.loss, scalar.trainLoss}) &&
+			sameBits(t, "gradient", simd.grad, scalar.grad) &&
+			sameBits(t, "trained parameters", simd.trained, scalar.trained) &&
+			sameBits(t, "prediction", simd.pred, scalar.pred)
+		if !ok {
+			t.Fatalf("network %v, batch %d", sizes, n)
+		}
+	}
+}
