@@ -22,3 +22,7 @@ func compact(a, vals []float64, idx []int32) int { return compactScalar(a, vals,
 func weightGrad(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
 	weightGradScalar(gW, gb, d, prev, fi, vals, idx)
 }
+
+// predictFast handles MLP.Predict when a faster kernel exists; here it never
+// does.
+func predictFast(m *MLP, params, x, dst []float64, n int) bool { return false }

@@ -5,6 +5,7 @@ package nn
 import (
 	"math"
 	"simd/archsimd"
+	"sync"
 )
 
 // AVX2 versions of the kernels, built only with GOEXPERIMENT=simd on amd64
@@ -420,4 +421,63 @@ func adamUpdateAVX2(p, g, m, v []float64, c adamConsts) {
 		pn.Store((*[4]float64)(p[i : i+4]))
 	}
 	adamUpdateScalar(p[n4:], g[n4:], m[n4:], v[n4:], c)
+}
+
+// predictMinBatch is the batch size from which MLP.Predict transposes the
+// weights to use addRowsAVX2 (transposing costs about as much as the scalar
+// forward pass of two or three samples).
+const predictMinBatch = 4
+
+// predictScratch is MLP.Predict's workspace for the AVX2 path, pooled so
+// that Predict stays allocation-free in steady state and safe for concurrent
+// use.
+type predictScratch struct {
+	wt   []float64 // transposed weights, at params' offsets
+	act  []float64 // two activation rows
+	vals []float64
+	idx  []int32
+}
+
+var predictPool = sync.Pool{New: func() any { return new(predictScratch) }}
+
+// predictFast is MLP.Predict through the Trainer's forward arithmetic
+// (compact, addRows over transposed weights, relu), which gives the same
+// bits as forwardGather.
+func predictFast(m *MLP, params, x, dst []float64, n int) bool {
+	if !useSIMD || n < predictMinBatch {
+		return false
+	}
+	sc := predictPool.Get().(*predictScratch)
+	defer predictPool.Put(sc)
+	if len(sc.wt) < m.n {
+		sc.wt = make([]float64, m.n)
+	}
+	if len(sc.act) < 2*m.width {
+		sc.act = make([]float64, 2*m.width)
+		sc.vals = make([]float64, m.width)
+		sc.idx = make([]int32, m.width)
+	}
+	L := len(m.sizes) - 1
+	for l := 1; l <= L; l++ {
+		transposeAVX2(sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.wOff[l-1]:m.bOff[l-1]], m.sizes[l], m.sizes[l-1])
+	}
+	in, out := m.In(), m.Out()
+	cur, next := sc.act[:m.width], sc.act[m.width:2*m.width]
+	for s := range n {
+		prev := x[s*in : (s+1)*in]
+		for l := 1; l <= L; l++ {
+			fo := m.sizes[l]
+			nz := compactBranchless(prev, sc.vals, sc.idx)
+			z := next[:fo]
+			copy(z, params[m.bOff[l-1]:m.bOff[l-1]+fo])
+			addRowsAVX2(z, sc.wt[m.wOff[l-1]:m.bOff[l-1]], fo, sc.vals[:nz], sc.idx[:nz])
+			if l < L {
+				reluAVX2(z)
+			}
+			prev = z
+			cur, next = next, cur
+		}
+		copy(dst[s*out:(s+1)*out], prev[:out])
+	}
+	return true
 }

@@ -98,6 +98,9 @@ func (m *MLP) Init(dst []float64, rng *rand.Rand) {
 func (m *MLP) Predict(params, x, dst []float64) {
 	m.checkParams(params)
 	n := m.checkBatch(x, dst, "dst")
+	if predictFast(m, params, x, dst, n) {
+		return
+	}
 	var stack [3 * 256]float64
 	var istack [256]int32
 	var buf []float64
