@@ -93,7 +93,9 @@ func (m *MLP) Init(dst []float64, rng *rand.Rand) {
 
 // Predict writes the network's outputs for the n samples of x (n×In,
 // row-major) into dst (n×Out, row-major). It allocates nothing for networks
-// up to 256 units wide and returns bit-for-bit the values Trainer.Loss and
+// up to 256 units wide (with GOEXPERIMENT=simd, batches of 4 or more use a
+// pooled workspace instead, reallocated only after a garbage collection
+// empties the pool) and returns bit-for-bit the values Trainer.Loss and
 // Trainer.Train compute internally.
 func (m *MLP) Predict(params, x, dst []float64) {
 	m.checkParams(params)
