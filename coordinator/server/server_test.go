@@ -39,7 +39,7 @@ type fixture struct {
 
 func (f *fixture) wsURL() string { return "ws" + strings.TrimPrefix(f.http.URL, "http") + "/api/ws" }
 
-func start(t *testing.T, tmpl study.File, names []string, seed *uint64) *fixture {
+func start(t testing.TB, tmpl study.File, names []string, seed *uint64) *fixture {
 	t.Helper()
 	file, secrets, err := study.Create(study.CreateOptions{Template: tmpl, Names: names})
 	if err != nil {
