@@ -3,6 +3,10 @@ GO      ?= go
 BIN     := bin
 WEB     := $(BIN)/web
 GOROOT  := $(shell $(GO) env GOROOT)
+# Native builds use Go 1.26's experimental SIMD package for the training
+# kernels (shared/nn: AVX2, bit-identical to the scalar code, picked at run
+# time). Every other build (wasm, plain `go build`) uses the scalar kernels.
+SIMD    := GOEXPERIMENT=simd
 WASMEXEC_DIR := $(GOROOT)/lib/wasm
 
 .PHONY: all build web run test test-wasm bench vet fmt clean
@@ -11,7 +15,7 @@ all: build
 
 ## build: the fedcast binary (bin/fedcast) and the browser app (bin/web)
 build: web
-	$(GO) build -o $(BIN)/fedcast ./coordinator/cmd/fedcast
+	$(SIMD) $(GO) build -o $(BIN)/fedcast ./coordinator/cmd/fedcast
 
 ## web: the browser app: index.html, wasm_exec.js, main.wasm (+ .gz)
 web:
@@ -29,6 +33,7 @@ run: build
 ## test: vet (native and wasm), unit tests, wasm tests under node, browser tests
 test: vet
 	$(GO) test -count=1 -timeout 20m ./...
+	$(SIMD) $(GO) test -count=1 -timeout 10m ./shared/nn/ ./shared/fl/
 	$(MAKE) test-wasm
 
 ## test-wasm: the shared packages' tests compiled to wasm and run under node
@@ -42,7 +47,7 @@ vet:
 
 ## bench: benchmarks (native); see docs/benchmarks.md for the wasm runs
 bench:
-	$(GO) test -run=NONE -bench=. -benchmem ./...
+	$(SIMD) $(GO) test -run=NONE -bench=. -benchmem ./...
 
 clean:
 	rm -rf $(BIN)
