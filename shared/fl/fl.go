@@ -171,6 +171,13 @@ func sortInts(a []int) {
 // cfg.ClipNorm in DP mode. It returns ‖Δw‖₂ before clipping. A client with
 // no windows sends a zero update. dst must have len(global).
 func LocalUpdate(t *nn.Trainer, global, x, y []float64, cfg Config, dst []float64) (norm float64) {
+	return LocalUpdateProgress(t, global, x, y, cfg, dst, nil)
+}
+
+// LocalUpdateProgress is LocalUpdate that calls progress(step, E) after each
+// local training step when progress is not nil (for progress bars). The
+// update is identical to LocalUpdate's.
+func LocalUpdateProgress(t *nn.Trainer, global, x, y []float64, cfg Config, dst []float64, progress func(step, steps int)) (norm float64) {
 	if len(dst) != len(global) {
 		panic("fl: LocalUpdate: dst and global lengths differ")
 	}
@@ -179,7 +186,7 @@ func LocalUpdate(t *nn.Trainer, global, x, y []float64, cfg Config, dst []float6
 		return 0
 	}
 	copy(dst, global)
-	t.Train(dst, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate})
+	t.TrainProgress(dst, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate}, progress)
 	for i, g := range global {
 		dst[i] -= g
 	}

@@ -413,3 +413,26 @@ func TestSimulationCancel(t *testing.T) {
 		t.Errorf("cancelled run: %v", err)
 	}
 }
+
+func TestLocalUpdateProgress(t *testing.T) {
+	m := nn.NewMLP(3, 8, 1)
+	global := make([]float64, m.NumParams())
+	m.Init(global, rand.New(rand.NewPCG(1, 2)))
+	x, y := []float64{1, 2, 3, 4, 5, 6}, []float64{10, 20}
+	cfg := Config{Clients: 1, ExpectedClients: 1, Rounds: 1, ClipNorm: 0.5, NoiseMultiplier: 1, DP: true, LocalEpochs: 7, LearningRate: 0.01}
+	a, b := make([]float64, len(global)), make([]float64, len(global))
+	LocalUpdate(nn.NewTrainer(m), global, x, y, cfg, a)
+	var steps []int
+	LocalUpdateProgress(nn.NewTrainer(m), global, x, y, cfg, b, func(step, total int) {
+		if total != 7 {
+			t.Errorf("total %d, want E = 7", total)
+		}
+		steps = append(steps, step)
+	})
+	if !slices.Equal(a, b) {
+		t.Error("progress reporting changed the update")
+	}
+	if !slices.Equal(steps, []int{1, 2, 3, 4, 5, 6, 7}) {
+		t.Errorf("progress steps %v", steps)
+	}
+}

@@ -206,6 +206,14 @@ func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
 //
 // which is p −= lr·m̂/(√v̂ + ε) with m̂ = m/(1−β1ᵗ), v̂ = v/(1−β2ᵗ).
 func (t *Trainer) Train(params, x, y []float64, steps int, opt AdamOptions) (loss float64) {
+	return t.TrainProgress(params, x, y, steps, opt, nil)
+}
+
+// TrainProgress is Train that calls progress(step, steps) after each step
+// (step = 1…steps) when progress is not nil, so that a user interface can
+// show how far local training has come (and, in the browser, yield to the
+// page between steps). The result is identical to Train's.
+func (t *Trainer) TrainProgress(params, x, y []float64, steps int, opt AdamOptions, progress func(step, steps int)) (loss float64) {
 	t.m.checkParams(params)
 	if steps < 0 {
 		panic(fmt.Sprintf("nn: Train with %d steps", steps))
@@ -225,6 +233,9 @@ func (t *Trainer) Train(params, x, y []float64, steps int, opt AdamOptions) (los
 		clear(t.grad)
 		t.backward(params, x, y, t.grad, n)
 		adamStep(params, t.grad, t.mom, t.vel, o, step)
+		if progress != nil {
+			progress(step, steps)
+		}
 	}
 	return loss
 }

@@ -74,6 +74,9 @@ type Result struct {
 // callbacks run on Run's goroutine and must not block for long.
 type Observer struct {
 	State    func(State)
+	// Progress reports local training: step 0 when it starts, then after
+	// each of the E steps (step = 1…steps). In the browser, this is where
+	// the page yields so it keeps painting during training.
 	Progress func(round, step, steps int)
 	Sent     func(Outgoing)
 	Result   func(Result)
@@ -526,10 +529,11 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		obs.Progress(m.Round, 0, cfg.LocalEpochs)
 	}
 	d := make([]float64, len(m.Weights))
-	fl.LocalUpdate(tr, m.Weights, x, y, cfg, d)
+	var progress func(step, steps int)
 	if obs.Progress != nil {
-		obs.Progress(m.Round, cfg.LocalEpochs, cfg.LocalEpochs)
+		progress = func(step, steps int) { obs.Progress(m.Round, step, steps) }
 	}
+	fl.LocalUpdateProgress(tr, m.Weights, x, y, cfg, d, progress)
 	_, b, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: d})
 	if err != nil {
 		return fmt.Errorf("client: local training diverged: %w", err)
