@@ -73,7 +73,7 @@ type Result struct {
 // Observer receives the session's events; nil fields are skipped. The
 // callbacks run on Run's goroutine and must not block for long.
 type Observer struct {
-	State    func(State)
+	State func(State)
 	// Progress reports local training: step 0 when it starts, then after
 	// each of the E steps (step = 1…steps). In the browser, this is where
 	// the page yields so it keeps painting during training.
