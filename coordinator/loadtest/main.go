@@ -1,0 +1,578 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fedcast/fedcast/coordinator/server"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// Config is one load run.
+type Config struct {
+	Fedcast         string        // path of the fedcast binary
+	Clients         int           // N
+	Expected        int           // m
+	Rounds          int           // T
+	Epsilon         float64       // budget (calibrates c; irrelevant to the load)
+	InsecureSeed    int64         // ≥ 0: --insecure-seed (updates buffered, summed in LHA order)
+	Deadline        time.Duration // round deadline
+	DialConcurrency int           // dials in flight
+	Sources         int           // source addresses 127.0.0.2 …
+	Timeout         time.Duration // bound on the whole run
+	Hidden          []int         // hidden layers (default: the paper's 128, 64, 32)
+	Trace           string        // optional CSV of the coordinator's VmRSS over time
+	// Hold keeps the N clients connected and idle this long before the
+	// study may start: one more LHA is enrolled (N+1, start_quorum N+1)
+	// and joins only after the hold.
+	Hold time.Duration
+}
+
+// Result is what a run measured. Memory in MiB.
+type Result struct {
+	Mode              string    `json:"mode"`
+	Clients           int       `json:"clients"`
+	Expected          int       `json:"expected_clients"`
+	Rounds            int       `json:"rounds"`
+	Params            int       `json:"params"`
+	UpdateBytes       int       `json:"update_frame_bytes"`
+	RlimitNofile      uint64    `json:"rlimit_nofile"`
+	ConnectSeconds    float64   `json:"connect_seconds"`
+	HoldSeconds       float64   `json:"hold_seconds"`
+	MaxOnline         int       `json:"max_online_during_hold"`
+	ServerRSSIdle     float64   `json:"server_rss_idle_mib"`
+	ServerRSSOnline   float64   `json:"server_rss_all_connected_mib"`
+	PerClientKiB      float64   `json:"server_kib_per_connection"`
+	ServerRSSRounds   float64   `json:"server_rss_max_during_rounds_mib"`
+	ServerHWM         float64   `json:"server_peak_rss_vmhwm_mib"`
+	RoundSeconds      []float64 `json:"round_seconds"`
+	Received          []int     `json:"round_received"`
+	CommitSeconds     float64   `json:"commit_seconds_mean"`
+	UpdatesSent       int64     `json:"updates_sent"`
+	ResultsReceived   int64     `json:"round_results_received"`
+	ClientErrors      int64     `json:"client_errors"`
+	FirstClientError  string    `json:"first_client_error,omitempty"`
+	ClientProcessHWM  float64   `json:"client_process_peak_rss_mib"`
+	TotalSeconds      float64   `json:"total_seconds"`
+	UpdatesPerRoundMB float64   `json:"updates_per_round_mib"`
+}
+
+func main() {
+	var c Config
+	flag.StringVar(&c.Fedcast, "fedcast", "", "fedcast binary (go build -o /tmp/fedcast ./coordinator/cmd/fedcast); required")
+	flag.IntVar(&c.Clients, "clients", 1000, "LHAs N, all connected at once")
+	flag.IntVar(&c.Expected, "expected", 10, "expected clients per round m (q = m/N)")
+	flag.IntVar(&c.Rounds, "rounds", 1, "rounds T")
+	flag.Float64Var(&c.Epsilon, "epsilon", 2, "privacy budget (only calibrates c)")
+	flag.Int64Var(&c.InsecureSeed, "insecure-seed", -1, "≥ 0: run the coordinator with --insecure-seed (research mode)")
+	flag.DurationVar(&c.Deadline, "deadline", 10*time.Minute, "round deadline")
+	flag.IntVar(&c.DialConcurrency, "dial-concurrency", 128, "dials in flight")
+	flag.IntVar(&c.Sources, "sources", 32, "source addresses 127.0.0.2 … for the client sockets")
+	flag.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
+	flag.DurationVar(&c.Hold, "hold", 5*time.Second, "keep all clients connected and idle this long before the rounds")
+	flag.StringVar(&c.Trace, "trace", "", "write the coordinator's VmRSS trace (CSV: seconds,rss_mib,phase) here")
+	out := flag.String("out", "", "write the result as JSON here (default: stdout only)")
+	flag.Parse()
+	if c.Fedcast == "" {
+		fmt.Fprintln(os.Stderr, "loadtest: -fedcast is required (go build -o /tmp/fedcast ./coordinator/cmd/fedcast)")
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
+	defer cancel()
+	res, err := Run(ctx, c, os.Stderr)
+	if res != nil {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Println(string(b))
+		if *out != "" {
+			os.WriteFile(*out, append(b, '\n'), 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+// raiseNofile raises RLIMIT_NOFILE (soft and hard) to at least n for this
+// process and the children it starts.
+func raiseNofile(n uint64) (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	want := max(n, lim.Cur)
+	if want <= lim.Max {
+		lim.Cur = want
+	} else {
+		lim.Cur, lim.Max = want, want // needs CAP_SYS_RESOURCE
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("setrlimit NOFILE %d: %w", want, err)
+	}
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	return lim.Cur, nil
+}
+
+// procStatus reads a memory field (VmRSS, VmHWM) of /proc/PID/status in MiB.
+func procStatus(pid int, field string) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return math.NaN()
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(v)
+			kb, _ := strconv.ParseFloat(f[0], 64)
+			return kb / 1024
+		}
+	}
+	return math.NaN()
+}
+
+type coordinator struct {
+	cmd    *exec.Cmd
+	base   string
+	admin  string
+	exited chan struct{}
+	stderr bytes.Buffer
+	mu     sync.Mutex
+}
+
+func (co *coordinator) get(path string, v any) error {
+	req, _ := http.NewRequest("GET", co.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+co.admin)
+	c := http.Client{Timeout: time.Minute}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+	}
+	if b, ok := v.(*[]byte); ok {
+		*b, err = io.ReadAll(resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+func startCoordinator(c Config, dir string, admin string, log io.Writer) (*coordinator, error) {
+	args := []string{"serve", "--study", filepath.Join(dir, "study.json"), "--state", filepath.Join(dir, "state"),
+		"--addr", "127.0.0.1:0", "--web", filepath.Join(dir, "no-web"), "--log-level", "warn"}
+	if c.InsecureSeed >= 0 {
+		args = append(args, "--insecure-seed", strconv.FormatInt(c.InsecureSeed, 10))
+	}
+	co := &coordinator{cmd: exec.Command(c.Fedcast, args...), admin: admin, exited: make(chan struct{})}
+	stdout, err := co.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	co.cmd.Stderr = &lockedWriter{mu: &co.mu, w: &co.stderr}
+	if err := co.cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if i := strings.Index(line, " on http://"); i >= 0 {
+				select {
+				case addr <- strings.Fields(line[i+4:])[0]:
+				default:
+				}
+			}
+		}
+	}()
+	go func() { co.cmd.Wait(); close(co.exited) }()
+	select {
+	case co.base = <-addr:
+		return co, nil
+	case <-co.exited:
+		return nil, fmt.Errorf("fedcast serve exited: %s", co.stderr.String())
+	case <-time.After(time.Minute):
+		co.cmd.Process.Kill()
+		return nil, errors.New("fedcast serve did not start within a minute")
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// updates encodes one update frame per round, shared by every client.
+type updates struct {
+	mu     sync.Mutex
+	frames map[int][]byte
+	params int
+}
+
+func (u *updates) frame(round int) []byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if b, ok := u.frames[round]; ok {
+		return b
+	}
+	rng := rand.New(rand.NewPCG(uint64(round), 9))
+	w := make([]float64, u.params)
+	for i := range w {
+		w[i] = rng.NormFloat64() * 1e-3
+	}
+	_, b, err := protocol.Encode(&protocol.Update{Round: round, Weights: w})
+	if err != nil {
+		panic(err)
+	}
+	u.frames[round] = b
+	return b
+}
+
+type stats struct {
+	welcomed, updates, results, errors atomic.Int64
+	firstErr                           atomic.Value
+}
+
+func (s *stats) fail(err error) {
+	s.errors.Add(1)
+	s.firstErr.CompareAndSwap(nil, err.Error())
+}
+
+// client is one lightweight LHA: hello, then answer every round_start with
+// the precomputed update; round results are read but not decoded.
+// ready is called once, when the client is welcomed or has failed to join.
+func client(ctx context.Context, url, token string, hc *http.Client, up *updates, st *stats, ready func()) {
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc})
+	if err != nil {
+		st.fail(err)
+		ready()
+		return
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(protocol.FrameSize(up.params) + protocol.MaxText)
+	_, hello, _ := protocol.Encode(&protocol.Hello{Token: token})
+	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
+		st.fail(err)
+		ready()
+		return
+	}
+	first := true
+	var hdr [8]byte
+	for {
+		typ, r, err := ws.Reader(ctx)
+		if err != nil {
+			if first {
+				ready()
+			}
+			if ctx.Err() == nil {
+				st.fail(err)
+			}
+			return
+		}
+		if typ == websocket.MessageBinary {
+			if _, err := io.ReadFull(r, hdr[:]); err != nil {
+				st.fail(err)
+				return
+			}
+			io.Copy(io.Discard, r)
+			round := int(binary.LittleEndian.Uint32(hdr[4:]))
+			switch protocol.Type(hdr[3]) {
+			case protocol.TypeRoundStart:
+				if err := ws.Write(ctx, websocket.MessageBinary, up.frame(round)); err != nil {
+					st.fail(err)
+					return
+				}
+				st.updates.Add(1)
+			case protocol.TypeRoundResult:
+				st.results.Add(1)
+			}
+			continue
+		}
+		b, err := io.ReadAll(r)
+		if err != nil {
+			st.fail(err)
+			return
+		}
+		m, err := protocol.Decode(protocol.Text, b)
+		if err != nil {
+			st.fail(err)
+			return
+		}
+		switch m := m.(type) {
+		case *protocol.Welcome:
+			if first {
+				first = false
+				st.welcomed.Add(1)
+				ready()
+			}
+		case *protocol.Finished:
+			ws.Close(websocket.StatusNormalClosure, "")
+			return
+		case *protocol.Error:
+			if first {
+				ready()
+			}
+			st.fail(m)
+			if m.Code.Fatal() {
+				return
+			}
+		}
+	}
+}
+
+// Run performs one load run.
+func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
+	t0 := time.Now()
+	if c.Expected > c.Clients || c.Clients < 1 {
+		return nil, fmt.Errorf("need 1 ≤ expected (%d) ≤ clients (%d)", c.Expected, c.Clients)
+	}
+	lim, err := raiseNofile(uint64(c.Clients) + 4096)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "fedcast-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	names := make([]string, c.Clients+1) // the last one joins after the hold
+	for i := range names {
+		names[i] = fmt.Sprintf("LHA %06d", i+1)
+	}
+	f, secrets, err := study.Create(study.CreateOptions{Names: names, Template: study.File{
+		Name: "load test", Epsilon: c.Epsilon, Rounds: c.Rounds, ExpectedClients: c.Expected, Hidden: c.Hidden,
+		RoundDeadline: study.Duration(c.Deadline),
+	}})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := f.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "study.json"), raw, 0o600); err != nil {
+		return nil, err
+	}
+	params := f.Public(0, false).Params
+	res := &Result{Mode: "secure (streaming aggregation)", Clients: c.Clients, Expected: c.Expected, Rounds: c.Rounds,
+		Params: params, RlimitNofile: lim, UpdateBytes: int(protocol.FrameSize(params)) - protocol.MaxMeta}
+	if c.InsecureSeed >= 0 {
+		res.Mode = "insecure-seed (updates buffered, summed in LHA order)"
+	}
+	res.UpdatesPerRoundMB = float64(c.Expected) * float64(8*params) / (1 << 20)
+
+	co, err := startCoordinator(c, dir, secrets.Admin, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		co.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-co.exited:
+		case <-time.After(30 * time.Second):
+			co.cmd.Process.Kill()
+			<-co.exited
+		}
+	}()
+	pid := co.cmd.Process.Pid
+	time.Sleep(500 * time.Millisecond)
+	res.ServerRSSIdle = procStatus(pid, "VmRSS")
+
+	// RSS sampler.
+	var phase atomic.Value
+	phase.Store("connecting")
+	type point struct {
+		t     float64
+		rss   float64
+		phase string
+	}
+	var trace []point
+	var traceMu sync.Mutex
+	samplerDone := make(chan struct{})
+	stopSampler := make(chan struct{})
+	go func() {
+		defer close(samplerDone)
+		tk := time.NewTicker(20 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stopSampler:
+				return
+			case <-tk.C:
+				r := procStatus(pid, "VmRSS")
+				traceMu.Lock()
+				trace = append(trace, point{time.Since(t0).Seconds(), r, phase.Load().(string)})
+				traceMu.Unlock()
+			}
+		}
+	}()
+
+	// Connect everyone.
+	var next atomic.Uint64
+	sources := max(1, c.Sources)
+	hc := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			i := next.Add(1)
+			d := net.Dialer{Timeout: time.Minute, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i%uint64(sources)))}}
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
+	wsURL := "ws" + strings.TrimPrefix(co.base, "http") + "/api/ws"
+	up := &updates{frames: map[int][]byte{}, params: params}
+	st := &stats{}
+	joined := make(chan struct{}, c.Clients)
+	cctx, cancelClients := context.WithCancel(ctx)
+	defer cancelClients()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, c.DialConcurrency)) // dials in flight
+	tc := time.Now()
+	fmt.Fprintf(log, "connecting %d clients to %s …\n", c.Clients, co.base)
+	go func() {
+		for i := range c.Clients {
+			select {
+			case sem <- struct{}{}:
+			case <-cctx.Done():
+				return
+			}
+			var once sync.Once
+			ready := func() { once.Do(func() { <-sem; joined <- struct{}{} }) }
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer ready()
+				client(cctx, wsURL, secrets.LHAs[i], hc, up, st, ready)
+			}()
+		}
+	}()
+	for range c.Clients {
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("connecting: %w (%d welcomed, %d errors, first: %v)", ctx.Err(), st.welcomed.Load(), st.errors.Load(), st.firstErr.Load())
+		case <-joined:
+		}
+	}
+	res.ConnectSeconds = time.Since(tc).Seconds()
+	phase.Store("hold")
+	fmt.Fprintf(log, "%d welcomed in %.1f s (%d errors); holding for %v\n", st.welcomed.Load(), res.ConnectSeconds, st.errors.Load(), c.Hold)
+	hold := time.Now()
+	for time.Since(hold) < c.Hold || res.MaxOnline == 0 {
+		var a server.AdminStatus
+		if err := co.get("/api/admin/status", &a); err != nil {
+			return res, err
+		}
+		res.MaxOnline = max(res.MaxOnline, a.Online)
+		time.Sleep(250 * time.Millisecond)
+	}
+	res.HoldSeconds = time.Since(hold).Seconds()
+	res.ServerRSSOnline = procStatus(pid, "VmRSS")
+	fmt.Fprintf(log, "held %d connections for %.1f s; coordinator RSS %.0f MiB; starting the rounds\n", res.MaxOnline, res.HoldSeconds, res.ServerRSSOnline)
+	phase.Store("rounds")
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		client(cctx, wsURL, secrets.LHAs[c.Clients], hc, up, st, func() {})
+	}()
+
+	// Watch the study until it finishes.
+	for {
+		var a server.AdminStatus
+		if err := co.get("/api/admin/status", &a); err != nil {
+			return res, err
+		}
+		if a.State == "finished" {
+			for _, p := range a.Participation {
+				res.RoundSeconds = append(res.RoundSeconds, p.Duration.Seconds())
+				res.Received = append(res.Received, p.Received)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("waiting for the study: %w", ctx.Err())
+		case <-co.exited:
+			return res, fmt.Errorf("the coordinator exited: %s", co.stderr.String())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	var metrics []byte
+	if err := co.get("/metrics", &metrics); err == nil {
+		var sum, n float64
+		for _, line := range strings.Split(string(metrics), "\n") {
+			if v, ok := strings.CutPrefix(line, "fedcast_round_commit_seconds_sum "); ok {
+				sum, _ = strconv.ParseFloat(v, 64)
+			}
+			if v, ok := strings.CutPrefix(line, "fedcast_round_commit_seconds_count "); ok {
+				n, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		if n > 0 {
+			res.CommitSeconds = sum / n
+		}
+	}
+	res.ServerHWM = procStatus(pid, "VmHWM")
+	close(stopSampler)
+	<-samplerDone
+	traceMu.Lock()
+	for _, p := range trace {
+		if p.phase == "rounds" {
+			res.ServerRSSRounds = math.Max(res.ServerRSSRounds, p.rss)
+		}
+	}
+	if c.Trace != "" {
+		var b strings.Builder
+		b.WriteString("seconds,rss_mib,phase\n")
+		for _, p := range trace {
+			fmt.Fprintf(&b, "%.3f,%.1f,%s\n", p.t, p.rss, p.phase)
+		}
+		os.WriteFile(c.Trace, []byte(b.String()), 0o644)
+	}
+	traceMu.Unlock()
+	res.PerClientKiB = (res.ServerRSSOnline - res.ServerRSSIdle) * 1024 / float64(c.Clients)
+	// Let the clients read their finished messages, then stop them.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cancelClients()
+		<-done
+	}
+	res.UpdatesSent = st.updates.Load()
+	res.ResultsReceived = st.results.Load()
+	res.ClientErrors = st.errors.Load()
+	if e, ok := st.firstErr.Load().(string); ok {
+		res.FirstClientError = e
+	}
+	res.ClientProcessHWM = procStatus(os.Getpid(), "VmHWM")
+	res.TotalSeconds = time.Since(t0).Seconds()
+	return res, nil
+}
