@@ -19,8 +19,7 @@ type Accountant struct {
 	orders []float64
 	rdp    []float64
 	plan   *plan
-	s      *scratch
-	tmp    []float64
+	s      *scratch // curve of a non-default plan
 }
 
 var defaultPlan = sync.OnceValue(func() *plan { return newPlan(DefaultOrders()) })
@@ -56,12 +55,21 @@ func (a *Accountant) Compose(q, c float64, steps int) {
 	if steps == 0 || q == 0 {
 		return
 	}
-	if a.s == nil {
-		a.s = newScratch(a.plan)
-		a.tmp = make([]float64, len(a.orders))
+	var xi []float64
+	if a.plan == defaultPlan() {
+		// The coordinator composes the same (q, c) every round: reuse the
+		// cached curve.
+		e := lockedCurve(q, c)
+		defer e.mu.Unlock()
+		xi = e.s.fill()
+	} else {
+		if a.s == nil {
+			a.s = newScratch(a.plan)
+		}
+		a.s.reset(q, c)
+		xi = a.s.fill()
 	}
-	a.plan.eval(q, c, a.tmp, a.s)
-	for i, r := range a.tmp {
+	for i, r := range xi {
 		a.rdp[i] += float64(steps) * r
 	}
 }
@@ -201,27 +209,27 @@ func equalOrders(a, b []float64) bool {
 // Epsilon returns the ε (and the minimising order) of rounds releases of
 // the Sampled Gaussian Mechanism (q, c) at δ, over DefaultOrders. Invalid
 // arguments give (NaN, NaN); see Accountant.Epsilon for δ.
+//
+// The RDP curves of the last few (q, c) pairs are cached (see
+// curveCacheSize), and orders that provably cannot attain the minimum are
+// not evaluated; the result is the same as converting the full curve. It is
+// safe for concurrent use.
 func Epsilon(q, c float64, rounds int, delta float64) (eps, order float64) {
 	if !(q >= 0 && q <= 1) || !(c >= 0) || rounds < 0 {
 		return math.NaN(), math.NaN()
 	}
-	p := defaultPlan()
-	return epsilonOf(p, newScratch(p), make([]float64, len(p.orders)), q, c, rounds, delta)
-}
-
-func epsilonOf(p *plan, s *scratch, tmp []float64, q, c float64, rounds int, delta float64) (float64, float64) {
-	if rounds == 0 || q == 0 {
-		clear(tmp)
-	} else {
-		p.eval(q, c, tmp, s)
-		for i := range tmp {
-			tmp[i] *= float64(rounds)
-		}
+	if !(delta > 0 && delta < 1) || rounds == 0 || q == 0 {
+		// Decided without the curve.
+		return epsilonFrom(defaultPlan(), zeroRDP(), delta)
 	}
-	return epsilonFrom(p, tmp, delta)
+	e := lockedCurve(q, c)
+	defer e.mu.Unlock()
+	return e.s.epsilon(rounds, delta)
 }
 
-// Bisection settings of NoiseMultiplier.
+var zeroRDP = sync.OnceValue(func() []float64 { return make([]float64, len(defaultPlan().orders)) })
+
+// Search settings of NoiseMultiplier.
 const (
 	// minSearchC is the smallest c NoiseMultiplier returns; a target met
 	// already at this c returns it (a valid, slightly conservative answer).
@@ -234,10 +242,17 @@ const (
 // precision of 1e-7) such that rounds releases of the Sampled Gaussian
 // Mechanism with rate q are (targetEps, delta)-DP over DefaultOrders. The
 // answer is on the safe side: Epsilon(q, c, rounds, delta) ≤ targetEps holds
-// for the returned c (it is the upper end of the final bisection bracket).
+// for the returned c, which is the upper end of a final bracket [lo, c] of
+// relative width ≤ 1e-7 whose lower end misses the target.
 // targetEps = +Inf (non-DP) returns 0. It returns an error wrapping
 // ErrInvalidParameter for invalid arguments and ErrUnreachable when even
 // c = MaxNoiseMultiplier does not reach the target.
+//
+// The search works on log c and log ε (ε falls roughly like a power of c):
+// secant steps find a bracket, then a safeguarded regula falsi (Illinois
+// variant, with bisection when the bracket does not halve) narrows it; every
+// step keeps ε(hi) ≤ target < ε(lo), decided by comparing ε itself with the
+// target. About 8 evaluations of ε instead of about 30 for bisection.
 func NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
 	if err := CheckEpsilon(targetEps); err != nil {
 		return 0, err
@@ -250,41 +265,115 @@ func NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
 			return 0, err
 		}
 	}
-	p := defaultPlan()
-	s, tmp := newScratch(p), make([]float64, len(p.orders))
-	ok := func(c float64) bool {
-		e, _ := epsilonOf(p, s, tmp, q, c, rounds, delta)
-		return e <= targetEps
+	s := newScratch(defaultPlan())
+	lt := math.Log(targetEps)
+	// eval returns whether c meets the target and f = log ε(c) − log target
+	// (±Inf when ε is 0 or +Inf), used only to place the next point.
+	eval := func(c float64) (ok bool, f float64) {
+		s.reset(q, c)
+		e, _ := s.epsilon(rounds, delta)
+		return e <= targetEps, math.Log(e) - lt
 	}
-	lo, hi := 0.5, 1.0
-	if ok(hi) {
-		for lo = hi / 2; ok(lo); lo /= 2 {
-			hi = lo
-			if lo/2 < minSearchC {
-				return hi, nil
-			}
-		}
-	} else {
-		for lo = hi; !ok(hi); hi *= 2 {
-			lo = hi
-			if hi*2 > MaxNoiseMultiplier {
-				if ok(MaxNoiseMultiplier) {
-					hi = MaxNoiseMultiplier
-					break
-				}
-				return 0, fmt.Errorf("%w: ε=%g at δ=%g with q=%g, T=%d needs c > %g",
-					ErrUnreachable, targetEps, delta, q, rounds, float64(MaxNoiseMultiplier))
-			}
-		}
+	unreachable := func() error {
+		return fmt.Errorf("%w: ε=%g at δ=%g with q=%g, T=%d needs c > %g",
+			ErrUnreachable, targetEps, delta, q, rounds, float64(MaxNoiseMultiplier))
 	}
-	// Invariant: ok(hi) && !ok(lo).
-	for hi-lo > relPrecision*hi {
-		mid := math.Sqrt(lo * hi)
-		if ok(mid) {
-			hi = mid
+
+	// Bracketing: from c = 1, secant steps on (log c, f) with the slope
+	// clamped to [−4, −1/4] (−1 to start) and a 10% overshoot, each moving
+	// by a factor between 2 and 1000, until the target is crossed.
+	var lo, hi, flo, fhi float64
+	c := 1.0
+	ok, f := eval(c)
+	slope := -1.0
+	for {
+		pc, pf := c, f
+		var step float64 // in log c
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			step = math.Ln2 * 4
+			if f < 0 {
+				step = -step
+			}
 		} else {
-			lo = mid
+			step = math.Max(math.Ln2, math.Min(math.Log(1000), 1.1*math.Abs(f/slope)))
+			if ok {
+				step = -step
+			}
+		}
+		next := c * math.Exp(step)
+		if next > MaxNoiseMultiplier {
+			next = MaxNoiseMultiplier
+		}
+		if next < minSearchC {
+			next = minSearchC
+		}
+		nok, nf := eval(next)
+		if nok != ok {
+			if nok {
+				lo, flo, hi, fhi = c, f, next, nf
+			} else {
+				lo, flo, hi, fhi = next, nf, c, f
+			}
+			break
+		}
+		if nok && next == minSearchC {
+			return minSearchC, nil
+		}
+		if !nok && next == MaxNoiseMultiplier {
+			return 0, unreachable()
+		}
+		if d := math.Log(next / pc); !math.IsInf(nf, 0) && !math.IsInf(pf, 0) && d != 0 {
+			slope = math.Max(-4, math.Min(-0.25, (nf-pf)/d))
+		}
+		c, ok, f = next, nok, nf
+	}
+
+	// Narrowing. Invariant: ε(hi) ≤ target < ε(lo), flo ≥ 0 ≥ fhi (up to
+	// rounding of the logarithms). Points closer than a quarter of the final
+	// tolerance to an end are moved inward, so once the root is located the
+	// next point falls just beyond it and closes the bracket.
+	side, slow := 0, 0
+	for hi-lo > relPrecision*hi {
+		ulo, uhi := math.Log(lo), math.Log(hi)
+		width := hi - lo
+		var x float64
+		if slow >= 4 || math.IsInf(flo, 0) || math.IsInf(fhi, 0) || !(flo > fhi) {
+			x = math.Sqrt(lo * hi) // bisection on log c
+			slow = 0
+		} else {
+			x = math.Exp(ulo + flo*(uhi-ulo)/(flo-fhi))
+		}
+		m := 0.25 * relPrecision * hi
+		x = math.Max(lo+m, math.Min(hi-m, x))
+		ok, f := eval(x)
+		// Anderson–Björck: an end kept twice in a row has its f scaled
+		// down, so the next point moves past the root.
+		if ok {
+			if side == 1 {
+				flo *= scaleAB(f, fhi)
+			}
+			hi, fhi, side = x, f, 1
+		} else {
+			if side == -1 {
+				fhi *= scaleAB(f, flo)
+			}
+			lo, flo, side = x, f, -1
+		}
+		if hi-lo > width/2 {
+			slow++
+		} else {
+			slow = 0
 		}
 	}
 	return hi, nil
+}
+
+// scaleAB is the Anderson–Björck factor 1 − f/fOld for the kept end of the
+// bracket (f, fOld: the new and previous value at the moving end), or ½ if
+// that is not in (0, 1).
+func scaleAB(f, fOld float64) float64 {
+	if m := 1 - f/fOld; m > 0 && m < 1 {
+		return m
+	}
+	return 0.5
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -388,5 +390,64 @@ func TestDefaultOrders(t *testing.T) {
 	o[0] = 99 // the caller's copy
 	if privacy.DefaultOrders()[0] == 99 {
 		t.Error("DefaultOrders shares its slice")
+	}
+}
+
+// TestEpsilonGolden compares with ε values of the implementation before
+// the speed-up (testdata/epsilon_golden.txt: 720 cases, q from 1e-9 to 1,
+// c from 0.05 to 1e4, T up to 2³⁰, δ = 1e-10 and 1e-5): same order, same ε
+// to 1e-12 relative.
+func TestEpsilonGolden(t *testing.T) {
+	b, err := os.ReadFile("testdata/epsilon_golden.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 6 {
+			t.Fatalf("line %d: %d fields", i+1, len(f))
+		}
+		var v [6]float64
+		for j, s := range f {
+			if v[j], err = strconv.ParseFloat(s, 64); err != nil {
+				t.Fatalf("line %d: %v", i+1, err)
+			}
+		}
+		q, c, T, delta, want, wantOrder := v[0], v[1], int(v[2]), v[3], v[4], v[5]
+		got, order := privacy.Epsilon(q, c, T, delta)
+		if !(math.Abs(got-want) <= 1e-12*want) || !(order == wantOrder || math.IsNaN(order) && math.IsNaN(wantOrder)) {
+			t.Errorf("Epsilon(%g, %g, %d, %g) = (%.17g, %v), before (%.17g, %v)", q, c, T, delta, got, order, want, wantOrder)
+		}
+		n++
+	}
+	if n != 720 {
+		t.Errorf("%d cases, want 720", n)
+	}
+}
+
+// The calibration's guarantee on a grid with other δ: the returned c meets
+// the target, c·(1−1e-6) does not.
+func TestNoiseMultiplierBracket(t *testing.T) {
+	for _, delta := range []float64{1e-10, 1e-3} {
+		for _, eps := range []float64{0.1, 0.8, 4, 20} {
+			for _, q := range []float64{1e-3, 0.05, 0.6} {
+				for _, T := range []int{3, 300, 30000} {
+					c, err := privacy.NoiseMultiplier(eps, delta, q, T)
+					if err != nil {
+						t.Fatalf("ε=%g δ=%g q=%g T=%d: %v", eps, delta, q, T, err)
+					}
+					if e, _ := privacy.Epsilon(q, c, T, delta); !(e <= eps) {
+						t.Errorf("ε=%g δ=%g q=%g T=%d: c=%.10g gives %.10g", eps, delta, q, T, c, e)
+					}
+					if e, _ := privacy.Epsilon(q, c*(1-1e-6), T, delta); !(e > eps) && c > 1.001e-3 {
+						t.Errorf("ε=%g δ=%g q=%g T=%d: c=%.10g not minimal (c(1−1e-6) gives %.10g)", eps, delta, q, T, c, e)
+					}
+				}
+			}
+		}
 	}
 }

@@ -63,9 +63,29 @@
 //
 // and Accountant.Epsilon reports the minimum over its orders (clamped at 0)
 // and the order that attains it. DefaultOrders are 1.1 … 10.9 (step 0.1),
-// 11 … 63, 64, 128, 256, 512, 1024. NoiseMultiplier inverts Epsilon by
-// bisection on c and returns the upper end of the final bracket, so the
-// guarantee of the returned c is always at most the target.
+// 11 … 63, 64, 128, 256, 512, 1024. NoiseMultiplier inverts Epsilon with a
+// bracketing search on log c (secant steps, then Anderson–Björck regula
+// falsi with bisection as a safeguard) and returns the upper end of the
+// final bracket, so the guarantee of the returned c is always at most the
+// target and the lower end, within 1e-7 of it, misses the target.
+//
+// # Speed
+//
+// Epsilon(q, c, T, δ) evaluates the RDP curve of (q, c) lazily and skips
+// orders that provably cannot attain the minimum: log A_α is convex in α,
+// so chords through the integer orders ≤ 63 (always evaluated, cheap
+// binomial sums) bound every other order's RDP from below, and an order
+// whose lower bound on ε, less a slack far above rounding, exceeds the
+// best ε found is not evaluated. ε and the order reported are exactly those
+// of the full curve (tests compare bit for bit). The curves of the last 8
+// (q, c) pairs are cached (Epsilon, and Compose of accountants over
+// DefaultOrders), with the per-(q, c) tables (e^{h(k)}, G1, the G2 tables of
+// each fractional group) inside them: a coordinator asking for ε round after
+// round pays the series once. The cache is safe for concurrent use.
+//
+// L2Norm sums squares directly (four accumulators, compensated across
+// blocks of 32) and falls back to the dnrm2-style scaled loop only when the
+// sum leaves [2⁻⁵⁰⁰, 2⁵⁰⁰] or is not finite.
 //
 // # Conventions
 //

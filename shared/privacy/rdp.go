@@ -1,8 +1,11 @@
 package privacy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 )
 
 // MaxOrder is the largest Rényi order an Accountant or RDP accepts.
@@ -101,8 +104,9 @@ var crvzW, crvzE = func() ([tailMax + 1][]float64, [tailMax + 1]float64) {
 var log3p8 = math.Log(3 + math.Sqrt(8))
 
 // plan holds everything about a list of orders that does not depend on
-// (q, c): binomials, grouping of fractional orders by fractional part, and
-// the constants of the RDP→DP conversion.
+// (q, c): binomials, grouping of fractional orders by fractional part, the
+// constants of the RDP→DP conversion, and the anchors and candidates used
+// to skip orders in the conversion (see scratch.epsilon).
 type plan struct {
 	orders []float64
 	ints   []intOrder
@@ -112,6 +116,28 @@ type plan struct {
 	maxG1  int // largest integer argument of G1 needed by fractional orders
 	maxN   int // largest ⌊α⌋ of fractional orders
 	conv   []float64
+	// where[i] ≥ 0 indexes ints, where[i] < 0 indexes fracs[−1−where[i]].
+	where []int
+	// anchors are the integer orders ≤ hlinMax (cheap binomial sums), always
+	// evaluated by the conversion; cands are the other orders, each with the
+	// anchors that bound it from below by convexity.
+	anchors []int
+	cands   []cand
+}
+
+// Anchor references of a cand: an order index, or one of these.
+const (
+	anchorZero = -1 // α = 0: log A₀ = 0
+	anchorOne  = -2 // α = 1: log A₁ = 0
+	anchorNone = -3 // no anchor on that side
+)
+
+// cand is an order the conversion may skip: lo1 < lo2 < α are the two
+// nearest anchors below it, α < hi1 < hi2 the two nearest above.
+type cand struct {
+	idx                int
+	lo1, lo2, hi1, hi2 int
+	inv                float64 // 1/(α−1)
 }
 
 type intOrder struct {
@@ -142,7 +168,11 @@ type fracGroup struct {
 }
 
 func newPlan(orders []float64) *plan {
-	p := &plan{orders: append([]float64(nil), orders...), conv: make([]float64, len(orders))}
+	p := &plan{
+		orders: append([]float64(nil), orders...),
+		conv:   make([]float64, len(orders)),
+		where:  make([]int, len(orders)),
+	}
 	for i, a := range orders {
 		if !(a > 1 && a <= MaxOrder) {
 			panic(fmt.Sprintf("privacy: order %v outside (1, %d]", a, MaxOrder))
@@ -153,6 +183,7 @@ func newPlan(orders []float64) *plan {
 		if n == a {
 			o := intOrder{idx: i, lb: logBinoms(a, ni)}
 			o.clin = linear(o.lb)
+			p.where[i] = len(p.ints)
 			p.ints = append(p.ints, o)
 			p.maxInt = max(p.maxInt, ni)
 			continue
@@ -175,11 +206,51 @@ func newPlan(orders []float64) *plan {
 		for j := range o.ctail {
 			o.ctail[j] = math.Exp(logBinom(a, float64(ni+1+j)))
 		}
+		p.where[i] = -1 - len(p.fracs)
 		p.fracs = append(p.fracs, o)
 		p.maxG1 = max(p.maxG1, ni+tailMax)
 		p.maxN = max(p.maxN, ni)
 	}
+	p.planSkips()
 	return p
+}
+
+// planSkips splits the orders into anchors (integer orders ≤ hlinMax) and
+// candidates, and finds each candidate's neighbouring anchors, counting the
+// virtual anchors α = 0 and α = 1 (log A = 0 at both).
+func (p *plan) planSkips() {
+	type pt struct {
+		a   float64
+		ref int
+	}
+	pts := []pt{{0, anchorZero}, {1, anchorOne}}
+	for i, a := range p.orders {
+		if a == math.Floor(a) && a <= hlinMax {
+			if !slices.ContainsFunc(pts, func(x pt) bool { return x.a == a }) {
+				pts = append(pts, pt{a, i})
+				p.anchors = append(p.anchors, i)
+				continue
+			}
+		}
+	}
+	slices.SortFunc(pts, func(x, y pt) int { return cmp.Compare(x.a, y.a) })
+	for i, a := range p.orders {
+		if slices.Contains(p.anchors, i) {
+			continue
+		}
+		c := cand{idx: i, lo1: anchorNone, lo2: anchorNone, hi1: anchorNone, hi2: anchorNone, inv: 1 / (a - 1)}
+		j := sort.Search(len(pts), func(j int) bool { return pts[j].a >= a })
+		if j >= 2 {
+			c.lo1, c.lo2 = pts[j-2].ref, pts[j-1].ref
+		}
+		if j < len(pts) && pts[j].a == a {
+			j++ // a duplicate of an anchor: bound it by the anchors around it
+		}
+		if j+1 < len(pts) {
+			c.hi1, c.hi2 = pts[j].ref, pts[j+1].ref
+		}
+		p.cands = append(p.cands, c)
+	}
 }
 
 func logBinoms(a float64, n int) []float64 {
@@ -214,12 +285,35 @@ func logBinom(a, k float64) float64 {
 	return l1 - l2 - l3
 }
 
-// scratch holds the per-(q, c) tables of one evaluation; tables marked lazy
-// use NaN for "not computed yet".
+// Kinds of (q, c) pairs.
+const (
+	kindZero  = iota // q = 0: ξ = 0
+	kindInf          // c = 0, or 1/(2c²) overflows: ξ = +Inf
+	kindGauss        // q = 1: ξ = α/(2c²)
+	kindSGM          // 0 < q < 1, c > 0: the series
+)
+
+// scratch is the RDP curve of one (q, c) pair over the orders of a plan,
+// evaluated lazily: ξ of an order is computed on first use and kept, and so
+// are the per-(q, c) tables it needs (e^{h(k)}, G1, the G2 tables of its
+// fractional group). Lazy table entries use NaN for "not computed yet". An
+// order's value does not depend on which other orders were evaluated
+// before it, so a partly evaluated curve gives the same numbers as a full
+// one.
 type scratch struct {
-	h     []float64   // h(k), k = 0..maxInt
-	hlin  []float64   // e^{h(k)}, k = 0..min(maxInt, 63), valid if hlinOK
+	p    *plan
+	q, c float64
+	kind int
+	e    sgm
+	xi   []float64 // ξ per order, valid where done
+	done []bool
+
+	hN    int       // h[k] valid for k < hN; 0: nothing computed yet
+	h     []float64 // h(k), k = 0..maxInt
+	hlin  []float64 // e^{h(k)}, k = 0..min(maxInt, 63), valid if linOK
+	linOK bool
 	g1    []float64   // lazy: G1(k) (linear, ≤ 1), k = 0..maxG1
+	gInit []bool      // per group: g2log, g2lin, g2ok and p0 computed
 	g2log [][]float64 // per group: log G2(f+m), m = 0..maxN
 	g2lin [][]float64 // per group: G2(f+m) (linear), m = 0..maxN, valid if g2ok
 	g2ok  []bool
@@ -227,29 +321,172 @@ type scratch struct {
 	tail  [tailMax]float64
 	zeros [tailMax]float64
 	head  []float64
+	tmp   []float64
 	p0    float64 // ½erfc(z₀/(√2c)) ≥ G2(x) for x ≤ 0
+	p0ok  bool
+	// Skipping bounds of plan.cands (scratch.bounds), valid if boundsOK.
+	candL, candErr []float64
+	boundsOK       bool
 }
 
 const hlinMax = 63
 
+// newScratch returns an empty curve for p (call reset before use). The
+// float tables share one allocation.
 func newScratch(p *plan) *scratch {
 	ng := len(p.groups)
+	nh := min(p.maxInt, hlinMax) + 1
+	size := 2*len(p.orders) + 2*len(p.cands) + p.maxInt + 1 + nh + p.maxG1 + 1 + p.maxN + 1 + ng*tailMax
+	for _, g := range p.groups {
+		size += 2 * (g.maxN + 1)
+	}
+	buf := make([]float64, size)
+	take := func(n int) []float64 {
+		s := buf[:n:n]
+		buf = buf[n:]
+		return s
+	}
 	s := &scratch{
-		h:     make([]float64, p.maxInt+1),
-		hlin:  make([]float64, min(p.maxInt, hlinMax)+1),
-		g1:    make([]float64, p.maxG1+1),
-		g2log: make([][]float64, ng),
-		g2lin: make([][]float64, ng),
-		g2ok:  make([]bool, ng),
-		g2t:   make([][]float64, ng),
-		head:  make([]float64, p.maxN+1),
+		p:       p,
+		xi:      take(len(p.orders)),
+		tmp:     take(len(p.orders)),
+		candL:   take(len(p.cands)),
+		candErr: take(len(p.cands)),
+		done:    make([]bool, len(p.orders)),
+		h:       take(p.maxInt + 1),
+		hlin:    take(nh),
+		g1:      take(p.maxG1 + 1),
+		head:    take(p.maxN + 1),
+		gInit:   make([]bool, ng),
+		g2log:   make([][]float64, ng),
+		g2lin:   make([][]float64, ng),
+		g2ok:    make([]bool, ng),
+		g2t:     make([][]float64, ng),
 	}
 	for i, g := range p.groups {
-		s.g2log[i] = make([]float64, g.maxN+1)
-		s.g2lin[i] = make([]float64, g.maxN+1)
-		s.g2t[i] = make([]float64, tailMax)
+		s.g2log[i] = take(g.maxN + 1)
+		s.g2lin[i] = take(g.maxN + 1)
+		s.g2t[i] = take(tailMax)
 	}
 	return s
+}
+
+// reset forgets every value and table and sets the curve to (q, c), which
+// must satisfy q ∈ [0, 1], c ≥ 0 (not NaN).
+func (s *scratch) reset(q, c float64) {
+	s.q, s.c = q, c
+	clear(s.done)
+	s.hN, s.p0ok, s.boundsOK = 0, false, false
+	clear(s.gInit)
+	switch {
+	case q == 0:
+		s.kind = kindZero
+		return
+	case c == 0:
+		s.kind = kindInf
+		return
+	case q == 1:
+		s.kind = kindGauss
+		return
+	}
+	s.e = newSGM(q, c)
+	if math.IsInf(s.e.s2, 0) || math.IsInf(s.e.z0, 0) {
+		// c so small that 1/(2c²) overflows: every order is unbounded.
+		s.kind = kindInf
+		return
+	}
+	s.kind = kindSGM
+	for k := range s.g1 {
+		s.g1[k] = math.NaN()
+	}
+}
+
+// order returns ξ of order i, computing it on first use.
+func (s *scratch) order(i int) float64 {
+	if s.done[i] {
+		return s.xi[i]
+	}
+	var v float64
+	switch s.kind {
+	case kindZero:
+		v = 0
+	case kindInf:
+		v = math.Inf(1)
+	case kindGauss:
+		v = s.p.orders[i] / (2 * s.c * s.c)
+	default:
+		if w := s.p.where[i]; w >= 0 {
+			o := &s.p.ints[w]
+			s.ensureH(len(o.lb) - 1)
+			v = intRDP(&s.e, o, s, s.linOK)
+		} else {
+			o := &s.p.fracs[-1-w]
+			s.ensureGroup(o.g)
+			v = s.p.fracRDP(&s.e, o, s)
+		}
+	}
+	s.xi[i], s.done[i] = v, true
+	return v
+}
+
+// fill evaluates every order and returns the curve (owned by s).
+func (s *scratch) fill() []float64 {
+	for i := range s.xi {
+		s.order(i)
+	}
+	return s.xi
+}
+
+// ensureH computes h(k) for k ≤ n; the first call also fixes whether the
+// linear table e^{h(k)}, k ≤ 63, is usable (max h ≤ linMax) and fills it.
+func (s *scratch) ensureH(n int) {
+	e := &s.e
+	if s.hN == 0 {
+		hmax := math.Inf(-1)
+		for k := range s.hlin {
+			s.h[k] = e.h(float64(k))
+			hmax = max(hmax, s.h[k])
+		}
+		s.linOK = hmax <= linMax
+		if s.linOK {
+			for k := range s.hlin {
+				s.hlin[k] = math.Exp(s.h[k])
+			}
+		}
+		s.hN = len(s.hlin)
+	}
+	for ; s.hN <= n; s.hN++ {
+		s.h[s.hN] = e.h(float64(s.hN))
+	}
+}
+
+// ensureGroup computes the G2 tables of fractional group g.
+func (s *scratch) ensureGroup(g int) {
+	if s.gInit[g] {
+		return
+	}
+	e := &s.e
+	if !s.p0ok {
+		s.p0 = math.Exp(logErfc(e.z0*e.inv) - math.Ln2)
+		s.p0ok = true
+	}
+	gr := s.p.groups[g]
+	ok := true
+	for m := range s.g2log[g] {
+		l := e.logG2(gr.f + float64(m))
+		s.g2log[g][m] = l
+		ok = ok && l <= linMax
+	}
+	s.g2ok[g] = ok
+	if ok {
+		for m, l := range s.g2log[g] {
+			s.g2lin[g][m] = math.Exp(l)
+		}
+	}
+	for i := range s.g2t[g] {
+		s.g2t[g][i] = math.NaN()
+	}
+	s.gInit[g] = true
 }
 
 // sgm holds the constants of one (q, c) pair with 0 < q < 1, c > 0.
@@ -296,77 +533,11 @@ func (e *sgm) g(x float64, first bool) float64 {
 	return math.Exp(e.logG2(x))
 }
 
-// eval writes ξ(α) of one SGM step for every order of p into dst.
+// eval writes ξ(α) of one SGM step for every order of p into dst, using s
+// (a scratch of p) for the tables.
 func (p *plan) eval(q, c float64, dst []float64, s *scratch) {
-	switch {
-	case q == 0:
-		clear(dst)
-		return
-	case c == 0:
-		for i := range dst {
-			dst[i] = math.Inf(1)
-		}
-		return
-	case q == 1:
-		for i, a := range p.orders {
-			dst[i] = a / (2 * c * c)
-		}
-		return
-	}
-	e := newSGM(q, c)
-	if math.IsInf(e.s2, 0) || math.IsInf(e.z0, 0) {
-		// c so small that 1/(2c²) overflows: every order is unbounded.
-		for i := range dst {
-			dst[i] = math.Inf(1)
-		}
-		return
-	}
-	if len(p.ints) > 0 {
-		hmax := math.Inf(-1)
-		for k := range s.h {
-			s.h[k] = e.h(float64(k))
-			if k < len(s.hlin) {
-				hmax = max(hmax, s.h[k])
-			}
-		}
-		ok := hmax <= linMax
-		if ok {
-			for k := range s.hlin {
-				s.hlin[k] = math.Exp(s.h[k])
-			}
-		}
-		for _, o := range p.ints {
-			dst[o.idx] = intRDP(&e, &o, s, ok)
-		}
-	}
-	if len(p.fracs) == 0 {
-		return
-	}
-	for k := range s.g1 {
-		s.g1[k] = math.NaN()
-	}
-	s.p0 = math.Exp(logErfc(e.z0*e.inv) - math.Ln2)
-	for g, gr := range p.groups {
-		ok := true
-		for m := range s.g2log[g] {
-			l := e.logG2(gr.f + float64(m))
-			s.g2log[g][m] = l
-			ok = ok && l <= linMax
-		}
-		s.g2ok[g] = ok
-		if ok {
-			for m, l := range s.g2log[g] {
-				s.g2lin[g][m] = math.Exp(l)
-			}
-		}
-		for i := range s.g2t[g] {
-			s.g2t[g][i] = math.NaN()
-		}
-	}
-	for i := range p.fracs {
-		o := &p.fracs[i]
-		dst[o.idx] = p.fracRDP(&e, o, s)
-	}
+	s.reset(q, c)
+	copy(dst, s.fill())
 }
 
 // intRDP: log A_α = α·log(1−q) + log Σ_{k=0}^{α} C(α,k)·e^{h(k)}, in linear
