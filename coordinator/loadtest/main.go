@@ -49,11 +49,23 @@ type Config struct {
 	// study may start: one more LHA is enrolled (N+1, start_quorum N+1)
 	// and joins only after the hold.
 	Hold time.Duration
+	// ServerEnv are extra environment variables for the coordinator
+	// (e.g. GOMEMLIMIT=150MiB).
+	ServerEnv []string
+	// Spread delays each update by a uniform random time in [0, Spread)
+	// after its round_start (clients train for different times); 0 sends
+	// every update at once, the worst case for the coordinator's memory.
+	Spread time.Duration
+	// ServerLog is a file for the coordinator's stderr (with
+	// -server-env GODEBUG=gctrace=1: the Go heap after each GC).
+	ServerLog string
 }
 
 // Result is what a run measured. Memory in MiB.
 type Result struct {
 	Mode              string    `json:"mode"`
+	ServerEnv         []string  `json:"server_env,omitempty"`
+	SpreadSeconds     float64   `json:"update_spread_seconds"`
 	Clients           int       `json:"clients"`
 	Expected          int       `json:"expected_clients"`
 	Rounds            int       `json:"rounds"`
@@ -94,8 +106,14 @@ func main() {
 	flag.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.DurationVar(&c.Hold, "hold", 5*time.Second, "keep all clients connected and idle this long before the rounds")
 	flag.StringVar(&c.Trace, "trace", "", "write the coordinator's VmRSS trace (CSV: seconds,rss_mib,phase) here")
+	flag.DurationVar(&c.Spread, "spread", 0, "delay each update by uniform [0, spread) after its round_start (0: all at once)")
+	flag.StringVar(&c.ServerLog, "server-log", "", "write the coordinator's stderr here")
+	serverEnv := flag.String("server-env", "", "comma-separated KEY=VALUE environment for the coordinator (e.g. GOMEMLIMIT=150MiB)")
 	out := flag.String("out", "", "write the result as JSON here (default: stdout only)")
 	flag.Parse()
+	if *serverEnv != "" {
+		c.ServerEnv = strings.Split(*serverEnv, ",")
+	}
 	if c.Fedcast == "" {
 		fmt.Fprintln(os.Stderr, "loadtest: -fedcast is required (go build -o /tmp/fedcast ./coordinator/cmd/fedcast)")
 		os.Exit(2)
@@ -187,11 +205,19 @@ func startCoordinator(c Config, dir string, admin string, log io.Writer) (*coord
 		args = append(args, "--insecure-seed", strconv.FormatInt(c.InsecureSeed, 10))
 	}
 	co := &coordinator{cmd: exec.Command(c.Fedcast, args...), admin: admin, exited: make(chan struct{})}
+	co.cmd.Env = append(os.Environ(), c.ServerEnv...)
 	stdout, err := co.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	co.cmd.Stderr = &lockedWriter{mu: &co.mu, w: &co.stderr}
+	if c.ServerLog != "" {
+		lf, err := os.Create(c.ServerLog)
+		if err != nil {
+			return nil, err
+		}
+		co.cmd.Stderr = io.MultiWriter(co.cmd.Stderr, lf) // closed with the process
+	}
 	if err := co.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -236,6 +262,7 @@ type updates struct {
 	mu     sync.Mutex
 	frames map[int][]byte
 	params int
+	spread time.Duration
 }
 
 func (u *updates) frame(round int) []byte {
@@ -307,6 +334,9 @@ func client(ctx context.Context, url, token string, hc *http.Client, up *updates
 			round := int(binary.LittleEndian.Uint32(hdr[4:]))
 			switch protocol.Type(hdr[3]) {
 			case protocol.TypeRoundStart:
+				if up.spread > 0 {
+					time.Sleep(time.Duration(rand.Int64N(int64(up.spread))))
+				}
 				if err := ws.Write(ctx, websocket.MessageBinary, up.frame(round)); err != nil {
 					st.fail(err)
 					return
@@ -385,6 +415,8 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 	params := f.Public(0, false).Params
 	res := &Result{Mode: "secure (streaming aggregation)", Clients: c.Clients, Expected: c.Expected, Rounds: c.Rounds,
 		Params: params, RlimitNofile: lim, UpdateBytes: int(protocol.FrameSize(params)) - protocol.MaxMeta}
+	res.ServerEnv = c.ServerEnv
+	res.SpreadSeconds = c.Spread.Seconds()
 	if c.InsecureSeed >= 0 {
 		res.Mode = "insecure-seed (updates buffered, summed in LHA order)"
 	}
@@ -447,7 +479,7 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 		},
 	}}
 	wsURL := "ws" + strings.TrimPrefix(co.base, "http") + "/api/ws"
-	up := &updates{frames: map[int][]byte{}, params: params}
+	up := &updates{frames: map[int][]byte{}, params: params, spread: c.Spread}
 	st := &stats{}
 	joined := make(chan struct{}, c.Clients)
 	cctx, cancelClients := context.WithCancel(ctx)
