@@ -135,7 +135,8 @@ func main() {
 }
 
 // raiseNofile raises RLIMIT_NOFILE (soft and hard) to at least n for this
-// process and the children it starts.
+// process and the children it starts, or the soft limit to the hard one
+// when raising the hard limit is not permitted.
 func raiseNofile(n uint64) (uint64, error) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
@@ -148,7 +149,13 @@ func raiseNofile(n uint64) (uint64, error) {
 		lim.Cur, lim.Max = want, want // needs CAP_SYS_RESOURCE
 	}
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 0, fmt.Errorf("setrlimit NOFILE %d: %w", want, err)
+		// No CAP_SYS_RESOURCE (e.g. in a container): the hard limit is
+		// the ceiling for this process and the coordinator.
+		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return 0, fmt.Errorf("setrlimit NOFILE %d: %w", lim.Max, err)
+		}
 	}
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	return lim.Cur, nil
