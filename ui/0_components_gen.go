@@ -1616,6 +1616,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.verdict() != `` {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "verdict"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "verdict"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(c.verdict())
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "metrics"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "metrics"}}}
 						vgparent.AppendChild(vgn)
 						{

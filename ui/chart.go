@@ -212,7 +212,7 @@ func (c *Chart) Layout() *Plot {
 	}
 	for _, r := range c.VRefs {
 		x := sx(r.At)
-		p.VRefs = append(p.VRefs, RefLine{X1: x, Y1: p.Top, X2: x, Y2: p.Bottom, LX: x - 4, LY: p.Top + 12, Label: r.Label, Class: r.Class})
+		p.VRefs = append(p.VRefs, RefLine{X1: x, Y1: p.Top, X2: x, Y2: p.Bottom, LX: x - 4, LY: p.Bottom - 6, Label: r.Label, Class: r.Class})
 	}
 	lx := p.Left
 	for _, l := range c.Lines {

@@ -127,6 +127,11 @@ type JoinState struct {
 	Env     vugu.EventEnv
 	Link    string // the join link (with the token in its fragment)
 	Connect Connector
+	// Yield, when set, is called between training steps about every 30 ms
+	// to let the browser repaint (a short sleep). The browser app skips
+	// it while the page is hidden: hidden tabs get no paints, and their
+	// timers are throttled to a second or more.
+	Yield func()
 
 	Phase       Phase
 	JoinProblem *Problem
@@ -473,8 +478,7 @@ func (s *JoinState) SetStatus(status string) {
 	s.unlock()
 }
 
-// Progress records local training progress for round. It yields to the
-// browser about every 30 ms so the page keeps painting while it trains.
+// Progress records local training progress for round, and calls Yield.
 func (s *JoinState) Progress(round, step, steps int) {
 	now := time.Now()
 	s.lock()
@@ -486,8 +490,8 @@ func (s *JoinState) Progress(round, step, steps int) {
 		s.TrainTime = now.Sub(s.trainStart)
 	}
 	s.unlock()
-	if time.Since(s.lastYield) > 30*time.Millisecond {
-		time.Sleep(time.Millisecond)
+	if s.Yield != nil && time.Since(s.lastYield) > 30*time.Millisecond {
+		s.Yield()
 		s.lastYield = time.Now()
 	}
 }

@@ -26,15 +26,29 @@ func (c *JoinPage) studyTitle() string {
 
 func (c *JoinPage) studyState() string {
 	w := c.S.Welcome
-	switch w.State {
-	case protocol.StateWaiting:
-		return "The study has not started yet: rounds begin when the coordinator starts it."
-	case protocol.StateRunning:
-		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
-	case protocol.StateFinished:
+	switch {
+	case c.S.Phase == PhaseFinished || w.State == protocol.StateFinished:
 		return "The study has ended."
+	case c.S.Round > 0 || w.State == protocol.StateRunning:
+		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
 	}
-	return ""
+	return "The study has not started yet: rounds begin when the coordinator starts it."
+}
+
+// verdict says in words whether the forecast can be relied on, from the
+// local test metrics.
+func (c *JoinPage) verdict() string {
+	m := c.S.Metrics
+	switch {
+	case m == nil || math.IsNaN(m.R2):
+		return ""
+	case m.R2 < 0:
+		return "On your own recent days this model did worse than simply using your average: do not rely on its forecast. " +
+			"Studies with more authorities, more rounds or a larger privacy budget give better models."
+	case m.R2 < 0.5:
+		return "On your own recent days this model was only roughly right: use its forecast with care."
+	}
+	return "On your own recent days this model followed your cases well."
 }
 
 // updateBytes is the size of one update frame: the model's numbers at 8

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"syscall/js"
+	"time"
 
 	"github.com/fedcast/fedcast/ui"
 	"github.com/vugu/vugu"
@@ -30,7 +31,7 @@ func main() {
 	root := &ui.Root{Page: ui.PageOf(path)}
 	switch root.Page {
 	case ui.PageJoin:
-		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect}
+		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect, Yield: yield}
 		root.Join.Start(ctx)
 	case ui.PageAdmin:
 		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch}
@@ -50,6 +51,16 @@ func main() {
 			fatal(err)
 			return
 		}
+	}
+}
+
+// yield lets the browser paint while the page is visible: the render
+// goroutine runs, then the JavaScript event loop gets control back until a
+// 1 ms timer fires. A hidden page skips it (nothing to paint, and hidden
+// tabs clamp timers to a second or more).
+func yield() {
+	if js.Global().Get("document").Get("visibilityState").String() == "visible" {
+		time.Sleep(time.Millisecond)
 	}
 }
 

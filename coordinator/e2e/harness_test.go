@@ -92,19 +92,17 @@ func artifacts(t testing.TB) string {
 func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := chromiumPath(t)
-	opts := []chromedp.ExecAllocatorOption{
+	// chromedp's defaults (headless, no background throttling of other
+	// tabs, …) plus the flags that work on this machine (stack notes).
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1100, 1400),
-	}
+	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelC(); cancelA() })
@@ -131,7 +129,9 @@ func within(t testing.TB, ctx context.Context, d time.Duration, what string, ste
 	tctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	if err := chromedp.Do(tctx, steps...); err != nil {
-		html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("body")))
+		dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer dcancel()
+		html, _ := chromedp.Run(dctx, chromedp.OuterHTML(chromedp.CSS("body")))
 		if len(html) > 4000 {
 			html = html[:4000] + "…"
 		}
@@ -142,7 +142,9 @@ func within(t testing.TB, ctx context.Context, d time.Duration, what string, ste
 // shot saves a full-page screenshot as name.png in the artefact directory.
 func shot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
-	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	buf, err := chromedp.Run(tctx, chromedp.FullScreenshot(100)) // 100: PNG
 	if err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
@@ -159,6 +161,13 @@ func itoa(n int) string { return fmt.Sprint(n) }
 
 // jsString quotes s as a JavaScript string literal.
 func jsString(s string) string { return strconv.Quote(s) }
+
+// poll waits until the JavaScript expression is truthy, checking every
+// 100 ms (the default waits for animation frames, which a tab in the
+// background does not get).
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return void(chromedp.Poll[bool](expr, chromedp.WithPollingInterval(100*time.Millisecond)))
+}
 
 // void drops an action's value.
 func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,7 +25,9 @@ func fixture(t *testing.T, name string) string {
 
 func text(t *testing.T, ctx chromedpCtx, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		t.Fatalf("reading %s: %v", sel, err)
 	}
@@ -36,7 +39,7 @@ func text(t *testing.T, ctx chromedpCtx, sel string) string {
 func TestLHAJourney(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
-		RoundDeadline: study.Duration(60 * time.Second)}, 4)
+		RoundDeadline: study.Duration(60 * time.Second), RoundInterval: study.Duration(1500 * time.Millisecond)}, 4)
 	csv := fixture(t, "lha.csv")
 	sec := secretsOf(t, csv)
 	tr := capture(ctx)
@@ -67,8 +70,16 @@ func TestLHAJourney(t *testing.T) {
 	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")),
 		chromedp.WaitVisible(chromedp.CSS("#round")))
 	within(t, ctx, 90*time.Second, "first round released",
-		void(chromedp.Poll[bool](`(document.getElementById("round")||{}).textContent !== "Round 0 of 4"`)))
+		poll(`(document.getElementById("round")||{}).textContent !== "Round 0 of 4"`))
 	shot(t, ctx, "3-training")
+
+	// Meanwhile the coordinator's dashboard, in a second browser (a
+	// background tab would get no frames to click or screenshot).
+	admin := browser(t)
+	within(t, admin, 60*time.Second, "opening the dashboard", chromedp.Navigate(c.url+"/admin#"+c.secrets.Admin),
+		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#overview")))
+	shot(t, admin, "5-dashboard-running")
+
 	within(t, ctx, 180*time.Second, "training to the end", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
 	shot(t, ctx, "4-forecast")
 	c.waitFinished(t, 30*time.Second)
@@ -163,6 +174,33 @@ func TestLHAJourney(t *testing.T) {
 	} else {
 		t.Logf("positive control caught: %s", strings.Join(planted, "; "))
 	}
+
+	// The dashboard after the study: the ledger's figures and its export.
+	within(t, admin, 30*time.Second, "dashboard after the study",
+		poll(`(document.getElementById("admin-round")||{}).textContent === "4 of 4"`),
+		chromedp.Click(chromedp.CSS("#ledger-button")), chromedp.WaitVisible(chromedp.CSS("#ledger-download")))
+	if want, got := ui.FormatEpsilon(led.EpsilonSpent)+" of 3", text(t, admin, "#admin-epsilon"); got != want {
+		t.Errorf("dashboard ε %q, want %q", got, want)
+	}
+	if n, err := chromedp.Run(admin, chromedp.Evaluate[int](`document.querySelectorAll("#admin-rounds tbody tr").length`)); err != nil || n != 4 {
+		t.Errorf("dashboard lists %d rounds (%v), want 4", n, err)
+	}
+	href, err := chromedp.Run(admin, chromedp.AttributeValue(chromedp.CSS("#ledger-download"), "href"))
+	if err != nil || !strings.HasPrefix(href.Value, "data:application/json;base64,") {
+		t.Errorf("ledger download link %.60q (%v)", href.Value, err)
+	}
+	shot(t, admin, "6-dashboard-finished")
+
+	// Without the admin token the dashboard shows nothing of the study.
+	within(t, admin, 30*time.Second, "dashboard with a wrong token", chromedp.Navigate(c.url+"/admin#not-the-token"),
+		chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#admin-problem")))
+	body := text(t, admin, "main")
+	for _, secret := range []string{"Browser test study", "Simulated LHA", "Northfield", "4 of 4"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("dashboard without the token shows %q:\n%s", secret, body)
+		}
+	}
+	shot(t, admin, "7-dashboard-refused")
 
 	select {
 	case err := <-c.simErrs:
