@@ -176,3 +176,18 @@ func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 		return chromedp.Void{}, err
 	}
 }
+
+// shotOf saves a screenshot of one element as name.png.
+func shotOf(t testing.TB, ctx context.Context, sel, name string) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	buf, err := chromedp.Run(tctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(artifacts(t), t.Name()+"-"+name+".png"), buf, 0o644); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+	}
+}

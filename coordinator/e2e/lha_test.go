@@ -38,6 +38,9 @@ func text(t *testing.T, ctx chromedpCtx, sel string) string {
 // Chromium, against a live coordinator with three simulated LHAs.
 func TestLHAJourney(t *testing.T) {
 	ctx := browser(t)
+	// The coordinator's dashboard is watched from a second browser (a
+	// background tab would get no frames to click or screenshot).
+	admin := browser(t)
 	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
 		RoundDeadline: study.Duration(60 * time.Second), RoundInterval: study.Duration(1500 * time.Millisecond)}, 4)
 	csv := fixture(t, "lha.csv")
@@ -72,10 +75,9 @@ func TestLHAJourney(t *testing.T) {
 	within(t, ctx, 90*time.Second, "first round released",
 		poll(`(document.getElementById("round")||{}).textContent !== "Round 0 of 4"`))
 	shot(t, ctx, "3-training")
+	shotOf(t, ctx, "#train", "3-training-card")
 
-	// Meanwhile the coordinator's dashboard, in a second browser (a
-	// background tab would get no frames to click or screenshot).
-	admin := browser(t)
+	// Meanwhile, the dashboard.
 	within(t, admin, 60*time.Second, "opening the dashboard", chromedp.Navigate(c.url+"/admin#"+c.secrets.Admin),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#overview")))
 	shot(t, admin, "5-dashboard-running")
