@@ -31,6 +31,7 @@ func TestBadCSV(t *testing.T) {
 		t.Errorf("join button enabled with a bad file (%v)", err)
 	}
 	shot(t, ctx, "1-bad-file")
+	shotOf(t, ctx, "#data", "1-bad-file-card")
 
 	// Drop the good file on the drop zone (a DataTransfer built in the page,
 	// as the browser builds it for a real drag from the file manager).
