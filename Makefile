@@ -19,12 +19,8 @@ build: web
 
 ## web: the browser app: index.html, wasm_exec.js, main.wasm (+ .gz)
 web:
-	@mkdir -p $(WEB)
 	$(GO) generate ./ui/...
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(WEB)/main.wasm ./wasm
-	cp index.html $(WEB)/index.html
-	cp $(WASMEXEC_DIR)/wasm_exec.js $(WEB)/wasm_exec.js
-	gzip -9 -k -f $(WEB)/main.wasm
+	$(GO) run ./wasm/webbuild/cmd/webbuild -go $(GO) -o $(WEB)
 
 ## run: the built-in demo (coordinator + simulated LHAs + a seat for you in the browser)
 run: build

@@ -15,8 +15,9 @@ import (
 func main() {
 	out := flag.String("o", "bin/web", "output directory")
 	noGzip := flag.Bool("no-gzip", false, "do not write main.wasm.gz")
+	goCmd := flag.String("go", "go", "the go command")
 	flag.Parse()
-	res, err := webbuild.Build(context.Background(), webbuild.Options{Out: *out, NoGzip: *noGzip})
+	res, err := webbuild.Build(context.Background(), webbuild.Options{Out: *out, NoGzip: *noGzip, Go: *goCmd})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
