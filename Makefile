@@ -24,7 +24,7 @@ web:
 
 ## run: the built-in demo (coordinator + simulated LHAs + a seat for you in the browser)
 run: build
-	$(BIN)/fedcast demo
+	$(BIN)/fedcast demo --state state/demo
 
 ## test: vet (native and wasm), unit tests, wasm tests under node, browser tests
 test: vet
