@@ -22,7 +22,11 @@ type Accountant struct {
 	s      *scratch // curve of a non-default plan
 }
 
-var defaultPlan = sync.OnceValue(func() *plan { return newPlan(DefaultOrders()) })
+var defaultPlan = sync.OnceValue(func() *plan {
+	p := newPlan(DefaultOrders())
+	p.planSkips()
+	return p
+})
 
 // NewAccountant returns an empty accountant over orders (each in
 // (1, MaxOrder]; it panics otherwise). nil means DefaultOrders().
@@ -47,7 +51,8 @@ func (a *Accountant) RDP() []float64 { return append([]float64(nil), a.rdp...) }
 // composes additively, also across different (q, c): heterogeneous
 // composition). steps = 0 is a no-op. It panics on invalid arguments
 // (NaN, q ∉ [0, 1], c < 0, steps < 0): validate them first with the Check
-// functions.
+// functions. Accountants over DefaultOrders take the RDP curve from the
+// package's cache of recent (q, c) pairs (see Epsilon).
 func (a *Accountant) Compose(q, c float64, steps int) {
 	if !(q >= 0 && q <= 1) || !(c >= 0) || steps < 0 {
 		panic(fmt.Sprintf("privacy: Compose(q=%v, c=%v, steps=%d): need q ∈ [0,1], c ≥ 0, steps ≥ 0", q, c, steps))

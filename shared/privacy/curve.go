@@ -39,10 +39,13 @@ func (s *scratch) epsilon(rounds int, delta float64) (eps, order float64) {
 		return math.NaN(), math.NaN()
 	}
 	p := s.p
-	if rounds == 0 || s.kind != kindSGM {
-		xi := s.fill()
+	if rounds == 0 {
+		clear(s.tmp) // nothing released (even where ξ = +Inf)
+		return epsilonFrom(p, s.tmp, delta)
+	}
+	if s.kind != kindSGM || !p.skips {
 		T := float64(rounds)
-		for i, x := range xi {
+		for i, x := range s.fill() {
 			s.tmp[i] = x * T
 		}
 		return epsilonFrom(p, s.tmp, delta)
@@ -69,9 +72,9 @@ func (s *scratch) epsilon(rounds int, delta float64) (eps, order float64) {
 		if s.done[cd.idx] {
 			continue
 		}
-		// Lower bound on the order's ε and the slack for rounding.
-		// (Its rounding, about 1e-16 of each term, is covered by the
-		// 1e-12 terms of the slack.)
+		// Lower bound on the order's ε and the slack for rounding (the
+		// bound's own rounding, about 1e-16 of each term, is covered by
+		// the 1e-12 terms of the slack).
 		L, errL, inv, cv := s.candL[j], s.candErr[j], cd.inv, p.conv[cd.idx]
 		lb := (T*L-ld)*inv + cv
 		slack := (T*errL-1e-12*ld)*inv + 1e-12*(math.Abs(cv)+math.Abs(best))

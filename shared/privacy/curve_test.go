@@ -170,3 +170,26 @@ func TestEpsilonCacheConcurrent(t *testing.T) {
 		t.Errorf("cache holds %d curves, limit %d", n, curveCacheSize)
 	}
 }
+
+// Special (q, c) pairs, T = 0 and invalid δ take the full conversion and
+// agree with it.
+func TestCurveSpecialCases(t *testing.T) {
+	p := defaultPlan()
+	s := newScratch(p)
+	inf := math.Inf(1)
+	for _, qc := range [][2]float64{{0, 1}, {0.3, 0}, {1, 2}, {0.3, 1e-200}, {0.3, inf}, {1, inf}, {0.25, 4}} {
+		for _, T := range []int{0, 1, 75} {
+			for _, d := range []float64{0, 1e-5, 0.5, 1, math.NaN()} {
+				s.reset(qc[0], qc[1])
+				ge, gord := s.epsilon(T, d)
+				we, wo := fullEpsilon(qc[0], qc[1], T, d)
+				if !same(ge, we) || !same(gord, wo) {
+					t.Errorf("q=%g c=%g T=%d δ=%g: curve (%v, %v), full (%v, %v)", qc[0], qc[1], T, d, ge, gord, we, wo)
+				}
+				if ge, gord := Epsilon(qc[0], qc[1], T, d); !same(ge, we) || !same(gord, wo) {
+					t.Errorf("q=%g c=%g T=%d δ=%g: Epsilon (%v, %v), full (%v, %v)", qc[0], qc[1], T, d, ge, gord, we, wo)
+				}
+			}
+		}
+	}
+}

@@ -123,6 +123,7 @@ type plan struct {
 	// anchors that bound it from below by convexity.
 	anchors []int
 	cands   []cand
+	skips   bool // planSkips was run
 }
 
 // Anchor references of a cand: an order index, or one of these.
@@ -211,26 +212,24 @@ func newPlan(orders []float64) *plan {
 		p.maxG1 = max(p.maxG1, ni+tailMax)
 		p.maxN = max(p.maxN, ni)
 	}
-	p.planSkips()
 	return p
 }
 
 // planSkips splits the orders into anchors (integer orders ≤ hlinMax) and
 // candidates, and finds each candidate's neighbouring anchors, counting the
-// virtual anchors α = 0 and α = 1 (log A = 0 at both).
+// virtual anchors α = 0 and α = 1 (log A = 0 at both). Only plans used with
+// scratch.epsilon need it (defaultPlan).
 func (p *plan) planSkips() {
+	p.skips = true
 	type pt struct {
 		a   float64
 		ref int
 	}
 	pts := []pt{{0, anchorZero}, {1, anchorOne}}
 	for i, a := range p.orders {
-		if a == math.Floor(a) && a <= hlinMax {
-			if !slices.ContainsFunc(pts, func(x pt) bool { return x.a == a }) {
-				pts = append(pts, pt{a, i})
-				p.anchors = append(p.anchors, i)
-				continue
-			}
+		if a == math.Floor(a) && a <= hlinMax && !slices.ContainsFunc(pts, func(x pt) bool { return x.a == a }) {
+			pts = append(pts, pt{a, i})
+			p.anchors = append(p.anchors, i)
 		}
 	}
 	slices.SortFunc(pts, func(x, y pt) int { return cmp.Compare(x.a, y.a) })
