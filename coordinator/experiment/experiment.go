@@ -165,20 +165,20 @@ type Report struct {
 // Setting records every setting used, for the JSON output.
 type Setting struct {
 	Config
-	From            string         `json:"from"`
-	To              string         `json:"to"`
-	Epsilons        []fl.JSONFloat `json:"epsilons"`
-	Smoothing       string         `json:"smoothing"`
-	Split           string         `json:"split"`
-	Areas           int            `json:"areas"`
-	SampleRate      float64        `json:"sampling_rate"`
-	WindowsPerArea  [2]int         `json:"windows_per_area"` // min, max
-	TrainFraction   float64        `json:"train_fraction"`
-	Model           []int          `json:"model"`
-	WallSeconds     float64        `json:"wall_seconds"`
-	GOMAXPROCS      int            `json:"gomaxprocs"`
-	GoVersion       string         `json:"go_version"`
-	NoiseSource     string         `json:"noise_source"`
+	From           string         `json:"from"`
+	To             string         `json:"to"`
+	Epsilons       []fl.JSONFloat `json:"epsilons"`
+	Smoothing      string         `json:"smoothing"`
+	Split          string         `json:"split"`
+	Areas          int            `json:"areas"`
+	SampleRate     float64        `json:"sampling_rate"`
+	WindowsPerArea [2]int         `json:"windows_per_area"` // min, max
+	TrainFraction  float64        `json:"train_fraction"`
+	Model          []int          `json:"model"`
+	WallSeconds    float64        `json:"wall_seconds"`
+	GOMAXPROCS     int            `json:"gomaxprocs"`
+	GoVersion      string         `json:"go_version"`
+	NoiseSource    string         `json:"noise_source"`
 }
 
 const trainFraction = 0.9
