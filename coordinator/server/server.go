@@ -1,15 +1,20 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -27,6 +32,18 @@ const (
 	HelloTimeout = 10 * time.Second
 	WriteTimeout = 30 * time.Second
 	outboxSize   = 16
+)
+
+// Defaults of the bound on frames in flight (Options.FramesInFlight,
+// Options.FrameReadTimeout).
+const (
+	// MinFramesInFlight is the least default number of frame slots; the
+	// default is max(MinFramesInFlight, 2×GOMAXPROCS).
+	MinFramesInFlight = 16
+	// DefaultFrameReadTimeout bounds reading one frame's body once its
+	// header has arrived and it holds a slot: 94 KiB (the paper's model)
+	// in 10 s needs about 75 kbit/s.
+	DefaultFrameReadTimeout = 10 * time.Second
 )
 
 // PauseAfterCommitEnv names a TEST-ONLY hook for crash tests: when the
@@ -52,6 +69,20 @@ type Options struct {
 	// OriginPatterns are browser origins allowed besides the own host and
 	// the study file's origins.
 	OriginPatterns []string
+	// RestartGrace, if > 0, replaces the study file's restart grace
+	// (study.File.ResumeWait): after a start with committed rounds, the
+	// next round opens once the quorum is online or this long after Run
+	// began, whichever comes first.
+	RestartGrace time.Duration
+	// FramesInFlight bounds how many client frames are read, decoded and
+	// submitted at once (0: max(MinFramesInFlight, 2×GOMAXPROCS)). Memory
+	// for updates in flight is about FramesInFlight × 2 × the update
+	// size, whatever the number of connections.
+	FramesInFlight int
+	// FrameReadTimeout bounds reading one frame's body while it holds a
+	// slot (0: DefaultFrameReadTimeout); a client that sends slower is
+	// disconnected, so it cannot keep the others waiting.
+	FrameReadTimeout time.Duration
 }
 
 // Server is the coordinator's HTTP handler and round loop.
@@ -63,6 +94,14 @@ type Server struct {
 	mux     *http.ServeMux
 	origins []string
 	limit   int64
+
+	// Frames in flight: a slot is taken once a frame's header has arrived
+	// and given back after the frame was decoded and handled (see
+	// readFrame); bufs holds read buffers of limit+2 bytes.
+	slots        chan struct{}
+	bufs         sync.Pool
+	frameTimeout time.Duration
+	restartGrace time.Duration
 
 	mu       sync.Mutex
 	conns    map[int]*conn
@@ -105,6 +144,21 @@ func New(opt *Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if opt.FramesInFlight < 0 || opt.FrameReadTimeout < 0 || opt.RestartGrace < 0 {
+		return nil, errors.New("server: FramesInFlight, FrameReadTimeout and RestartGrace must be ≥ 0")
+	}
+	slots := opt.FramesInFlight
+	if slots == 0 {
+		slots = max(MinFramesInFlight, 2*runtime.GOMAXPROCS(0))
+	}
+	s.slots = make(chan struct{}, slots)
+	s.frameTimeout = cmp.Or(opt.FrameReadTimeout, DefaultFrameReadTimeout)
+	s.restartGrace = cmp.Or(opt.RestartGrace, opt.Engine.File.ResumeWait())
+	// coder/websocket reads up to one byte past the read limit (to reach a
+	// final frame) and fails, closing with 1009, on the read after that;
+	// two spare bytes let that read happen before the buffer is full.
+	size := int(s.limit) + 2
+	s.bufs.New = func() any { b := make([]byte, size); return &b }
 	s.origins = append(append([]string(nil), opt.Engine.File.Origins...), opt.OriginPatterns...)
 	s.state = protocol.StateWaiting
 	if s.eng.Rounds() > 0 {
@@ -182,11 +236,32 @@ func (s *Server) State() string {
 // Run drives the study until it finishes (returns nil after the finished
 // broadcast) or ctx ends (returns ctx.Err(); an open round is abandoned
 // uncommitted). A ledger failure stops it with that error.
+//
+// Round 1 opens once the study file's quorum of LHAs is online. After a
+// restart with committed rounds, the next round opens once the quorum is
+// online again or the restart grace has passed since Run began, whichever
+// comes first: without that wait it would open before the LHAs had
+// reconnected, and a round in which no sampled LHA is online is pure noise
+// that still spends a round's ε. Later rounds never wait.
+//
+// Online counts only ever decide WHEN the next round opens, never WHO is
+// sampled: Engine.Begin draws the Poisson sample from all N enrolled LHAs
+// with the same q whoever is connected, and an offline sampled LHA is a
+// dropout. The accountant's amplification by sampling assumes exactly
+// that; a sample drawn among the online LHAs only (or redrawn until it
+// hits one) would have a q that depends on who is online, and the ε the
+// ledger reports would be wrong. Waiting is safe because the time at
+// which a round opens does not depend on any LHA's data.
 func (s *Server) Run(ctx context.Context) error {
 	f := s.eng.File
-	quorum := f.StartQuorum
-	if quorum == 0 {
-		quorum = len(f.LHAs)
+	quorum := f.Quorum()
+	s.mu.Lock()
+	resumed := s.eng.Rounds() > 0 && s.eng.FinishedReason == ""
+	s.mu.Unlock()
+	if resumed {
+		if err := s.awaitReconnect(ctx, quorum, time.Now().Add(s.restartGrace)); err != nil {
+			return err
+		}
 	}
 	var lastStart time.Time
 	for {
@@ -213,6 +288,29 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// awaitReconnect waits after a restart until quorum LHAs are online or the
+// deadline passes (see Run).
+func (s *Server) awaitReconnect(ctx context.Context, quorum int, deadline time.Time) error {
+	s.mu.Lock()
+	online := len(s.conns)
+	s.mu.Unlock()
+	s.log.Info("resumed: waiting for the LHAs to reconnect before the next round", "quorum", quorum, "online", online,
+		"grace", time.Until(deadline).Round(time.Millisecond))
+	t0 := time.Now()
+	if err := s.waitFor(ctx, deadline, func() bool { return len(s.conns) >= quorum }); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	online = len(s.conns)
+	s.mu.Unlock()
+	why := "quorum online"
+	if online < quorum {
+		why = "restart grace over"
+	}
+	s.log.Info("resuming rounds", "reason", why, "online", online, "quorum", quorum, "waited", time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -516,43 +614,97 @@ func kindOf(t websocket.MessageType) protocol.Kind {
 	return protocol.Text
 }
 
-func (s *Server) readLoop(ctx context.Context, c *conn) {
-	// The read context is not cancelled when c is closed: cancelling a
-	// Read closes the socket without a close frame. c.close sends the close
-	// frame, which ends this Read.
-	for {
-		typ, b, err := c.ws.Read(ctx)
+// errFrameTimeout ends a connection whose frame body did not arrive within
+// the frame read timeout.
+var errFrameTimeout = errors.New("server: frame body not received in time")
+
+// readFrame reads c's next message. It waits for the message's header
+// without holding anything (an idle connection costs no buffer), then takes
+// one of the server's frame slots, and only then reads the body, into a
+// pooled buffer, within the frame read timeout. Until then the body stays
+// in the kernel's socket buffer, where TCP flow control holds back the
+// rest. The caller decodes and handles the frame, then calls done, which
+// returns the buffer and the slot. So however many updates arrive at once,
+// at most cap(s.slots) frames and their decoded weights are in memory.
+//
+// A body not read within the timeout closes the connection (cancelling a
+// coder/websocket read context closes the socket): a slow or stalled
+// sender holds its slot for at most that long.
+func (s *Server) readFrame(ctx context.Context, c *conn) (typ websocket.MessageType, b []byte, done func(), err error) {
+	// The context of Reader also bounds the body's reads; the timer below
+	// cancels it once the body takes too long. It is not cancelled when c
+	// is closed: cancelling a read closes the socket without a close
+	// frame. c.close sends the close frame, which ends the read.
+	mctx, cancel := context.WithCancel(ctx)
+	typ, r, err := c.ws.Reader(mctx)
+	if err != nil {
+		cancel()
+		return 0, nil, nil, err
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-c.done:
+		cancel()
+		return 0, nil, nil, net.ErrClosed
+	case <-ctx.Done():
+		cancel()
+		return 0, nil, nil, ctx.Err()
+	}
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(s.frameTimeout, func() { timedOut.Store(true); cancel() })
+	buf := s.bufs.Get().(*[]byte)
+	done = func() {
+		s.bufs.Put(buf)
+		<-s.slots
+	}
+	n, err := readBody(r, *buf)
+	timer.Stop()
+	cancel() // the read is over: cancelling no longer touches the socket
+	if timedOut.Load() {
+		err = errFrameTimeout
+	}
+	if err != nil {
+		done()
+		return 0, nil, nil, err
+	}
+	return typ, (*buf)[:n], done, nil
+}
+
+// readBody reads r to its end into buf. The websocket read limit (below
+// len(buf)) ends an oversized message first; a full buffer is reported as
+// too large all the same.
+func readBody(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		n += k
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
 		if err != nil {
-			if websocket.CloseStatus(err) == -1 && strings.Contains(err.Error(), "read limited") {
+			return n, err
+		}
+	}
+	return n, fmt.Errorf("%w: message of %d bytes or more", protocol.ErrTooLarge, len(buf))
+}
+
+func (s *Server) readLoop(ctx context.Context, c *conn) {
+	for {
+		typ, b, done, err := s.readFrame(ctx, c)
+		if err != nil {
+			name := s.eng.File.LHAs[c.lha].Name
+			switch {
+			case errors.Is(err, websocket.ErrMessageTooBig), errors.Is(err, protocol.ErrTooLarge):
 				s.m.rejected.WithLabelValues(protocol.CodeTooLarge.String()).Inc()
-				s.log.Info("frame over the size limit: connection closed", "lha", s.eng.File.LHAs[c.lha].Name, "limit", s.limit)
+				s.log.Info("frame over the size limit: connection closed", "lha", name, "limit", s.limit)
+			case errors.Is(err, errFrameTimeout):
+				s.m.slowFrames.Inc()
+				s.log.Info("frame body too slow: connection closed", "lha", name, "timeout", s.frameTimeout)
 			}
 			return
 		}
-		m, err := protocol.Decode(kindOf(typ), b)
-		var code protocol.Code
-		var round int
-		var msg string
-		switch {
-		case errors.Is(err, protocol.ErrNotFinite):
-			code, msg = protocol.CodeBadUpdate, err.Error()
-		case errors.Is(err, protocol.ErrVersion):
-			code, msg = protocol.CodeVersion, err.Error()
-		case errors.Is(err, protocol.ErrTooLarge):
-			code, msg = protocol.CodeTooLarge, err.Error()
-		case err != nil:
-			code, msg = protocol.CodeBadFrame, err.Error()
-		default:
-			switch m := m.(type) {
-			case *protocol.Update:
-				round = m.Round
-				code, msg = s.submit(c, m)
-			case *protocol.Hello:
-				code, msg = protocol.CodeHelloExpected, "hello was already received"
-			default:
-				code, msg = protocol.CodeBadFrame, fmt.Sprintf("a client may not send %s", m.Type())
-			}
-		}
+		code, round, msg := s.handle(c, typ, b)
+		done()
 		if code == 0 {
 			continue
 		}
@@ -566,6 +718,32 @@ func (s *Server) readLoop(ctx context.Context, c *conn) {
 			c.close(websocket.StatusPolicyViolation, code.String())
 			return
 		}
+	}
+}
+
+// handle decodes and handles one frame from c; it returns 0 when the frame
+// was an accepted update, else the error to answer with. b is not
+// retained: protocol.Decode copies what it keeps.
+func (s *Server) handle(c *conn, typ websocket.MessageType, b []byte) (code protocol.Code, round int, msg string) {
+	m, err := protocol.Decode(kindOf(typ), b)
+	switch {
+	case errors.Is(err, protocol.ErrNotFinite):
+		return protocol.CodeBadUpdate, 0, err.Error()
+	case errors.Is(err, protocol.ErrVersion):
+		return protocol.CodeVersion, 0, err.Error()
+	case errors.Is(err, protocol.ErrTooLarge):
+		return protocol.CodeTooLarge, 0, err.Error()
+	case err != nil:
+		return protocol.CodeBadFrame, 0, err.Error()
+	}
+	switch m := m.(type) {
+	case *protocol.Update:
+		code, msg = s.submit(c, m)
+		return code, m.Round, msg
+	case *protocol.Hello:
+		return protocol.CodeHelloExpected, 0, "hello was already received"
+	default:
+		return protocol.CodeBadFrame, 0, fmt.Sprintf("a client may not send %s", m.Type())
 	}
 }
 
@@ -752,24 +930,28 @@ type metrics struct {
 	received prometheus.Counter
 	rejected *prometheus.CounterVec
 	refused  *prometheus.CounterVec
-	duration prometheus.Histogram
-	commit   prometheus.Histogram
+	// slowFrames counts connections closed because a frame's body took
+	// longer than the frame read timeout.
+	slowFrames prometheus.Counter
+	duration   prometheus.Histogram
+	commit     prometheus.Histogram
 }
 
 func newMetrics(s *Server) metrics {
 	reg := prometheus.NewRegistry()
 	m := metrics{
-		reg:      reg,
-		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "fedcast_updates_received_total", Help: "Updates accepted."}),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fedcast_messages_rejected_total", Help: "Client messages rejected, by protocol error code."}, []string{"code"}),
-		refused:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fedcast_connections_refused_total", Help: "Websocket connections refused, by reason."}, []string{"reason"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_duration_seconds", Help: "Time from round start to commit.", Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12)}),
-		commit:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_commit_seconds", Help: "Time to aggregate, noise and commit a round to the ledger.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12)}),
+		reg:        reg,
+		received:   prometheus.NewCounter(prometheus.CounterOpts{Name: "fedcast_updates_received_total", Help: "Updates accepted."}),
+		rejected:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fedcast_messages_rejected_total", Help: "Client messages rejected, by protocol error code."}, []string{"code"}),
+		refused:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fedcast_connections_refused_total", Help: "Websocket connections refused, by reason."}, []string{"reason"}),
+		slowFrames: prometheus.NewCounter(prometheus.CounterOpts{Name: "fedcast_frames_timed_out_total", Help: "Connections closed because a frame body was not received within the frame read timeout."}),
+		duration:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_duration_seconds", Help: "Time from round start to commit.", Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12)}),
+		commit:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_commit_seconds", Help: "Time to aggregate, noise and commit a round to the ledger.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12)}),
 	}
 	locked := func(f func() float64) func() float64 {
 		return func() float64 { s.mu.Lock(); defer s.mu.Unlock(); return f() }
 	}
-	reg.MustRegister(m.received, m.rejected, m.refused, m.duration, m.commit,
+	reg.MustRegister(m.received, m.rejected, m.refused, m.slowFrames, m.duration, m.commit,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_clients_online", Help: "LHAs connected."}, locked(func() float64 { return float64(len(s.conns)) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_rounds_completed", Help: "Rounds committed."}, locked(func() float64 { return float64(s.eng.Rounds()) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_epsilon_spent", Help: "ε after the committed rounds."}, locked(func() float64 { return s.eng.EpsilonSpent() })),

@@ -39,7 +39,7 @@ type fixture struct {
 
 func (f *fixture) wsURL() string { return "ws" + strings.TrimPrefix(f.http.URL, "http") + "/api/ws" }
 
-func start(t testing.TB, tmpl study.File, names []string, seed *uint64) *fixture {
+func start(t testing.TB, tmpl study.File, names []string, seed *uint64, opts ...func(*Options)) *fixture {
 	t.Helper()
 	file, secrets, err := study.Create(study.CreateOptions{Template: tmpl, Names: names})
 	if err != nil {
@@ -57,7 +57,11 @@ func start(t testing.TB, tmpl study.File, names []string, seed *uint64) *fixture
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(&Options{Engine: eng, Ledger: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opt := &Options{Engine: eng, Ledger: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(opt)
+	}
+	srv, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,10 +95,19 @@ type File struct {
 	// RoundInterval is the least time between two round starts (0: start
 	// the next round at once). The demo uses it to be watchable.
 	RoundInterval Duration `json:"round_interval,omitempty"`
-	// StartQuorum is how many LHAs must be online before round 1 starts;
-	// later rounds never wait. 0 means all N. Rounds sample from all N
-	// enrolled LHAs either way.
+	// StartQuorum is how many LHAs must be online before round 1 starts,
+	// and again after a coordinator restart before the next round opens
+	// (there for at most RestartGrace). Rounds in between never wait. 0
+	// means all N. Rounds sample from all N enrolled LHAs either way: the
+	// quorum decides when a round opens, never who is sampled.
 	StartQuorum int `json:"start_quorum,omitempty"`
+	// RestartGrace bounds the wait for StartQuorum after a restart of a
+	// study with committed rounds, so that the LHAs can reconnect before
+	// the next round spends budget; the round opens when the quorum is
+	// back or the grace has passed, whichever comes first. 0 means one
+	// RoundDeadline (see ResumeWait); `fedcast serve --restart-grace`
+	// overrides it.
+	RestartGrace Duration `json:"restart_grace,omitempty"`
 	// Origins are extra browser origins (host patterns as in
 	// websocket.AcceptOptions.OriginPatterns, e.g. "lha.example.org") allowed
 	// to open the websocket; same-origin pages are always allowed.
@@ -210,6 +219,9 @@ func (f *File) Validate() error {
 	if f.RoundInterval < 0 {
 		return configErr("round_interval is %v, must be ≥ 0", time.Duration(f.RoundInterval))
 	}
+	if f.RestartGrace < 0 {
+		return configErr("restart_grace is %v, must be ≥ 0", time.Duration(f.RestartGrace))
+	}
 	if f.StartQuorum < 0 || f.StartQuorum > len(f.LHAs) {
 		return configErr("start_quorum is %d, must be in [0, N=%d]", f.StartQuorum, len(f.LHAs))
 	}
@@ -295,6 +307,26 @@ func (f *File) Calibrate() (float64, error) {
 		return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
 	}
 	return c, nil
+}
+
+// Quorum returns how many LHAs must be online before round 1 and after a
+// restart: StartQuorum, or N when it is 0.
+func (f *File) Quorum() int {
+	if f.StartQuorum == 0 {
+		return len(f.LHAs)
+	}
+	return f.StartQuorum
+}
+
+// ResumeWait returns the longest wait for the quorum after a restart:
+// RestartGrace, or one RoundDeadline when it is 0 (the time a round gives
+// its LHAs anyway, and ample for clients that reconnect with a backoff of
+// seconds).
+func (f *File) ResumeWait() time.Duration {
+	if f.RestartGrace > 0 {
+		return time.Duration(f.RestartGrace)
+	}
+	return time.Duration(f.RoundDeadline)
 }
 
 // SampleRate returns q = m/N.

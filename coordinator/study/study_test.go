@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
@@ -57,6 +58,8 @@ func TestParseRejects(t *testing.T) {
 		{"deadline", `"round_deadline": "1m0s"`, `"round_deadline": "soon"`},
 		{"admin hash", `"admin_token_sha256": "`, `"admin_token_sha256": "zz`},
 		{"quorum", `"name": "test"`, `"name": "test", "start_quorum": 9`},
+		{"negative restart grace", `"name": "test"`, `"name": "test", "restart_grace": "-1s"`},
+		{"restart grace not a duration", `"name": "test"`, `"name": "test", "restart_grace": 5`},
 		{"date", `"name": "test"`, `"name": "test", "from": "2020-13-01"`},
 	}
 	for _, c := range cases {
@@ -72,6 +75,37 @@ func TestParseRejects(t *testing.T) {
 	f.LHAs[1].Name = f.LHAs[0].Name
 	if err := f.Validate(); !errors.Is(err, ErrConfig) {
 		t.Errorf("duplicate name: %v", err)
+	}
+}
+
+func TestQuorumAndResumeWait(t *testing.T) {
+	_, raw, _ := small(t, 4)
+	cases := []struct {
+		name   string
+		insert string
+		quorum int
+		wait   time.Duration
+	}{
+		{"defaults: all N, one round deadline", ``, 4, time.Minute},
+		{"explicit quorum", `"start_quorum": 3,`, 3, time.Minute},
+		{"explicit grace", `"restart_grace": "15s",`, 4, 15 * time.Second},
+		{"grace follows the deadline", `"round_deadline": "2s",`, 4, 2 * time.Second},
+		{"grace over a short deadline", `"round_deadline": "2s", "restart_grace": "5s",`, 4, 5 * time.Second},
+		{"both", `"start_quorum": 1, "restart_grace": "250ms",`, 1, 250 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// The file's own round_deadline comes later and would win.
+			b := strings.Replace(string(raw), `"round_deadline": "1m0s",`, "", 1)
+			b = strings.Replace(b, "{", "{"+c.insert, 1)
+			f, err := Parse([]byte(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Quorum() != c.quorum || f.ResumeWait() != c.wait {
+				t.Errorf("Quorum %d, ResumeWait %v; want %d, %v", f.Quorum(), f.ResumeWait(), c.quorum, c.wait)
+			}
+		})
 	}
 }
 
