@@ -105,7 +105,9 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		c, err := openCoordinator(f, raw, dir, nil, static, nil, log)
+		// A restarted demo resumes after the simulated LHAs (its quorum)
+		// have reconnected, or one round deadline at most.
+		c, err := openCoordinator(f, raw, dir, nil, static, nil, 0, log)
 		if err != nil {
 			return err
 		}

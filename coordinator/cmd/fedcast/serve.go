@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,18 +63,22 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "serve --study FILE [--addr 127.0.0.1:8080] [--state DIR] [--insecure-seed N] [--web DIR] [--origin HOST]...")
+	fs := newFlagSet(env, "serve", "serve --study FILE [--addr 127.0.0.1:8080] [--state DIR] [--restart-grace D] [--insecure-seed N] [--web DIR] [--origin HOST]...")
 	studyPath := fs.String("study", "", "study file (create one with 'fedcast study new'); required")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	state := fs.String("state", "", "state directory holding ledger.db (default: FILE without .json + \".state\")")
 	webDir := fs.String("web", web.DefaultDir, "directory of the built browser app")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	grace := fs.Duration("restart-grace", 0, "after a restart, wait at most this long for the study's quorum of LHAs to reconnect before the next round (0: the study file's restart_grace, by default one round deadline)")
 	var seed seedFlag
 	fs.Var(&seed, "insecure-seed", "RESEARCH ONLY: reproducible sampling and noise from this seed (no privacy guarantee)")
 	var origins listFlag
 	fs.Var(&origins, "origin", "extra browser origin allowed on the websocket (host pattern; repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *grace < 0 {
+		return usagef("", "--restart-grace must be ≥ 0")
 	}
 	if *studyPath == "" {
 		return usagef("create a study with 'fedcast study new --lhas 3 --epsilon 2 --rounds 20 --expected 2 --out study.json'", "--study is required")
@@ -93,7 +98,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := openCoordinator(f, raw, *state, seed.v, web.Handler(*webDir), origins, log)
+	c, err := openCoordinator(f, raw, *state, seed.v, web.Handler(*webDir), origins, *grace, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -116,7 +121,9 @@ type coordinator struct {
 	log    *slog.Logger
 }
 
-func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, static http.Handler, origins []string, log *slog.Logger) (*coordinator, error) {
+// openCoordinator opens (or resumes) the study f in state. restartGrace > 0
+// overrides the study file's restart grace (server.Options.RestartGrace).
+func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, static http.Handler, origins []string, restartGrace time.Duration, log *slog.Logger) (*coordinator, error) {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, err
 	}
@@ -129,13 +136,14 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 		l.Close()
 		return nil, err
 	}
-	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins})
+	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins, RestartGrace: restartGrace})
 	if err != nil {
 		l.Close()
 		return nil, err
 	}
 	if eng.Rounds() > 0 {
-		log.Info("resuming study", "name", f.Name, "rounds_committed", eng.Rounds(), "epsilon_spent", eng.EpsilonSpent(), "finished", eng.FinishedReason)
+		log.Info("resuming study", "name", f.Name, "rounds_committed", eng.Rounds(), "epsilon_spent", eng.EpsilonSpent(), "finished", eng.FinishedReason,
+			"quorum", f.Quorum(), "restart_grace", cmp.Or(restartGrace, f.ResumeWait()))
 	} else {
 		log.Info("study ready", "name", f.Name, "N", len(f.LHAs), "m", f.ExpectedClients, "q", f.SampleRate(),
 			"T", f.Rounds, "epsilon", f.Epsilon, "delta", f.Delta, "noise_multiplier", eng.Config.NoiseMultiplier)
