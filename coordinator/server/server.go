@@ -866,13 +866,11 @@ type AdminRound struct {
 }
 
 func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
-	parts, err := s.ledger.Participation()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
+	// The ledger is read after the snapshot, so that the participation
+	// record covers every round the snapshot counts (a "finished" state
+	// comes with all rounds' records).
 	s.mu.Lock()
-	a := AdminStatus{Status: s.publicStatus(), Enrolled: len(s.eng.File.LHAs), Online: len(s.conns), Participation: parts}
+	a := AdminStatus{Status: s.publicStatus(), Enrolled: len(s.eng.File.LHAs), Online: len(s.conns)}
 	for i, l := range s.eng.File.LHAs {
 		x := AdminLHA{Name: l.Name}
 		if c := s.conns[i]; c != nil {
@@ -890,6 +888,12 @@ func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 		a.OpenRound = ar
 	}
 	s.mu.Unlock()
+	parts, err := s.ledger.Participation()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	a.Participation = parts
 	if a.Participation == nil {
 		a.Participation = []ledger.Participation{}
 	}
