@@ -24,7 +24,10 @@
 //
 // # Rounds
 //
-// [Server.Run] waits until StartQuorum LHAs are online, then runs rounds:
+// [Server.Run] waits until StartQuorum LHAs are online (after a restart
+// with committed rounds: until they are back or the restart grace has
+// passed, whichever comes first, so that a restart does not spend rounds
+// of budget on nobody), then runs rounds:
 // Begin (Poisson sample from all N enrolled LHAs, online or not); a
 // round_start to each sampled LHA that is connected (nothing to anyone else);
 // updates until every sampled, connected LHA has answered or the round
@@ -32,7 +35,9 @@
 // deadline is a dropout: zero contribution, the mean still divides by m);
 // Complete (ledger commit, synced); only then the round_result broadcast to
 // every connected LHA. A sampled LHA that connects while its round is open
-// gets the round_start on joining.
+// gets the round_start on joining. Who is online only ever decides when a
+// round opens, never who is sampled: the accountant's q = m/N assumes a
+// sample drawn from all N.
 //
 // # Connection rules
 //
@@ -54,7 +59,15 @@
 //     study's origin patterns (websocket.AcceptOptions.OriginPatterns);
 //     clients without an Origin header (native) are accepted;
 //   - each connection has a bounded outbox; a client too slow to take its
-//     messages is disconnected rather than slowing the rounds.
+//     messages is disconnected rather than slowing the rounds;
+//   - frames in flight are bounded (Options.FramesInFlight, by default
+//     max(16, 2×GOMAXPROCS)): a connection takes a slot once a frame's
+//     header has arrived, reads the body into a pooled buffer, and gives
+//     the slot back after the frame was decoded and handed to the engine.
+//     Bodies waiting for a slot stay in the kernel's socket buffers, so a
+//     burst of updates costs O(slots × model), not O(updates × model). A
+//     body not received within Options.FrameReadTimeout (10 s) closes the
+//     connection, so a stalled sender holds its slot no longer than that.
 //
 // Round results are encoded once and the same bytes go to every client.
 package server
