@@ -212,5 +212,9 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file private (0600); results are for sharing.
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(f.Name(), path)
 }

@@ -1,0 +1,51 @@
+package experiment
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fedcast/fedcast/internal/testkit"
+)
+
+// resultFiles are the committed outputs of the paper experiments
+// (docs/results.md), in the order docs/results/tables.md lists them.
+var resultFiles = []string{
+	"docs/results/nov2020_random.json",
+	"docs/results/nov2020_temporal.json",
+	"docs/results/mar2022_random.json",
+	"docs/results/mar2022_temporal.json",
+}
+
+// TestResultsDocsUpToDate checks that docs/results/tables.md is exactly
+// what `fedcast report` makes of the committed JSON results, so the numbers
+// in the docs are the numbers the runs produced. Regenerate with
+//
+//	bin/fedcast report docs/results/nov2020_random.json docs/results/nov2020_temporal.json \
+//	    docs/results/mar2022_random.json docs/results/mar2022_temporal.json > docs/results/tables.md
+func TestResultsDocsUpToDate(t *testing.T) {
+	root := testkit.RepoRoot()
+	var reps []*Report
+	for _, f := range resultFiles {
+		r, err := ReadReport(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Setting.Areas != 400 || len(r.Results) == 0 {
+			t.Errorf("%s: %d areas, %d results: not a paper run", f, r.Setting.Areas, len(r.Results))
+		}
+		reps = append(reps, r)
+	}
+	var want bytes.Buffer
+	if err := WriteMarkdown(&want, resultFiles, reps); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "docs/results/tables.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("docs/results/tables.md is not what `fedcast report` makes of %v; regenerate it (see the test's doc comment)", resultFiles)
+	}
+}
