@@ -9,60 +9,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/vugu/vugu"
 )
 
-// AdminStatus is the coordinator's /api/admin/status answer (see
-// coordinator/server.AdminStatus; decoded here without importing the
-// server, which would pull SQLite into the browser app).
-type AdminStatus struct {
-	Round           int     `json:"round"`
-	Rounds          int     `json:"rounds"`
-	EpsilonSpent    float64 `json:"epsilon_spent"`
-	EpsilonBudget   float64 `json:"epsilon_budget"`
-	Delta           float64 `json:"delta"`
-	NoiseMultiplier float64 `json:"noise_multiplier"`
-	State           string  `json:"state"`
-	InsecureSeed    bool    `json:"insecure_seed"`
-	Name            string  `json:"name"`
-	Clients         int     `json:"clients"`
-	ExpectedClients int     `json:"expected_clients"`
-	SampleRate      float64 `json:"sample_rate"`
-	FinishReason    string  `json:"finish_reason"`
-
-	Enrolled      int                  `json:"enrolled"`
-	Online        int                  `json:"online"`
-	LHAs          []AdminLHA           `json:"lhas"`
-	OpenRound     *AdminOpenRound      `json:"open_round"`
-	Participation []AdminParticipation `json:"participation"`
-}
-
-// AdminLHA is one enrolled LHA's connection state.
-type AdminLHA struct {
-	Name   string `json:"name"`
-	Online bool   `json:"online"`
-}
-
-// AdminOpenRound is the round in progress.
-type AdminOpenRound struct {
-	Round    int       `json:"round"`
-	Sampled  []string  `json:"sampled"`
-	Online   int       `json:"online"`
-	Received int       `json:"received"`
-	Rejected int       `json:"rejected"`
-	Started  time.Time `json:"started"`
-}
-
-// AdminParticipation is the admin-only record of one committed round
-// (coordinator/ledger.Participation).
-type AdminParticipation struct {
-	Round    int           `json:"round"`
-	Sampled  int           `json:"sampled"`
-	Online   int           `json:"online"`
-	Received int           `json:"received"`
-	Rejected int           `json:"rejected"`
-	Duration time.Duration `json:"duration"`
-}
+// The dashboard decodes the coordinator's admin answers with the types
+// both sides share (shared/protocol), without importing the server.
+type (
+	AdminStatus        = protocol.AdminStatus
+	AdminLHA           = protocol.AdminLHA
+	AdminOpenRound     = protocol.AdminRound
+	AdminParticipation = protocol.Participation
+)
 
 // LedgerExport is the part of the ledger export (/api/admin/ledger) the
 // dashboard shows.

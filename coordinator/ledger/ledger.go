@@ -70,14 +70,7 @@ type Round struct {
 }
 
 // Participation is the admin-only record of one round.
-type Participation struct {
-	Round    int
-	Sampled  int
-	Online   int // sampled LHAs that were connected when the round started
-	Received int
-	Rejected int
-	Duration time.Duration
-}
+type Participation = protocol.Participation
 
 // Ledger is an open ledger database. Its methods are safe for concurrent
 // use (one connection, serialised).

@@ -779,22 +779,7 @@ func (s *Server) submit(c *conn, u *protocol.Update) (protocol.Code, string) {
 // --- HTTP API ---
 
 // Status is the public status: nothing in it depends on who takes part.
-type Status struct {
-	Round           int     `json:"round"`
-	Rounds          int     `json:"rounds"`
-	EpsilonSpent    float64 `json:"epsilon_spent"`
-	EpsilonBudget   float64 `json:"epsilon_budget"`
-	Delta           float64 `json:"delta"`
-	NoiseMultiplier float64 `json:"noise_multiplier"`
-	State           string  `json:"state"`
-	InsecureSeed    bool    `json:"insecure_seed"`
-	Name            string  `json:"name"`
-	Clients         int     `json:"clients"`
-	ExpectedClients int     `json:"expected_clients"`
-	SampleRate      float64 `json:"sample_rate"`
-	Protocol        int     `json:"protocol"`
-	FinishReason    string  `json:"finish_reason,omitempty"`
-}
+type Status = protocol.Status
 
 // PublicStatus returns the public status.
 func (s *Server) PublicStatus() Status {
@@ -839,31 +824,13 @@ func (s *Server) admin(h http.Handler) http.Handler {
 }
 
 // AdminStatus is the admin dashboard's view: participation included.
-type AdminStatus struct {
-	Status
-	Enrolled      int                    `json:"enrolled"`
-	Online        int                    `json:"online"`
-	LHAs          []AdminLHA             `json:"lhas"`
-	OpenRound     *AdminRound            `json:"open_round"`
-	Participation []ledger.Participation `json:"participation"`
-}
+type AdminStatus = protocol.AdminStatus
 
 // AdminLHA is one enrolled LHA's connection state.
-type AdminLHA struct {
-	Name        string     `json:"name"`
-	Online      bool       `json:"online"`
-	OnlineSince *time.Time `json:"online_since,omitempty"`
-}
+type AdminLHA = protocol.AdminLHA
 
 // AdminRound is the open round.
-type AdminRound struct {
-	Round    int       `json:"round"`
-	Sampled  []string  `json:"sampled"`
-	Online   int       `json:"online"`
-	Received int       `json:"received"`
-	Rejected int       `json:"rejected"`
-	Started  time.Time `json:"started"`
-}
+type AdminRound = protocol.AdminRound
 
 func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 	// The ledger is read after the snapshot, so that the participation

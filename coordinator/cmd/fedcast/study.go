@@ -44,7 +44,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.To, "to", "", "last day of the study window (YYYY-MM-DD; empty: all)")
 	deadline := fs.Duration("deadline", 60*time.Second, "round deadline")
 	interval := fs.Duration("interval", 0, "least time between round starts")
-	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts (0: all)")
+	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}

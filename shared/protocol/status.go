@@ -1,0 +1,66 @@
+package protocol
+
+import "time"
+
+// The coordinator's HTTP status answers, shared by the server that writes
+// them and the browser dashboard that reads them.
+
+// Status is the public GET /api/status answer. Nothing in it depends on
+// which LHAs take part (spec §5: the sampled set stays secret).
+type Status struct {
+	Round           int     `json:"round"` // rounds committed
+	Rounds          int     `json:"rounds"`
+	EpsilonSpent    float64 `json:"epsilon_spent"`
+	EpsilonBudget   float64 `json:"epsilon_budget"`
+	Delta           float64 `json:"delta"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	State           string  `json:"state"` // waiting, running or finished
+	InsecureSeed    bool    `json:"insecure_seed"`
+	Name            string  `json:"name"`
+	Clients         int     `json:"clients"`
+	ExpectedClients int     `json:"expected_clients"`
+	SampleRate      float64 `json:"sample_rate"`
+	Protocol        int     `json:"protocol"`
+	FinishReason    string  `json:"finish_reason,omitempty"`
+}
+
+// AdminStatus is the admin-only GET /api/admin/status answer: the public
+// status plus who is connected, the open round and each committed round's
+// participation.
+type AdminStatus struct {
+	Status
+	Enrolled      int             `json:"enrolled"`
+	Online        int             `json:"online"`
+	LHAs          []AdminLHA      `json:"lhas"`
+	OpenRound     *AdminRound     `json:"open_round"`
+	Participation []Participation `json:"participation"`
+}
+
+// AdminLHA is one enrolled LHA's connection state.
+type AdminLHA struct {
+	Name        string     `json:"name"`
+	Online      bool       `json:"online"`
+	OnlineSince *time.Time `json:"online_since,omitempty"`
+}
+
+// AdminRound is the round in progress.
+type AdminRound struct {
+	Round    int       `json:"round"`
+	Sampled  []string  `json:"sampled"`
+	Online   int       `json:"online"`
+	Received int       `json:"received"`
+	Rejected int       `json:"rejected"`
+	Started  time.Time `json:"started"`
+}
+
+// Participation is the admin-only record of one committed round: how many
+// LHAs were sampled, online, answered and were rejected, and how long the
+// round took (Duration in JSON: nanoseconds).
+type Participation struct {
+	Round    int           `json:"round"`
+	Sampled  int           `json:"sampled"`
+	Online   int           `json:"online"` // sampled LHAs connected when the round started
+	Received int           `json:"received"`
+	Rejected int           `json:"rejected"`
+	Duration time.Duration `json:"duration"`
+}
