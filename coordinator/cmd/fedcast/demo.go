@@ -55,11 +55,11 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	webDir := fs.String("web", web.DefaultDir, "directory of the built browser app")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	var o demoOptions
-	fs.IntVar(&o.lhas, "lhas", 20, "simulated LHAs (plus one seat for you)")
-	fs.IntVar(&o.rounds, "rounds", 40, "rounds per study")
-	fs.IntVar(&o.expected, "expected", 6, "expected LHAs per round m")
-	fs.Float64Var(&o.epsilon, "epsilon", 2, "privacy budget ε per study")
-	fs.DurationVar(&o.interval, "interval", 3*time.Second, "least time between round starts")
+	fs.IntVar(&o.lhas, "lhas", 199, "simulated LHAs (plus one seat for you)")
+	fs.IntVar(&o.rounds, "rounds", 20, "rounds per study")
+	fs.IntVar(&o.expected, "expected", 50, "expected LHAs per round m (DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
+	fs.Float64Var(&o.epsilon, "epsilon", 3, "privacy budget ε per study")
+	fs.DurationVar(&o.interval, "interval", 6*time.Second, "least time between round starts")
 	fs.DurationVar(&o.deadline, "deadline", 20*time.Second, "round deadline (your seat counts as a dropout if it misses it)")
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
 	if err := parseFlags(fs, args); err != nil {
