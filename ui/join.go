@@ -211,6 +211,13 @@ func (s *JoinState) connect(ctx context.Context) {
 	s.session = sess
 	s.Welcome = w
 	s.Phase = PhaseReady
+	// The hello has already left this computer: list it now, not only once
+	// the LHA joins the training.
+	if t, ok := sess.(interface{ TakeSent() []client.Outgoing }); ok {
+		for _, o := range t.TakeSent() {
+			s.recordSent(o.Type, int64(o.Bytes), o.Round)
+		}
+	}
 	if n := len(w.Log); n > 0 {
 		s.Round = w.Log[n-1].Round
 		s.Epsilon = w.Log[n-1].Epsilon
@@ -498,6 +505,13 @@ func (s *JoinState) Progress(round, step, steps int) {
 
 // RecordSent records a message that left this computer.
 func (s *JoinState) RecordSent(typ string, size int64, round int) {
+	s.lock()
+	s.recordSent(typ, size, round)
+	s.unlock()
+}
+
+// recordSent is RecordSent with the lock held.
+func (s *JoinState) recordSent(typ string, size int64, round int) {
 	e := SentEntry{At: time.Now(), Type: typ, Bytes: size, Round: round}
 	switch typ {
 	case "hello":
@@ -507,9 +521,7 @@ func (s *JoinState) RecordSent(typ string, size int64, round int) {
 	default:
 		e.What = typ
 	}
-	s.lock()
 	s.Sent = append(s.Sent, e)
-	s.unlock()
 }
 
 // RoundDone records a released round.

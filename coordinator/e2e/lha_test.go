@@ -59,6 +59,10 @@ func TestLHAJourney(t *testing.T) {
 			t.Errorf("study card lacks %q:\n%s", want, studyText)
 		}
 	}
+	// The hello has already left this computer: the log lists it at once.
+	if got := text(t, ctx, "#sent-log"); !strings.Contains(got, "hello") {
+		t.Errorf("before joining, the sent-messages log does not list the hello that was sent:\n%s", got)
+	}
 	shot(t, ctx, "1-joined")
 
 	// 2. Choose the CSV: validated, summarised and plotted in the browser.

@@ -386,6 +386,17 @@ func (s *Session) Run(ctx context.Context, data *series.Dataset, obs Observer) e
 	return s.run(ctx, x, y, obs)
 }
 
+// TakeSent returns the messages sent so far that no Observer has been told
+// of yet (the hello of Join, before Run has an observer), and forgets them,
+// so that a user interface can list them at once; Run reports the rest.
+func (s *Session) TakeSent() []Outgoing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending
+	s.pending = nil
+	return p
+}
+
 // RunWindows is Run with the training windows already stacked (x: n×H
 // row-major, y: n), for callers that prepared them.
 func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) error {
