@@ -19,14 +19,9 @@ import (
 func (r *Report) Figures(dir string) ([]string, error) {
 	var files []string
 	save := func(p *plot.Plot, name string, w, h vg.Length) error {
-		for _, ext := range []string{".png", ".svg"} {
-			f := filepath.Join(dir, name+ext)
-			if err := p.Save(w, h, f); err != nil {
-				return fmt.Errorf("experiment: writing %s: %w", f, err)
-			}
-			files = append(files, f)
-		}
-		return nil
+		written, err := saveFigure(p, dir, name, w, h)
+		files = append(files, written...)
+		return err
 	}
 	for _, res := range r.Results {
 		if len(res.PairsTrue) == 0 {
@@ -40,12 +35,30 @@ func (r *Report) Figures(dir string) ([]string, error) {
 			return files, err
 		}
 	}
+	summary, err := r.SummaryFigures(dir)
+	files = append(files, summary...)
+	if err != nil {
+		return files, err
+	}
 	if p, err := r.boxPlot(); err != nil {
 		return files, err
 	} else if p != nil {
 		if err := save(p, "mape_boxplot", 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return files, err
 		}
+	}
+	return files, nil
+}
+
+// SummaryFigures writes the figures that need only the report's summaries
+// (privacy–utility curves and convergence), so that they can be redrawn
+// from a JSON file (fedcast report --figures).
+func (r *Report) SummaryFigures(dir string) ([]string, error) {
+	var files []string
+	save := func(p *plot.Plot, name string, w, h vg.Length) error {
+		written, err := saveFigure(p, dir, name, w, h)
+		files = append(files, written...)
+		return err
 	}
 	for _, m := range []struct {
 		name, label string
@@ -70,6 +83,19 @@ func (r *Report) Figures(dir string) ([]string, error) {
 		if err := save(p, "convergence", 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return files, err
 		}
+	}
+	return files, nil
+}
+
+// saveFigure writes p as dir/name.png and dir/name.svg.
+func saveFigure(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+	var files []string
+	for _, ext := range []string{".png", ".svg"} {
+		f := filepath.Join(dir, name+ext)
+		if err := p.Save(w, h, f); err != nil {
+			return files, fmt.Errorf("experiment: writing %s: %w", f, err)
+		}
+		files = append(files, f)
 	}
 	return files, nil
 }
@@ -103,7 +129,7 @@ func scatterPlot(res Result) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.GlyphStyle.Color = color.RGBA{0x1f, 0x77, 0xb4, 0x90}
+	s.GlyphStyle.Color = color.NRGBA{0x1f, 0x77, 0xb4, 0x90} // translucent: dense clouds stay readable
 	s.GlyphStyle.Radius = vg.Points(2)
 	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: hi, Y: hi}})
 	if err != nil {
@@ -174,7 +200,7 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64))
 	p.X.Label.Text = "privacy budget ε (log scale)"
 	p.Y.Label.Text = label + ", log scale"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = epsTicks(pts), plot.LogTicks{Prec: -1}
 	line, points, err := newLinePoints(pts)
 	if err != nil {
 		return nil, err
@@ -198,6 +224,31 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64))
 	}
 	p.Legend.Top = true
 	return p, nil
+}
+
+// epsTicks labels the ε axis at the grid's own values.
+func epsTicks(pts plotter.XYs) plot.ConstantTicks {
+	ticks := make(plot.ConstantTicks, len(pts))
+	for i, p := range pts {
+		ticks[i] = plot.Tick{Value: p.X, Label: fmt.Sprintf("%g", p.X)}
+	}
+	return ticks
+}
+
+// convergenceEpsilons are the budgets the paper's convergence figure shows;
+// with a larger grid only these are drawn, so the lines stay readable.
+var convergenceEpsilons = []float64{0.5, 1, 2, math.Inf(1)}
+
+func showConvergence(results []Result, e float64) bool {
+	if len(results) <= 5 {
+		return true
+	}
+	for _, c := range convergenceEpsilons {
+		if c == e {
+			return true
+		}
+	}
+	return false
 }
 
 func newLinePoints(pts plotter.XYs) (*plotter.Line, *plotter.Scatter, error) {
@@ -224,6 +275,9 @@ func (r *Report) convergencePlot() (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	n := 0
 	for i, res := range r.Results {
+		if !showConvergence(r.Results, float64(res.Epsilon)) {
+			continue
+		}
 		var pts plotter.XYs
 		var errs plotter.YErrors
 		for _, c := range res.Convergence {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/experiment"
 )
@@ -15,7 +18,8 @@ func init() {
 }
 
 func runReport(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "report", "report FILE.json [FILE.json …]")
+	fs := newFlagSet(env, "report", "report [--figures DIR] FILE.json [FILE.json …]")
+	figures := fs.String("figures", "", "also redraw the privacy–utility and convergence figures of each file into DIR/<file name>/")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,6 +33,15 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		reps = append(reps, r)
+		if *figures != "" {
+			dir := filepath.Join(*figures, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if _, err := r.SummaryFigures(dir); err != nil {
+				return err
+			}
+		}
 	}
 	return experiment.WriteMarkdown(env.Stdout, fs.Args(), reps)
 }
