@@ -107,7 +107,7 @@ func TestSimulateSmallJSON(t *testing.T) {
 	}
 	jsonPath := filepath.Join(dir, "out.json")
 	code, out, errs := fedcast(t, "simulate", "--cases", cases, "--counties", pops, "--epsilon", "3,inf", "--runs", "2",
-		"--rounds", "3", "--clients-per-round", "6", "--local-epochs", "2", "--split", "random", "--seed", "9", "--json", jsonPath, "--quiet")
+		"--rounds", "3", "--clients-per-round", "6", "--local-epochs", "2", "--split", "random", "--seed", "9", "--eval-every", "1", "--json", jsonPath, "--quiet")
 	if code != 0 {
 		t.Fatalf("simulate exit %d: %s", code, errs)
 	}
@@ -132,6 +132,16 @@ func TestSimulateSmallJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
+	}
+	figs := filepath.Join(dir, "figs")
+	code, md, errs := fedcast(t, "report", "--figures", figs, jsonPath)
+	if code != 0 || !strings.Contains(md, "| inf | – | – |") {
+		t.Errorf("report: exit %d %s\n%s", code, errs, md)
+	}
+	for _, f := range []string{"privacy_utility_mae.png", "convergence.svg"} {
+		if st, err := os.Stat(filepath.Join(figs, "out", f)); err != nil || st.Size() < 1000 {
+			t.Errorf("report --figures: %s: %v", f, err)
+		}
 	}
 	if v.Config.Seed != 9 || v.Config.Split != "random" || v.Config.Runs != 2 || len(v.Results) != 2 ||
 		v.Results[0].Epsilon != 3.0 || v.Results[1].Epsilon != "inf" || v.Results[1].NoiseMultiplier != 0 || v.Results[0].NoiseMultiplier <= 0 {
