@@ -297,7 +297,7 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 		return fmt.Errorf("%w: round %d", ErrDuplicate, round)
 	}
 	if e.ordered {
-		if err := checkUpdate(w, len(e.State.Global)); err != nil {
+		if err := fl.CheckUpdate(w, len(e.State.Global)); err != nil {
 			r.Rejected++
 			return err
 		}
@@ -308,20 +308,6 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 	}
 	r.done[lha] = true
 	r.Received++
-	return nil
-}
-
-// checkUpdate applies fl.Aggregator's admission checks ahead of time for
-// research mode, where updates are added in LHA order at the end.
-func checkUpdate(w []float64, dim int) error {
-	if len(w) != dim {
-		return fmt.Errorf("%w: got %d values, the model has %d", fl.ErrUpdateLength, len(w), dim)
-	}
-	for i, v := range w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: value %d is %v", fl.ErrNotFinite, i, v)
-		}
-	}
 	return nil
 }
 

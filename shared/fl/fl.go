@@ -213,13 +213,8 @@ func NewAggregator(cfg Config, dim int) *Aggregator {
 // it re-clips the update to S whatever the client claims to have done. A
 // rejected update leaves the sum unchanged. update is not modified.
 func (a *Aggregator) Add(update []float64) error {
-	if len(update) != len(a.sum) {
-		return fmt.Errorf("%w: got %d values, the model has %d", ErrUpdateLength, len(update), len(a.sum))
-	}
-	for i, v := range update {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: value %d is %v", ErrNotFinite, i, v)
-		}
+	if err := CheckUpdate(update, len(a.sum)); err != nil {
+		return err
 	}
 	u := update
 	if a.cfg.DP {
@@ -231,6 +226,21 @@ func (a *Aggregator) Add(update []float64) error {
 		a.sum[i] += v
 	}
 	a.n++
+	return nil
+}
+
+// CheckUpdate applies the admission checks of Aggregator.Add to an update
+// for a model of dim parameters: the right length (ErrUpdateLength) and
+// only finite values (ErrNotFinite).
+func CheckUpdate(update []float64, dim int) error {
+	if len(update) != dim {
+		return fmt.Errorf("%w: got %d values, the model has %d", ErrUpdateLength, len(update), dim)
+	}
+	for i, v := range update {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: value %d is %v", ErrNotFinite, i, v)
+		}
+	}
 	return nil
 }
 
