@@ -49,6 +49,25 @@ func FuzzServerFrame(f *testing.F) {
 	if err := honest.Write(context.Background(), websocket.MessageText, hello); err != nil {
 		f.Fatal(err)
 	}
+	// Wait until round 1 has started with the honest LHA online (its
+	// round_start arrives). Otherwise a fuzzed connection's hello could be
+	// handled first, round 1 would open with the honest LHA offline (a
+	// dropout), and a fuzzed valid update would complete it.
+	for started := false; !started; {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		typ, m, err := honest.Read(ctx)
+		cancel()
+		if err != nil {
+			f.Fatalf("waiting for round 1 to start: %v", err)
+		}
+		k := protocol.Text
+		if typ == websocket.MessageBinary {
+			k = protocol.Binary
+		}
+		if msg, err := protocol.Decode(k, m); err == nil && msg.Type() == protocol.TypeRoundStart {
+			started = true
+		}
+	}
 	go func() { // drain, never answer
 		for {
 			if _, _, err := honest.Read(context.Background()); err != nil {
