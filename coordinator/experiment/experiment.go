@@ -259,16 +259,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	type job struct{ eps, run int }
 	type outcome struct {
-		final    metrics.Result
-		perArea  []float64
-		strata   []metrics.Result
-		strataN  []int
-		conv     []float64
-		pairsT   []float64
-		pairsP   []float64
-		seconds  float64
-		err      error
-		finished bool
+		final   metrics.Result
+		perArea []float64
+		strata  []metrics.Result
+		strataN []int
+		conv    []float64
+		pairsT  []float64
+		pairsP  []float64
+		seconds float64
+		err     error
 	}
 	jobs := make([]job, 0, len(cfg.Epsilons)*cfg.Runs)
 	for r := 0; r < cfg.Runs; r++ {
@@ -322,7 +321,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
 				o.seconds = time.Since(t0).Seconds()
-				o.finished = true
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {
