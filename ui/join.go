@@ -567,18 +567,15 @@ func (s *JoinState) forecast(model []float64) {
 		s.MetricsNote = err.Error()
 		return
 	}
-	live := opt
-	live.From, live.To = time.Time{}, time.Time{}
+	fcs, err := client.Forecasts(st, model, s.Data)
+	if err != nil {
+		s.MetricsNote = err.Error()
+		return
+	}
 	s.Forecasts = s.Forecasts[:0]
-	out := make([]float64, 1)
-	for _, r := range s.Data.Regions {
-		x, inputEnd, target, err := series.LatestInput(r, live)
-		if err != nil {
-			continue
-		}
-		m.Predict(model, x, out)
-		s.Forecasts = append(s.Forecasts, Forecast{Area: r.Name, InputEnd: inputEnd, Target: target, Value: out[0],
-			Chart: forecastChart(r, s.smoothing(), inputEnd, target, out[0])})
+	for _, f := range fcs {
+		s.Forecasts = append(s.Forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Value,
+			Chart: forecastChart(s.Data.Region(f.Area), s.smoothing(), f.InputEnd, f.Target, f.Value)})
 	}
 	areas, err := series.MakeWindows(s.Data, opt)
 	if err != nil {

@@ -453,14 +453,14 @@ func differences(bs []*regionBuilder, cols Columns, file string) ([]*regionBuild
 				areas = append(areas, f.area)
 			}
 		}
-		days := "1 day"
+		when := "on 1 day, " + fmtDay(lo)
 		if len(falls) > 1 {
-			days = fmtInt(len(falls)) + " days"
+			when = fmt.Sprintf("on %s days between %s and %s", fmtInt(len(falls)), fmtDay(lo), fmtDay(hi))
 		}
 		notes = append(notes, Notice{Code: NoticeCorrection, Level: Warning, Areas: areas, Line: big.line,
 			From: dayTime(lo), To: dayTime(hi),
-			Message: fmt.Sprintf("The running total falls on %s (corrections of earlier counts), between %s and %s in %s; the largest fall is %s cases on %s in %s (line %d). "+
-				"Those days count 0 new cases.", days, fmtDay(lo), fmtDay(hi), listAreas(areas),
+			Message: fmt.Sprintf("The running total falls %s (corrections of earlier counts), in %s; the largest fall is %s cases on %s in %s (line %d). "+
+				"Those days count 0 new cases.", when, listAreas(areas),
 				strconv.FormatFloat(big.amount, 'f', -1, 64), fmtDay(big.day), quoteName(big.area), big.line),
 			Hint: "Small corrections do no harm. If a fall is large, the earlier days were over-counted: correct them at the source if you can, or keep the study period away from them."})
 	}
