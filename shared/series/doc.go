@@ -24,7 +24,8 @@
 // two periods a year apart (as the team's county file does:
 // 2020-10-01 … 2020-12-31 and 2022-02-01 … 2022-04-30) therefore spans
 // the whole range with zeros in between; that costs a few kilobytes per
-// region and nothing else, and study windows are chosen with From/To.
+// region, Parse warns about such runs of missing days (see below), and
+// study windows are chosen with From/To to leave them out.
 //
 // Region identifiers are strings exactly as written (after trimming
 // spaces): county code "01001" keeps its leading zero. The identifier is
