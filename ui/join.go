@@ -357,7 +357,8 @@ func (s *JoinState) checkAgainstStudy() {
 }
 
 // ShownNotices are the file's notices as the page shows them: warnings
-// first; once the study is known, warnings about missing days only when
+// first; once the study is known, warnings about missing or unreported
+// days only when
 // they fall inside the study's from/to (elsewhere they do no harm).
 func (s *JoinState) ShownNotices() []series.Notice {
 	if s.Data == nil || len(s.DataNotices) == 0 {
@@ -375,7 +376,7 @@ func (s *JoinState) ShownNotices() []series.Notice {
 		switch {
 		case n.Level != series.Warning:
 			info = append(info, n)
-		case n.Code == series.NoticeMissingDays && known:
+		case n.AboutDays() && known && !n.From.IsZero():
 			if (to.IsZero() || !n.From.After(to)) && (from.IsZero() || !n.To.Before(from)) {
 				warn = append(warn, n)
 			}

@@ -100,8 +100,12 @@
 //     any other file a repeated (area, day) is an error.
 //   - Runs of at least MinMissingRun days without a row inside an area's
 //     range count as zero cases like every missing day, and get a warning
-//     with their dates (NoticeMissingDays); Dataset.MissingDaysIn tells
-//     whether a study window meets them.
+//     with their dates (NoticeMissingDays). So do runs of at least
+//     MinZeroRun days whose rows all say 0 after an average of
+//     ZeroRunAfter cases a day or more in the four weeks before
+//     (NoticeZeroRun): a sudden drop to nothing usually means days not
+//     reported. Dataset.MissingDaysIn tells whether a study window meets
+//     either.
 //
 // Every problem is a *ParseError naming the file, the 1-based line, the
 // 1-based column (field number, as a spreadsheet counts) and the column's

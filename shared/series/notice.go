@@ -30,6 +30,7 @@ const (
 	NoticeEncoding     = "windows_1252" // the file was not UTF-8 and was read as Windows-1252
 	NoticeDateFormat   = "date_format"  // dates were read as day.month.year (or day/month/year, month/day/year)
 	NoticeMissingDays  = "missing_days" // a long run of days is missing from the file
+	NoticeZeroRun      = "zero_run"     // counts drop to 0 and stay there for a long run of days
 	NoticeCorrection   = "correction"   // a running total fell: a correction
 	NoticeIgnored      = "ignored_columns"
 )
@@ -98,13 +99,18 @@ func (d *Dataset) Warnings() []Notice {
 	return w
 }
 
-// MissingDaysIn returns the notices about missing days that overlap the
-// days from … to (both inclusive; a zero time leaves that end open), for
-// a study whose window should avoid them.
+// AboutDays reports whether the notice is about a stretch of days that a
+// study window should avoid (NoticeMissingDays, NoticeZeroRun); From and
+// To are then its first and last day.
+func (n Notice) AboutDays() bool { return n.Code == NoticeMissingDays || n.Code == NoticeZeroRun }
+
+// MissingDaysIn returns the notices about missing or unreported days
+// (AboutDays) that overlap the days from … to (both inclusive; a zero
+// time leaves that end open), for a study whose window should avoid them.
 func (d *Dataset) MissingDaysIn(from, to time.Time) []Notice {
 	var out []Notice
 	for _, n := range d.Notices {
-		if n.Code != NoticeMissingDays {
+		if !n.AboutDays() || n.From.IsZero() {
 			continue
 		}
 		if !to.IsZero() && n.From.After(Date(to)) || !from.IsZero() && n.To.Before(Date(from)) {

@@ -263,6 +263,7 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 		notes = append(notes, n...)
 	}
 	notes = append(notes, missingDayNotices(builders, running)...)
+	notes = append(notes, zeroRunNotices(builders)...)
 
 	d := &Dataset{Regions: make([]*Region, 0, len(builders)), Columns: cols, Notices: notes}
 	for _, b := range builders {

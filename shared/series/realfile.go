@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +23,15 @@ const MinMissingRun = 7
 // MinRunningTotalDays is the shortest stretch of reported days on which
 // Parse judges whether a column is a running total.
 const MinRunningTotalDays = 28
+
+// MinZeroRun is the shortest run of consecutive reported zeros, after an
+// average of at least ZeroRunAfter cases a day over the four weeks
+// before, that Parse warns about: counts that drop to zero and stay
+// there usually mean the days were not reported.
+const (
+	MinZeroRun   = 14
+	ZeroRunAfter = 5.0
+)
 
 // maxMissingNotices caps the missing-days notices of one file; the rest
 // are summed up in one more notice.
@@ -538,4 +548,74 @@ func fmtInt(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// zeroRunNotices warns about runs of at least MinZeroRun consecutive days
+// whose rows all say 0, after an average of ZeroRunAfter or more cases a
+// day over the 28 days before: a sudden drop to nothing. Areas with the
+// same run share one notice. bs must be sorted, with daily counts.
+func zeroRunNotices(bs []*regionBuilder) []Notice {
+	type run struct{ from, to int64 }
+	type group struct {
+		areas  []string
+		line   int
+		before float64 // largest average before the run
+	}
+	groups := map[run]*group{}
+	var order []run
+	for _, b := range bs {
+		n := len(b.days)
+		for i := 0; i < n; {
+			if b.vals[i] != 0 {
+				i++
+				continue
+			}
+			j := i // the run b.days[i … j] of consecutive zero days
+			for j+1 < n && b.vals[j+1] == 0 && b.days[j+1] == b.days[j]+1 {
+				j++
+			}
+			if b.days[j]-b.days[i]+1 >= MinZeroRun {
+				// Average over the 28 calendar days before the run.
+				sum, k := 0.0, i-1
+				for ; k >= 0 && b.days[k] >= b.days[i]-28; k-- {
+					sum += b.vals[k]
+				}
+				if avg := sum / 28; k < i-1 && avg >= ZeroRunAfter {
+					r := run{b.days[i], b.days[j]}
+					g := groups[r]
+					if g == nil {
+						g = &group{line: b.lines[i]}
+						groups[r] = g
+						order = append(order, r)
+					}
+					g.areas = append(g.areas, b.name)
+					g.before = max(g.before, avg)
+				}
+			}
+			i = j + 1
+		}
+	}
+	var out []Notice
+	for k, r := range order {
+		if k == maxMissingNotices {
+			out = append(out, Notice{Code: NoticeZeroRun, Level: Warning,
+				Message: fmt.Sprintf("%d more runs of %d or more days with 0 cases after many are not listed here.", len(order)-k, MinZeroRun),
+				Hint:    "Check that the export covers every day."})
+			break
+		}
+		g := groups[r]
+		where := listAreas(g.areas)
+		if len(g.areas) == len(bs) && len(bs) > 1 {
+			where = fmt.Sprintf("every area (%d)", len(bs))
+		}
+		out = append(out, Notice{Code: NoticeZeroRun, Level: Warning, Areas: g.areas, Line: g.line,
+			From: dayTime(r.from), To: dayTime(r.to),
+			Message: fmt.Sprintf("From %s to %s (%d days) every count is 0 in %s, after %s cases a day on average in the four weeks before. "+
+				"A sudden drop to nothing usually means those days were not reported, not that there were no cases.",
+				fmtDay(r.from), fmtDay(r.to), r.to-r.from+1, where, strconv.FormatFloat(math.Round(g.before*10)/10, 'f', -1, 64)),
+			Hint: fmt.Sprintf("If those days were not reported, keep the study period out of them: its from and to dates (in the study file, "+
+				"or --from and --to of fedcast simulate) should both lie before %s or both after %s, with 3 more days of data on each side for the 7-day average.",
+				fmtDay(r.from), fmtDay(r.to))})
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func total(d *Dataset) float64 {
@@ -86,6 +87,19 @@ func TestParseLayouts(t *testing.T) {
 			notices:  []string{NoticeColumns, NoticeMissingDays},
 			warnings: []string{NoticeMissingDays},
 			msg:      "No rows for 2020-10-21 to 2021-01-31 (103 days) in every area (2)",
+		},
+		{
+			// Written with explicit zeros for days that were not reported.
+			file: "zeros_written.csv",
+			want: map[string]reg{
+				"01001": {start: "2020-12-01", days: 60},
+				"01002": {start: "2020-12-01", days: 60},
+			},
+			total:    -1,
+			cols:     Columns{Date: "date", Region: "region", Cases: "cases", CasesAre: CasesDaily, DateFormat: "YYYY-MM-DD", Encoding: "UTF-8"},
+			notices:  []string{NoticeColumns, NoticeZeroRun},
+			warnings: []string{NoticeZeroRun},
+			msg:      "From 2020-12-31 to 2021-01-19 (20 days) every count is 0 in area \u201c01001\u201d, after 22.1 cases a day on average",
 		},
 		{
 			// Non-decreasing but small and sparse: daily counts, not a total.
@@ -281,8 +295,18 @@ func TestMissingDaysIn(t *testing.T) {
 		{"2021-02-01", "2021-02-20", 0},
 		{"2020-10-15", "2021-02-10", 1},
 		{"2021-01-31", "2021-02-10", 1},
+		{"", "2020-10-21", 1},
+		{"2021-01-31", "", 1},
+		{"", "", 1},
 	} {
-		if got := d.MissingDaysIn(day(tc.from), day(tc.to)); len(got) != tc.n {
+		var from, to time.Time
+		if tc.from != "" {
+			from = day(tc.from)
+		}
+		if tc.to != "" {
+			to = day(tc.to)
+		}
+		if got := d.MissingDaysIn(from, to); len(got) != tc.n {
 			t.Errorf("%s … %s: %d notices, want %d", tc.from, tc.to, len(got), tc.n)
 		}
 	}

@@ -30,11 +30,11 @@ func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.D
 }
 
 // printWarnings writes d's warnings in the wording the browser page uses;
-// warnings about missing days only if they overlap the study window
+// warnings about missing or unreported days only if they overlap the study window
 // from … to (a zero time leaves that end open).
 func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
 	for _, n := range d.Notices {
-		if n.Level == series.Warning && n.Code != series.NoticeMissingDays {
+		if n.Level == series.Warning && !n.AboutDays() {
 			printNotice(w, n)
 		}
 	}
