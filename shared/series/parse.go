@@ -236,11 +236,10 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 	}
 	sort.Slice(builders, func(i, j int) bool { return builders[i].name < builders[j].name })
 
-	notes = append(notes, columnNotices(t.header, cols, single, casesNorm)...)
-	notes = append(notes, dates.notices()...)
-	notes = append(notes, lineListNotice(builders, rows, skipped)...)
-
+	// Decide whether a plain column is a running total before saying
+	// which column was taken for what.
 	running := cols.CasesAre == CasesRunning
+	var maybe []Notice
 	if !running {
 		verdict, names := looksLikeRunningTotals(builders)
 		switch {
@@ -248,12 +247,16 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 			running = true
 			cols.CasesAre = CasesRunning
 		case len(names) > 0:
-			notes = append(notes, Notice{Code: NoticeMaybeTotal, Level: Warning, Areas: names,
+			maybe = append(maybe, Notice{Code: NoticeMaybeTotal, Level: Warning, Areas: names,
 				Message: fmt.Sprintf("In %s, %s only ever rises over four weeks or more, as a running total does. It was read as new cases per day.",
 					listAreas(names), quoteName(cols.Cases)),
 				Hint: "Check the column: if it holds the running total (all cases so far), give fedcast a column of new cases per day instead, or name it cumulative_cases and fedcast will take the differences."})
 		}
 	}
+	notes = append(notes, columnNotices(t.header, cols, single, casesNorm)...)
+	notes = append(notes, dates.notices()...)
+	notes = append(notes, lineListNotice(builders, rows, skipped)...)
+	notes = append(notes, maybe...)
 	if running {
 		var n []Notice
 		builders, n, err = differences(builders, cols, file)

@@ -238,6 +238,10 @@ func TestRunningTotalDetection(t *testing.T) {
 	if dc.Columns.CasesAre != CasesRunning || !slices.Contains(codes(dc.Warnings()), NoticeRunningTotal) {
 		t.Errorf("running total not detected: %+v %v", dc.Columns, dc.Notices)
 	}
+	// The note on columns agrees with the warning.
+	if n := dc.Notices[0]; n.Code != NoticeColumns || !strings.Contains(n.Message, "a running total") {
+		t.Errorf("columns notice %q", n.Message)
+	}
 	if dd.Columns.CasesAre != CasesDaily || len(dd.Warnings()) != 0 {
 		t.Errorf("daily counts taken for a running total: %+v %v", dd.Columns, dd.Notices)
 	}
