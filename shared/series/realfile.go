@@ -322,7 +322,7 @@ func columnNotices(header []string, cols Columns, single, casesNorm string) []No
 	}
 	if len(unfit) > 0 {
 		out = append(out, Notice{Code: NoticeIgnored, Level: Info,
-			Message: fmt.Sprintf("Not used: %s (deaths, weekly sums, rates or incidences are not daily case counts).", strings.Join(unfit, ", "))})
+			Message: fmt.Sprintf("Not used: %s (deaths, recoveries, weekly sums, rates and incidences are not new cases per day).", strings.Join(unfit, ", "))})
 	}
 	return out
 }
@@ -339,7 +339,11 @@ func lineListNotice(bs []*regionBuilder, rows, skipped int) []Notice {
 	msg := fmt.Sprintf("The file lists cases in several rows per area and day, as the RKI case list does (one row per age group, sex and status): "+
 		"its %s rows were added up to %s area-days.", fmtInt(rows-skipped), fmtInt(rows-skipped-summed))
 	if skipped > 0 {
-		msg += fmt.Sprintf(" %s rows with NeuerFall = -1 (cases taken back since the previous day's list) were left out.", fmtInt(skipped))
+		rowsWord := "rows"
+		if skipped == 1 {
+			rowsWord = "row"
+		}
+		msg += fmt.Sprintf(" %s %s with NeuerFall = -1 (cases taken back since the previous day's list) left out.", fmtInt(skipped), rowsWord)
 	}
 	return []Notice{{Code: NoticeLineList, Level: Info, Message: msg}}
 }

@@ -148,7 +148,7 @@ func TestParseLayouts(t *testing.T) {
 			total:   11,
 			cols:    Columns{Date: "Meldedatum", Region: "IdLandkreis", Cases: "AnzahlFall", CasesAre: CasesLineList, DateFormat: "YYYY-MM-DD", Encoding: "UTF-8"},
 			notices: []string{NoticeColumns, NoticeIgnored, NoticeLineList},
-			msg:     "its 5 rows were added up to 3 area-days. 1 rows with NeuerFall = -1",
+			msg:     "its 5 rows were added up to 3 area-days. 1 row with NeuerFall = -1",
 		},
 		{
 			file:    "slashed_dmy.csv",

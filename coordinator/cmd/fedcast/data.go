@@ -224,8 +224,8 @@ func runDataCheck(env *Env, args []string) error {
 		verdict = fmt.Sprintf("read, with %d warnings: read them before training on the file", n)
 	}
 	fmt.Fprintf(w, "%s: %s\n", path, verdict)
-	fmt.Fprintf(w, "  %s, %s to %s (%s), %s cases in all (%s from %q)\n", plural(rep.Areas, "area"), rep.FirstDay, rep.LastDay,
-		plural(rep.Days, "day"), thousands(rep.TotalCases), casesWords(c.CasesAre), c.Cases)
+	fmt.Fprintf(w, "  %s, %s to %s (%s), %s cases in all (%s)\n", plural(rep.Areas, "area"), rep.FirstDay, rep.LastDay,
+		plural(rep.Days, "day"), thousands(rep.TotalCases), casesWords(c.CasesAre, c.Cases))
 	for _, n := range d.Notices {
 		printNotice(w, n)
 	}
@@ -250,12 +250,13 @@ func thousands(v float64) string {
 	return b.String()
 }
 
-func casesWords(are string) string {
+// casesWords says where the daily counts came from.
+func casesWords(are, column string) string {
 	switch are {
 	case series.CasesRunning:
-		return "new cases per day, as differences of the running total"
+		return fmt.Sprintf("new cases per day as differences of the running total %q", column)
 	case series.CasesLineList:
-		return "new cases per day, added up from the case list"
+		return fmt.Sprintf("new cases per day added up from the case list's %q", column)
 	}
-	return "new cases per day"
+	return fmt.Sprintf("new cases per day from %q", column)
 }
