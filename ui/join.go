@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -144,6 +143,10 @@ type JoinState struct {
 	Reading     bool
 	Data        *series.Dataset
 	DataProblem *Problem
+	// DataNotices are what the reader did or noticed (series.Notice: which
+	// column was taken, a running total converted, missing days, …),
+	// shown under the file check in the reader's own words.
+	DataNotices []series.Notice
 	Areas       []AreaSummary
 	Area        string // the area shown in the plot and preview
 	DataChart   *Chart
@@ -287,17 +290,18 @@ func (s *JoinState) windowOptions() (series.WindowOptions, error) {
 // LoadFile parses a chosen file (in the caller's goroutine: the bytes are
 // already in memory). It takes the lock itself.
 func (s *JoinState) LoadFile(name string, data []byte) {
-	d, err := series.Parse(bytes.NewReader(data), name)
+	d, err := series.ParseBytes(data, name)
 	s.lock()
 	defer s.unlock()
 	s.Reading = false
 	s.FileName, s.FileBytes = name, len(data)
-	s.Data, s.DataProblem, s.Areas, s.DataChart, s.Preview = nil, nil, nil, nil, nil
+	s.Data, s.DataProblem, s.DataNotices, s.Areas, s.DataChart, s.Preview = nil, nil, nil, nil, nil, nil
 	if err != nil {
 		s.DataProblem = DataProblem(err)
 		return
 	}
 	s.Data = d
+	s.DataNotices = d.Notices
 	for _, r := range d.Regions {
 		total := 0.0
 		for _, v := range r.Cases {
@@ -319,7 +323,7 @@ func (s *JoinState) FileError(name string, err error) {
 	defer s.unlock()
 	s.Reading = false
 	s.FileName = name
-	s.Data = nil
+	s.Data, s.DataNotices = nil, nil
 	s.DataProblem = &Problem{Title: "The file could not be opened", Detail: err.Error(),
 		Fix: "Choose the file again. If it is on a network drive, copy it to this computer first."}
 }
@@ -350,6 +354,48 @@ func (s *JoinState) checkAgainstStudy() {
 		s.DataProblem = p
 		s.Data = nil
 	}
+}
+
+// ShownNotices are the file's notices as the page shows them: warnings
+// first; once the study is known, warnings about missing or unreported
+// days only when
+// they fall inside the study's from/to (elsewhere they do no harm).
+func (s *JoinState) ShownNotices() []series.Notice {
+	if s.Data == nil || len(s.DataNotices) == 0 {
+		return nil
+	}
+	var from, to time.Time
+	known := false
+	if s.Welcome != nil {
+		if opt, err := s.windowOptions(); err == nil {
+			from, to, known = opt.From, opt.To, true
+		}
+	}
+	var warn, info []series.Notice
+	for _, n := range s.DataNotices {
+		switch {
+		case n.Level != series.Warning:
+			info = append(info, n)
+		case n.AboutDays() && known && !n.From.IsZero():
+			if (to.IsZero() || !n.From.After(to)) && (from.IsZero() || !n.To.Before(from)) {
+				warn = append(warn, n)
+			}
+		default:
+			warn = append(warn, n)
+		}
+	}
+	return append(warn, info...)
+}
+
+// DataWarnings counts the warnings among ShownNotices.
+func (s *JoinState) DataWarnings() int {
+	n := 0
+	for _, x := range s.ShownNotices() {
+		if x.Level == series.Warning {
+			n++
+		}
+	}
+	return n
 }
 
 func orDash(s string) string {
@@ -567,18 +613,15 @@ func (s *JoinState) forecast(model []float64) {
 		s.MetricsNote = err.Error()
 		return
 	}
-	live := opt
-	live.From, live.To = time.Time{}, time.Time{}
+	fcs, err := client.Forecasts(st, model, s.Data)
+	if err != nil {
+		s.MetricsNote = err.Error()
+		return
+	}
 	s.Forecasts = s.Forecasts[:0]
-	out := make([]float64, 1)
-	for _, r := range s.Data.Regions {
-		x, inputEnd, target, err := series.LatestInput(r, live)
-		if err != nil {
-			continue
-		}
-		m.Predict(model, x, out)
-		s.Forecasts = append(s.Forecasts, Forecast{Area: r.Name, InputEnd: inputEnd, Target: target, Value: out[0],
-			Chart: forecastChart(r, s.smoothing(), inputEnd, target, out[0])})
+	for _, f := range fcs {
+		s.Forecasts = append(s.Forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Value,
+			Chart: forecastChart(s.Data.Region(f.Area), s.smoothing(), f.InputEnd, f.Target, f.Value)})
 	}
 	areas, err := series.MakeWindows(s.Data, opt)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -88,7 +89,25 @@ func (c *JoinPage) dataWords() string {
 	if n := len(d.Regions); n != 1 {
 		areas = strconv.Itoa(n) + " areas"
 	}
-	return fmt.Sprintf("The file is fine: %s, from %s to %s.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"))
+	switch n := c.S.DataWarnings(); n {
+	case 0:
+		return fmt.Sprintf("The file is fine: %s, from %s to %s.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"))
+	case 1:
+		return fmt.Sprintf("The file was read: %s, from %s to %s. Please read the warning below.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"))
+	default:
+		return fmt.Sprintf("The file was read: %s, from %s to %s. Please read the %d warnings below.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"), n)
+	}
+}
+
+// noticeClass is the CSS class of a file notice.
+func (c *JoinPage) noticeClass(n series.Notice) string { return "notice notice-" + string(n.Level) }
+
+// noticeLead starts a notice's line: "Warning: " for warnings.
+func (c *JoinPage) noticeLead(n series.Notice) string {
+	if n.Level == series.Warning {
+		return "Warning: "
+	}
+	return ""
 }
 
 func (c *JoinPage) areaRowClass(name string) string {

@@ -70,6 +70,7 @@ func parseTitle(err error) string {
 		{series.ErrTooLarge, "A case count is implausibly large"},
 		{series.ErrDuplicate, "The same day appears twice for one area"},
 		{series.ErrSpan, "The dates span too many years"},
+		{series.ErrSpreadsheet, "This is a spreadsheet or an archive, not a CSV file"},
 	} {
 		if errors.Is(err, c.sentinel) {
 			return c.text

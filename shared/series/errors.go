@@ -41,6 +41,9 @@ var (
 	// ErrDuplicate: the same (date, region), or the same region in a
 	// population file, appears twice.
 	ErrDuplicate = errors.New("series: duplicate row")
+	// ErrSpreadsheet: the file is a spreadsheet workbook (.xlsx, .xls) or
+	// a compressed archive, not CSV text.
+	ErrSpreadsheet = errors.New("series: not a CSV file")
 	// ErrSpan: one region's dates span more than MaxSpanDays (usually a
 	// mistyped year).
 	ErrSpan = errors.New("series: date range too long")

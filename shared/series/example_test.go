@@ -105,3 +105,48 @@ func ExampleLatestInput() {
 	// centered: data to 2020-11-30, input 10 days to 2020-11-27, forecast for 2020-12-04
 	// trailing: data to 2020-11-30, input 10 days to 2020-11-30, forecast for 2020-12-07
 }
+
+// A per-district file in the layout of a widely used open repository:
+// Cases is the running total, Cases_New the daily count, and no column
+// names the area. Parse takes Cases_New, names the area after the file
+// and says so.
+func ExampleParse_districtFile() {
+	const file = "Date\tCases\tDeaths\tCases_New\tDeaths_New\tCases_Last_Week\n" +
+		"2020-11-01\t1200\t20\t30\t0\t190\n" +
+		"2020-11-02\t1245\t20\t45\t0\t200\n" +
+		"2020-11-03\t1266\t21\t21\t1\t195\n"
+	d, err := series.Parse(strings.NewReader(file), "munich.tsv")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := d.Regions[0]
+	fmt.Println(r.Name, r.Cases, d.Columns.Cases, d.Columns.CasesAre)
+	for _, n := range d.Notices {
+		fmt.Println(n.Level, n.Code)
+	}
+	// Output:
+	// munich [30 45 21] Cases_New daily
+	// info columns
+	// info daily_column
+	// info ignored_columns
+}
+
+// A running total given alone is turned into daily counts, with a
+// warning that says so.
+func ExampleParse_runningTotal() {
+	const file = "date,county,cumulative_cases\n" +
+		"2020-11-01,A,100\n2020-11-02,A,130\n2020-11-03,A,160\n"
+	d, err := series.Parse(strings.NewReader(file), "totals.csv")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.Regions[0].Start.Format(time.DateOnly), d.Regions[0].Cases)
+	for _, n := range d.Warnings() {
+		fmt.Println(n.Code+":", n.Message)
+	}
+	// Output:
+	// 2020-11-02 [30 30]
+	// running_total: The column “cumulative_cases” holds a running total (all cases so far), not new cases per day. fedcast turned it into daily counts by taking the difference from one reported day to the next; the first day of each area (2020-11-01) is left out, since the cases before it are unknown.
+}

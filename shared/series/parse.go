@@ -1,7 +1,9 @@
 package series
 
 import (
+	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -31,7 +33,9 @@ type regionBuilder struct {
 	vals     []float64
 	lines    []int
 	min, max int64
-	seen     map[int64]int // day → line; built once rows arrive out of order
+	seen     map[int64]int // day → index into days; built once rows arrive out of order
+	sum      bool          // add up repeated days (line lists) instead of refusing them
+	summed   int           // rows added to an earlier one
 }
 
 // Parse reads daily case counts from a CSV file in long format, one row
@@ -40,31 +44,87 @@ type regionBuilder struct {
 //	date,region,cases
 //	2020-11-01,01001,12
 //
-// file names the source in error messages only. Column names are matched
+// file names the source in messages only. Column names are matched
 // case-insensitively against the aliases listed in the package
-// documentation; columns may come in any order and extra columns are
-// ignored. Without a region column the whole file is one region, named
-// after file's base name without extension ("area" if file is empty).
+// documentation (English and German); columns may come in any order and
+// extra columns are ignored. A column of new cases per day (Cases_New,
+// new_cases, AnzahlFall) is preferred to a plain or running-total one;
+// deaths, weekly sums and rates are never taken. Without a region column
+// the whole file is one region, named after file's base name without
+// extension ("area" if file is empty); such a file must then have one
+// row per day.
+//
 // The delimiter (',', ';' or tab) is detected from the header line; a
 // UTF-8 byte-order mark, CRLF line ends, quoted cells and blank rows are
-// accepted. With ';' as delimiter a decimal comma is accepted in counts
-// ("12,0").
+// accepted, and a file that is not valid UTF-8 is read as Windows-1252
+// (older Excel "CSV"). Excel workbooks (.xlsx, .xls) are refused with a
+// message on how to save them as CSV. With ';' as delimiter a decimal
+// comma is accepted in counts ("12,0").
 //
-// Dates are YYYY-MM-DD (or YYYY/MM/DD). Counts must be finite
-// non-negative whole numbers up to MaxCount ("12.0" is 12). Days missing
-// between a region's first and last date are zero. Regions come back
-// sorted by name.
+// Dates are YYYY-MM-DD (or YYYY/MM/DD), DD.MM.YYYY, or DD/MM/YYYY and
+// MM/DD/YYYY when the file's dates tell which (a day above 12 somewhere).
+// Counts must be finite non-negative whole numbers up to MaxCount ("12.0"
+// is 12). Days missing between a region's first and last date are zero.
+// Regions come back sorted by name.
+//
+// The result's Columns say which column was taken for what, and its
+// Notices what Parse did or noticed: a running total turned into daily
+// counts, an RKI-style line list added up, long runs of missing days,
+// corrections. See Notice.
 //
 // Errors are *ParseError values wrapping one of the package's sentinels;
 // Parse stops at the first problem.
 func Parse(r io.Reader, file string) (*Dataset, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &ParseError{File: file, Err: fmt.Errorf("series: read: %w", err), Hint: "The file could not be read."}
+	}
+	return ParseBytes(data, file)
+}
+
+// ParseBytes is Parse on a file already in memory; it does not keep data.
+func ParseBytes(data []byte, file string) (*Dataset, error) {
+	if err := refuseSpreadsheet(data, file); err != nil {
+		return nil, err
+	}
+	var notes []Notice
+	cols := Columns{Encoding: "UTF-8", DateFormat: "YYYY-MM-DD"}
+	if !hasUTF16BOM(data) && !utf8.Valid(data) {
+		data = decodeWindows1252(data)
+		cols.Encoding = "Windows-1252"
+		notes = append(notes, Notice{Code: NoticeEncoding, Level: Info,
+			Message: "The file is not UTF-8 text. It was read as Windows-1252, the encoding older versions of Excel use for CSV files.",
+			Hint:    "Check that names with ä, ö, ü or ß look right. If they do not, save the file as \u201cCSV UTF-8\u201d and read it again."})
+	}
+
 	optRegion := regionColumn
 	optRegion.optional = true
-	t, err := newTable(r, file, dateColumn, optRegion, casesColumn)
+	t, err := newTable(bytes.NewReader(data), file, dateColumn, optRegion, casesColumn)
 	if err != nil {
 		return nil, err
 	}
 	const kDate, kRegion, kCases = 0, 1, 2
+	cols.Date, cols.Region, cols.Cases = t.name[kDate], t.name[kRegion], t.name[kCases]
+	casesNorm := normHeader(t.header[t.col[kCases]])
+	neuerFall := -1
+	for j, h := range t.header {
+		if normHeader(h) == "neuerfall" {
+			neuerFall = j
+		}
+	}
+	switch {
+	case isIn(casesNorm, runningTotalNames):
+		cols.CasesAre = CasesRunning
+	case casesNorm == "anzahlfall" || casesNorm == "anzahl_fall" || neuerFall >= 0:
+		cols.CasesAre = CasesLineList
+	default:
+		cols.CasesAre = CasesDaily
+	}
+	for j, h := range t.header {
+		if j != t.col[kDate] && j != t.col[kCases] && (t.col[kRegion] < 0 || j != t.col[kRegion]) {
+			cols.Ignored = append(cols.Ignored, strings.TrimSpace(h))
+		}
+	}
 	single := ""
 	if t.col[kRegion] < 0 {
 		single = fileRegionName(file)
@@ -72,7 +132,8 @@ func Parse(r io.Reader, file string) (*Dataset, error) {
 
 	regions := make(map[string]*regionBuilder)
 	var last *regionBuilder
-	rows := 0
+	rows, skipped := 0, 0
+	var dates dateReader
 	for {
 		rec, err := t.next()
 		if err == io.EOF {
@@ -84,12 +145,17 @@ func Parse(r io.Reader, file string) (*Dataset, error) {
 		rows++
 
 		ds, _ := t.cell(rec, kDate)
-		day, ok := parseDay(ds)
+		if rows == 1 {
+			if err := dates.detect(data, ds, t, kDate); err != nil {
+				return nil, err
+			}
+		}
+		day, ok := dates.parse(ds)
 		if !ok {
 			if ds == "" {
 				return nil, t.errAt(kDate, "", ErrMissingValue, "Every row needs a date, written as YYYY-MM-DD (for example 2020-11-01).")
 			}
-			return nil, t.errAt(kDate, ds, ErrBadDate, dateHint(ds))
+			return nil, t.errAt(kDate, ds, ErrBadDate, dates.hint(ds))
 		}
 
 		name := single
@@ -109,10 +175,17 @@ func Parse(r io.Reader, file string) (*Dataset, error) {
 							"Region names may not contain line breaks, tabs or other control characters, and must be valid text (UTF-8).")
 					}
 				}
-				b = &regionBuilder{name: strings.Clone(name), min: day, max: day}
+				b = &regionBuilder{name: strings.Clone(name), min: day, max: day, sum: cols.CasesAre == CasesLineList}
 				regions[b.name] = b
 			}
 			last = b
+		}
+
+		// RKI line lists: NeuerFall = -1 marks cases taken back since the
+		// previous day's list; they are not part of today's counts.
+		if neuerFall >= 0 && strings.TrimSpace(rec[neuerFall]) == "-1" {
+			skipped++
+			continue
 		}
 
 		cs, _ := t.cell(rec, kCases)
@@ -124,10 +197,21 @@ func Parse(r io.Reader, file string) (*Dataset, error) {
 		line := t.line(kDate)
 		if err := b.add(day, v, line); err != nil {
 			if first, ok := err.(dupError); ok {
+				if single != "" {
+					return nil, &ParseError{File: file, Line: line,
+						Err: fmt.Errorf("%w: no column holds the area, and %s appears on lines %d and %d", ErrMissingHeader, ds, int(first), line),
+						Hint: fmt.Sprintf("No column holds the area (region), so the whole file was read as one area, but lines %d and %d both give %s. "+
+							"If the file holds several areas, name their column region (or district, county, Landkreis, AGS); the first line has: %s. "+
+							"If it holds one area, keep one row per day.",
+							int(first), line, ds, strings.Join(t.header, string(t.comma)))}
+				}
 				return nil, t.errAt(kDate, "",
 					fmt.Errorf("%w: %s for region %q also on line %d", ErrDuplicate, ds, name, int(first)),
 					fmt.Sprintf("Each region may have one row per day. Lines %d and %d both give %s for %q: delete one, or add them up if both are real.",
 						int(first), line, ds, name))
+			}
+			if errors.Is(err, ErrTooLarge) {
+				return nil, t.errAt(kCases, cs, err, "Added up, this area's rows for the day exceed any real daily count; check the counts for a typing error.")
 			}
 			return nil, t.errAt(kDate, ds, err,
 				fmt.Sprintf("Region %q would cover more than %d days. Check this row's year for a typing error.", name, MaxSpanDays))
@@ -137,12 +221,57 @@ func Parse(r io.Reader, file string) (*Dataset, error) {
 		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("%w: a header but no rows", ErrEmpty),
 			Hint: "The file names its columns but holds no data rows. Add one row per region and day."}
 	}
+	cols.DateFormat = dates.format.String()
 
-	d := &Dataset{Regions: make([]*Region, 0, len(regions))}
+	builders := make([]*regionBuilder, 0, len(regions))
 	for _, b := range regions {
+		if len(b.days) > 0 {
+			b.sort()
+			builders = append(builders, b)
+		}
+	}
+	if len(builders) == 0 {
+		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("%w: every row has NeuerFall = -1", ErrEmpty),
+			Hint: "Every row is marked as taken back (NeuerFall = -1). Choose the full case list."}
+	}
+	sort.Slice(builders, func(i, j int) bool { return builders[i].name < builders[j].name })
+
+	// Decide whether a plain column is a running total before saying
+	// which column was taken for what.
+	running := cols.CasesAre == CasesRunning
+	var maybe []Notice
+	if !running {
+		verdict, names := looksLikeRunningTotals(builders)
+		switch {
+		case verdict && !isIn(casesNorm, newCasesNames) && cols.CasesAre == CasesDaily:
+			running = true
+			cols.CasesAre = CasesRunning
+		case len(names) > 0:
+			maybe = append(maybe, Notice{Code: NoticeMaybeTotal, Level: Warning, Areas: names,
+				Message: fmt.Sprintf("In %s, %s only ever rises over four weeks or more, as a running total does. It was read as new cases per day.",
+					listAreas(names), quoteName(cols.Cases)),
+				Hint: "Check the column: if it holds the running total (all cases so far), give fedcast a column of new cases per day instead, or name it cumulative_cases and fedcast will take the differences."})
+		}
+	}
+	notes = append(notes, columnNotices(t.header, cols, single, casesNorm)...)
+	notes = append(notes, dates.notices()...)
+	notes = append(notes, lineListNotice(builders, rows, skipped)...)
+	notes = append(notes, maybe...)
+	if running {
+		var n []Notice
+		builders, n, err = differences(builders, cols, file)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	notes = append(notes, missingDayNotices(builders, running)...)
+	notes = append(notes, zeroRunNotices(builders)...)
+
+	d := &Dataset{Regions: make([]*Region, 0, len(builders)), Columns: cols, Notices: notes}
+	for _, b := range builders {
 		d.Regions = append(d.Regions, b.region())
 	}
-	sort.Slice(d.Regions, func(i, j int) bool { return d.Regions[i].Name < d.Regions[j].Name })
 	return d, nil
 }
 
@@ -164,13 +293,21 @@ func (b *regionBuilder) add(day int64, v float64, line int) error {
 		if b.seen == nil {
 			b.seen = make(map[int64]int, 2*n)
 			for i, d := range b.days {
-				b.seen[d] = b.lines[i]
+				b.seen[d] = i
 			}
 		}
-		if first, ok := b.seen[day]; ok {
-			return dupError(first)
+		if i, ok := b.seen[day]; ok {
+			if !b.sum {
+				return dupError(b.lines[i])
+			}
+			if b.vals[i]+v > MaxCount {
+				return ErrTooLarge
+			}
+			b.vals[i] += v
+			b.summed++
+			return nil
 		}
-		b.seen[day] = line
+		b.seen[day] = n
 	}
 	b.min, b.max = lo, hi
 	b.days = append(b.days, day)
@@ -179,12 +316,33 @@ func (b *regionBuilder) add(day int64, v float64, line int) error {
 	return nil
 }
 
-func (b *regionBuilder) region() *Region {
-	cases := make([]float64, b.max-b.min+1)
-	for i, d := range b.days {
-		cases[d-b.min] = b.vals[i]
+// sort puts the rows in date order (they usually are already).
+func (b *regionBuilder) sort() {
+	if b.seen == nil {
+		return // arrived in increasing order
 	}
-	return &Region{Name: b.name, Start: time.Unix(b.min*86400, 0).UTC(), Cases: cases}
+	idx := make([]int, len(b.days))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(i, j int) bool { return b.days[idx[i]] < b.days[idx[j]] })
+	days := make([]int64, len(idx))
+	vals := make([]float64, len(idx))
+	lines := make([]int, len(idx))
+	for k, i := range idx {
+		days[k], vals[k], lines[k] = b.days[i], b.vals[i], b.lines[i]
+	}
+	b.days, b.vals, b.lines, b.seen = days, vals, lines, nil
+}
+
+// region builds the dense series; b must be sorted and non-empty.
+func (b *regionBuilder) region() *Region {
+	lo, hi := b.days[0], b.days[len(b.days)-1]
+	cases := make([]float64, hi-lo+1)
+	for i, d := range b.days {
+		cases[d-lo] = b.vals[i]
+	}
+	return &Region{Name: b.name, Start: dayTime(lo), Cases: cases}
 }
 
 func fileRegionName(file string) string {

@@ -62,6 +62,9 @@ func TestParseGood(t *testing.T) {
 		{"blank_rows.csv", map[string]reg{
 			"05315": {"2020-11-01", []float64{3, 4}},
 		}},
+		{"date_german.csv", map[string]reg{
+			"01001": {"2020-11-01", []float64{3}},
+		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			d, err := parseFixture(t, filepath.Join("testdata", "good", tc.file))
@@ -130,7 +133,12 @@ func TestParseBad(t *testing.T) {
 		{"no_cases_column.csv", ErrMissingHeader, 1, 0, "", "new_cases"},
 		{"duplicate_column.csv", ErrDuplicateColumn, 1, 4, "cases", "twice"},
 		{"field_count.csv", ErrFieldCount, 3, 0, "", "4 values"},
-		{"date_german.csv", ErrBadDate, 2, 1, "date", "day.month.year"},
+		{"date_dotted_nosuchday.csv", ErrBadDate, 3, 1, "Datum", "DD.MM.YYYY"},
+		{"date_slash_mixed.csv", ErrBadDate, 3, 1, "date", "two different orders"},
+		{"noarea_repeated.csv", ErrMissingHeader, 4, 0, "", "No column holds the area"},
+		{"workbook.xlsx", ErrSpreadsheet, 0, 0, "", "CSV UTF-8"},
+		{"workbook.xls", ErrSpreadsheet, 0, 0, "", "CSV UTF-8"},
+		{"deaths_only.tsv", ErrMissingHeader, 1, 0, "", "were not taken"},
 		{"date_us.csv", ErrBadDate, 2, 1, "date", "cannot be told apart"},
 		{"date_feb30.csv", ErrBadDate, 3, 1, "date", "no such day"},
 		{"date_time.csv", ErrBadDate, 2, 1, "date", "time of day"},

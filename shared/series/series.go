@@ -45,6 +45,13 @@ func (r *Region) Date(i int) time.Time { return r.Start.AddDate(0, 0, i) }
 // Dataset is a set of regions, sorted by Name, each with a unique name.
 type Dataset struct {
 	Regions []*Region
+
+	// Columns and Notices describe how Parse read the file: which column
+	// it took for what, and what it did or noticed on the way (a running
+	// total converted, long runs of missing days, …). Both are zero for a
+	// dataset not made by Parse.
+	Columns Columns
+	Notices []Notice
 }
 
 // Region returns the region with the given name, or nil if absent.

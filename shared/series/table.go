@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -17,25 +18,78 @@ type column struct {
 	role     string   // canonical name, used in messages
 	aliases  []string // accepted header names, preferred first
 	optional bool
+	// unfit, if set, names header columns that look related but must
+	// never be taken for this role (deaths, weekly sums, rates); a
+	// missing-column hint mentions them.
+	unfit func(norm string) bool
 }
 
 // Accepted header names. When several columns match one role, the one
-// whose name comes first in the list wins (county_id beats county).
+// whose name comes first in the list wins (county_id beats county, a
+// column of new cases per day beats a running total).
 var (
 	dateColumn = column{role: "date", aliases: []string{
-		"date", "day", "reporting_date", "report_date", "meldedatum", "datum",
+		"date", "day", "reporting_date", "report_date", "date_reported", "meldedatum", "datum",
+		"refdatum", "reference_date", "tag",
 	}}
 	regionColumn = column{role: "region", aliases: []string{
 		"region", "region_id", "county_id", "id", "lha", "lha_id", "district",
 		"district_id", "county", "area", "area_id", "location", "idlandkreis", "ags",
+		"landkreis_id", "kreis_id", "kreisschluessel", "kreisschlüssel", "landkreis", "kreis",
+		"gemeinde_id", "gemeinde", "bezirk", "stadtkreis", "kommune", "fips", "county_fips",
+		"county_name", "district_name", "region_name", "area_name", "municipality",
+		"idbundesland", "bundesland",
 	}}
-	casesColumn = column{role: "cases", aliases: []string{
-		"cases", "new_cases", "count", "value", "confirmed", "anzahlfall", "faelle", "fälle",
-	}}
+	casesColumn = column{role: "cases", aliases: append(append(append([]string(nil),
+		newCasesNames...), plainCasesNames...), runningTotalNames...), unfit: unfitForCases}
 	populationColumn = column{role: "population", aliases: []string{
 		"population", "pop", "inhabitants", "ewz",
 	}}
 )
+
+// Names of case columns by what they hold. A column named as new cases
+// per day is preferred to a plain one, and a plain one to a running
+// total; a plain column that only ever rises is read as a running total
+// (see Parse).
+var (
+	newCasesNames = []string{
+		"cases_new", "new_cases", "newcases", "daily_cases", "cases_daily", "new_confirmed",
+		"neue_faelle", "neue_fälle", "neuefaelle", "neuefälle", "anzahlfall", "anzahl_fall",
+	}
+	plainCasesNames = []string{
+		"cases", "count", "value", "confirmed", "faelle", "fälle", "fallzahl", "fallzahlen", "anzahl",
+		"infections", "infektionen",
+	}
+	runningTotalNames = []string{
+		"cases_cumulative", "cumulative_cases", "cases_total", "total_cases", "confirmed_cumulative",
+		"faelle_kumuliert", "fälle_kumuliert", "faelle_gesamt", "fälle_gesamt", "anzahl_kumuliert",
+	}
+)
+
+// unfitForCases reports header names that hold something other than
+// daily case counts: deaths, recoveries, weekly sums, rates per
+// inhabitants, incidences, percentages.
+func unfitForCases(h string) bool {
+	for _, w := range []string{
+		"death", "tod", "verstorb", "recover", "genes", "last_week", "week", "woche",
+		"per_million", "per_100k", "100k", "100000", "per_capita", "incidence", "inzidenz",
+		"rate", "prozent", "percent", "7day", "7_day", "7tage", "7_tage",
+	} {
+		if strings.Contains(h, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isIn(s string, list []string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
 
 // table reads a delimited file with a header line, maps the wanted roles
 // to columns and hands out data rows with their positions.
@@ -144,6 +198,17 @@ func newTable(r io.Reader, file string, want ...column) (*table, error) {
 		}
 		hint := fmt.Sprintf("The first line must name the columns. No column holds the %s; accepted names are: %s.",
 			c.role, strings.Join(c.aliases, ", "))
+		if c.unfit != nil {
+			var unfit []string
+			for j, h := range norm {
+				if c.unfit(h) {
+					unfit = append(unfit, strconv.Quote(strings.TrimSpace(rec[j])))
+				}
+			}
+			if len(unfit) > 0 {
+				hint += fmt.Sprintf(" The columns %s were not taken: they do not hold new cases per day.", strings.Join(unfit, ", "))
+			}
+		}
 		for _, f := range rec {
 			if _, ok := parseDay(strings.TrimSpace(f)); ok {
 				hint = "The first line looks like data, not column names. Add a header line such as: " +

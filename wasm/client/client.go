@@ -349,20 +349,9 @@ func (s *Session) Close() error {
 // areas of data, each split by target date (the earliest TrainFraction),
 // stacked.
 func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err error) {
-	sm, err := series.ParseSmoothing(st.Smoothing)
+	opt, err := windowOptions(st)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBadStudy, err)
-	}
-	opt := series.WindowOptions{History: st.History, Horizon: st.Horizon, Smoothing: sm}
-	for _, d := range []struct {
-		s   string
-		dst *time.Time
-	}{{st.From, &opt.From}, {st.To, &opt.To}} {
-		if d.s != "" {
-			if *d.dst, err = time.Parse(time.DateOnly, d.s); err != nil {
-				return nil, nil, fmt.Errorf("%w: date %q", ErrBadStudy, d.s)
-			}
-		}
+		return nil, nil, err
 	}
 	areas, err := series.MakeWindows(data, opt)
 	if err != nil {

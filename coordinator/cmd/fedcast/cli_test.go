@@ -102,7 +102,7 @@ func TestSimulateSmallJSON(t *testing.T) {
 	if code, _, errs := fedcast(t, "data", "synth", "--areas", "12", "--days", "60", "--seed", "4", "--out", cases, "--populations", pops); code != 0 {
 		t.Fatalf("data synth: %s", errs)
 	}
-	if code, out, errs := fedcast(t, "data", "check", cases); code != 0 || !strings.Contains(out, "12 region(s)") {
+	if code, out, errs := fedcast(t, "data", "check", cases); code != 0 || !strings.Contains(out, "12 areas") {
 		t.Fatalf("data check: %s %s", out, errs)
 	}
 	jsonPath := filepath.Join(dir, "out.json")

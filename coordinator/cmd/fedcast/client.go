@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -42,7 +46,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	data, err := series.ReadFile(*dataPath)
 	if err != nil {
-		return err
+		return withHint(err)
 	}
 	s, err := client.Join(ctx, link, "", &client.Options{MaxEpsilon: *maxEps})
 	if err != nil {
@@ -54,6 +58,10 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The file's warnings, in the page's words; missing days only where
+	// the study window meets them.
+	from, to := studyDays(st)
+	printWarnings(env.Stderr, data, from, to)
 	out := env.Stderr
 	fmt.Fprintf(out, "joined %q as %s: N=%d, m=%d, T=%d, ε=%g, δ=%g, c=%.4f; %d training windows stay on this computer\n",
 		st.Name, s.LHA(), st.Clients, st.ExpectedClients, st.Rounds, st.Epsilon, st.Delta, st.NoiseMultiplier, len(y))
@@ -88,6 +96,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.Model()))
+	printForecasts(env.Stdout, st, s.Model(), data)
 	if *modelOut != "" {
 		w := s.Model()
 		return writeJSONFile(env, *modelOut, struct {
@@ -98,4 +107,32 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		}{fin.Rounds, st.Layers, protocol.HashHex(w), w})
 	}
 	return nil
+}
+
+// printForecasts writes the final model's forecast for each area of the
+// LHA's data: the day it is for and the expected 7-day average of new
+// cases per day (never below zero), as the browser page shows them.
+func printForecasts(w io.Writer, st protocol.Study, model []float64, data *series.Dataset) {
+	fcs, err := client.Forecasts(st, model, data)
+	if err != nil {
+		fmt.Fprintf(w, "no forecast: %v\n", err)
+		return
+	}
+	if len(fcs) == 0 {
+		fmt.Fprintln(w, "no forecast: no area has enough days for one input window")
+		return
+	}
+	fmt.Fprintf(w, "forecast with the final model (7-day average of new cases per day, from the last %d days of data):\n", max(st.History, 1))
+	for _, f := range fcs {
+		fmt.Fprintf(w, "  %s: %s for %s (input up to %s)\n", f.Area, strconv.FormatFloat(math.Max(0, f.Value), 'f', 1, 64),
+			f.Target.Format(time.DateOnly), f.InputEnd.Format(time.DateOnly))
+	}
+}
+
+// studyDays returns the study window (zero for an open end or a date
+// that does not parse; TrainingData has checked them).
+func studyDays(st protocol.Study) (from, to time.Time) {
+	from, _ = time.Parse(time.DateOnly, st.From)
+	to, _ = time.Parse(time.DateOnly, st.To)
+	return from, to
 }

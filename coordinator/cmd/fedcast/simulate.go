@@ -108,7 +108,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 			cfg.ClientsPerRound = len(areas) / 4
 		}
 	} else {
-		if cfg.Data, err = series.ReadFile(*cases); err != nil {
+		if cfg.Data, err = readCases(env, *cases, false, cfg.From, cfg.To); err != nil {
 			return err
 		}
 	}

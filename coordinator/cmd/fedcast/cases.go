@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// readCases reads an LHA's case file for a command and prints its
+// warnings (printWarnings); with infos its other notices too. A problem
+// in the file comes back as an error that carries the hint for fixing it.
+func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.Dataset, error) {
+	d, err := series.ReadFile(path)
+	if err != nil {
+		return nil, withHint(err)
+	}
+	if infos {
+		for _, n := range d.Notices {
+			if n.Level == series.Info {
+				printNotice(env.Stderr, n)
+			}
+		}
+	}
+	printWarnings(env.Stderr, d, from, to)
+	return d, nil
+}
+
+// printWarnings writes d's warnings in the wording the browser page uses;
+// warnings about missing or unreported days only if they overlap the study window
+// from … to (a zero time leaves that end open).
+func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
+	for _, n := range d.Notices {
+		if n.Level == series.Warning && !n.AboutDays() {
+			printNotice(w, n)
+		}
+	}
+	for _, n := range d.MissingDaysIn(from, to) {
+		printNotice(w, n)
+	}
+}
+
+// hintError is a file problem with what to do about it.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() + "\n  how to fix it: " + e.hint }
+func (e *hintError) Unwrap() error { return e.err }
+
+// withHint adds the hint of a *series.ParseError to the error's message.
+func withHint(err error) error {
+	var pe *series.ParseError
+	if errors.As(err, &pe) && pe.Hint != "" {
+		return &hintError{err: err, hint: pe.Hint}
+	}
+	return err
+}
+
+// printNotice writes a notice as "warning: …" or "note: …", with its hint
+// on the next line.
+func printNotice(w io.Writer, n series.Notice) {
+	tag := "note"
+	if n.Level == series.Warning {
+		tag = "warning"
+	}
+	fmt.Fprintf(w, "%s: %s\n", tag, n.Message)
+	if n.Hint != "" {
+		what := "  what to do: "
+		if n.Level == series.Info {
+			what = "  "
+		}
+		fmt.Fprintf(w, "%s%s\n", what, n.Hint)
+	}
+}
+
+// plural returns "1 area" or "3 areas".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(one, "s"))
+}
