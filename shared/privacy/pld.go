@@ -3,6 +3,7 @@ package privacy
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Event is a run of Rounds releases of the Sampled Gaussian Mechanism with
@@ -16,7 +17,20 @@ type Event struct {
 
 // check validates e with the package's parameter checks.
 func (e Event) check() error {
+	if e.Rounds == 0 {
+		// A run of no rounds is allowed (and releases nothing).
+		return firstErr(CheckSampleRate(e.SampleRate), CheckNoiseMultiplier(e.NoiseMultiplier))
+	}
 	for _, err := range []error{CheckSampleRate(e.SampleRate), CheckNoiseMultiplier(e.NoiseMultiplier), CheckRounds(e.Rounds)} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
@@ -27,7 +41,7 @@ func (e Event) check() error {
 // DefaultPLDInterval is the default width h of the privacy-loss grid of the
 // PLD accountant (Google's dp_accounting calls it the value discretisation
 // interval).
-const DefaultPLDInterval = 1e-4
+const DefaultPLDInterval = 1e-3
 
 // Limits of the PLD accountant's grids. A composition whose loss range
 // would need more points is computed on a coarser grid (still pessimistic;
@@ -44,11 +58,12 @@ const (
 	pldTail = 1e-15
 	// pldTailZ is the standard normal quantile with tail mass < pldTail.
 	pldTailZ = 8.0
-	// pldFFTError bounds the L2 norm of the FFT's rounding error on a
-	// composed distribution of total mass 1 (a normwise bound of the
-	// Cooley–Tukey algorithm is about log₂n·5u ≈ 1.2e-14 at n = 2²², plus
-	// about 3u per spectrum multiplication; 1e-12 leaves a margin).
-	pldFFTError = 1e-12
+	// pldFFTUnit is the per-stage relative error of the FFT used in the
+	// rounding allowance (see composePair): the normwise bound of radix-2
+	// Cooley–Tukey with accurately computed twiddles is log₂n·η·‖x‖₂ with
+	// η ≈ 5u + γ₄ ≈ 6u (Higham, Accuracy and Stability of Numerical
+	// Algorithms, §24.1); 2e-15 ≈ 18u leaves a margin of 3.
+	pldFFTUnit = 2e-15
 	// pldRelError bounds the relative rounding error of one round's masses
 	// (bin masses are differences of erfc values: ≈ 1e-12 relative; the
 	// connect-the-dots weights divide by e^h − 1 ≈ h: ≈ 1e-8 relative).
@@ -468,6 +483,26 @@ func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool)
 	for k := range accA {
 		accA[k], accB[k] = 1, 1
 	}
+	// Rounding allowance: each forward transform errs by at most
+	// log₂n·pldFFTUnit·‖y‖₂ (norms of the unnormalised transform divided
+	// by √n); the spectra have modulus ≤ 1, so raising to the power T and
+	// multiplying multiplies the relative error by at most the number of
+	// factors; the inverse adds its own log₂n·pldFFTUnit.
+	logn := float64(bits.Len(uint(n)) - 1)
+	var l2 float64
+	total := 0
+	for i, p := range pmfs {
+		var s float64
+		for d := range 2 {
+			for _, v := range p[d].m {
+				s += v * v
+			}
+		}
+		l2 = math.Max(l2, math.Sqrt(s))
+		total += counts[i]
+	}
+	fftErr := (float64(total)*(logn+4) + logn + 4) * pldFFTUnit * math.Max(l2, 1e-3)
+
 	buf := make([]complex128, n)
 	for i, p := range pmfs {
 		clear(buf)
@@ -525,7 +560,7 @@ func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool)
 			h: h, kl: kl[d], m: m, inf: infP[d],
 			// Mass outside the window (≤ 2·pldTail, possibly aliased into
 			// it) and the FFT's rounding: Σ|err| ≤ √n·‖err‖₂.
-			allowance: 2*pldTail + math.Sqrt(float64(n))*pldFFTError,
+			allowance: 2*pldTail + math.Sqrt(float64(n))*fftErr,
 		}
 	}
 	return out, true
