@@ -3,6 +3,7 @@ package privacy
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // AccountantKind names a privacy accountant: how a study converts its
@@ -56,7 +57,7 @@ func EpsilonFor(kind AccountantKind, events []Event, delta float64) (float64, er
 		return 0, err
 	}
 	if kind == AccountantPLD {
-		return pldEpsilon(events, delta, DefaultPLDInterval, false).Epsilon, nil
+		return pldEpsilonCached(events, delta), nil
 	}
 	var nonzero []Event
 	for _, e := range events {
@@ -180,4 +181,41 @@ func PLDNoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error
 		}
 	}
 	return hi, nil
+}
+
+// pldCache keeps the pessimistic ε of the last few single-event queries: a
+// coordinator asks for the same (q, c, T, δ) several times per round (gate,
+// ledger, status).
+var pldCache struct {
+	sync.Mutex
+	keys [8]pldKey
+	eps  [8]float64
+	next int
+}
+
+type pldKey struct {
+	e     Event
+	delta float64
+}
+
+func pldEpsilonCached(events []Event, delta float64) float64 {
+	if len(events) != 1 {
+		return pldEpsilon(events, delta, DefaultPLDInterval, false).Epsilon
+	}
+	k := pldKey{events[0], delta}
+	pldCache.Lock()
+	for i, kk := range pldCache.keys {
+		if kk == k {
+			e := pldCache.eps[i]
+			pldCache.Unlock()
+			return e
+		}
+	}
+	pldCache.Unlock()
+	e := pldEpsilon(events, delta, DefaultPLDInterval, false).Epsilon
+	pldCache.Lock()
+	pldCache.keys[pldCache.next], pldCache.eps[pldCache.next] = k, e
+	pldCache.next = (pldCache.next + 1) % len(pldCache.keys)
+	pldCache.Unlock()
+	return e
 }
