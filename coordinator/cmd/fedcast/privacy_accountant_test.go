@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// --accountant pld: ε from the PLD accountant (dp_accounting reference
+// 6.1602 for q = 0.1, c = 1, T = 75, δ = 1e-5), every RDP field kept, and
+// the accountant named; the default stays rdp.
+func TestPrivacyAccountantFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		kind string
+		eps  float64
+		tol  float64
+	}{
+		{[]string{"privacy", "epsilon", "--sampling-rate", "0.1", "--noise-multiplier", "1", "--rounds", "75", "--accountant", "pld", "--json"}, "pld", 6.1602, 0.002},
+		{[]string{"privacy", "epsilon", "--sampling-rate", "0.25", "--noise-multiplier", "4.8828125", "--rounds", "75", "--json"}, "rdp", 1.9903, 0.0004},
+		{[]string{"privacy", "noise", "--epsilon", "2", "--sampling-rate", "0.25", "--rounds", "75", "--accountant", "pld", "--json"}, "pld", 2, 1e-4},
+	} {
+		code, out, errs := fedcast(t, tc.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		for _, k := range []string{"accountant", "epsilon", "delta", "order", "sampling_rate", "noise_multiplier", "rounds"} {
+			if _, ok := v[k]; !ok {
+				t.Errorf("missing %q in %s", k, out)
+			}
+		}
+		if v["accountant"] != tc.kind || math.Abs(v["epsilon"].(float64)-tc.eps) > tc.tol {
+			t.Errorf("%v: %s; want accountant %s, ε ≈ %g", tc.args, out, tc.kind, tc.eps)
+		}
+		_, hasErr := v["discretisation_error"]
+		if hasErr != (tc.kind == "pld") {
+			t.Errorf("%v: discretisation_error present = %v", tc.args, hasErr)
+		}
+		if tc.args[1] == "noise" {
+			if c := v["noise_multiplier"].(float64); c < 4.49 || c > 4.52 || v["epsilon"].(float64) > 2 {
+				t.Errorf("PLD noise for ε = 2: %s, want c ≈ 4.51 and ε ≤ 2", out)
+			}
+		}
+	}
+	code, _, errs := fedcast(t, "privacy", "epsilon", "--sampling-rate", "0.1", "--noise-multiplier", "1", "--rounds", "3", "--accountant", "prv")
+	if code == 0 || !strings.Contains(errs, "accountant") {
+		t.Errorf("unknown accountant: exit %d, %q", code, errs)
+	}
+}
