@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedcast/fedcast/shared/privacy"
 )
 
 // --accountant pld: ε from the PLD accountant (dp_accounting reference
@@ -50,5 +55,35 @@ func TestPrivacyAccountantFlag(t *testing.T) {
 	code, _, errs := fedcast(t, "privacy", "epsilon", "--sampling-rate", "0.1", "--noise-multiplier", "1", "--rounds", "3", "--accountant", "prv")
 	if code == 0 || !strings.Contains(errs, "accountant") {
 		t.Errorf("unknown accountant: exit %d, %q", code, errs)
+	}
+}
+
+// study new --accountant pld writes the field and calibrates with PLD.
+func TestStudyNewAccountant(t *testing.T) {
+	dir := t.TempDir()
+	for _, kind := range []string{"rdp", "pld"} {
+		out := filepath.Join(dir, kind+".json")
+		code, stdout, stderr := fedcast(t, "study", "new", "--lhas", "8", "--epsilon", "2", "--rounds", "20", "--expected", "4", "--accountant", kind, "--out", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"accountant": "`+kind+`"`) || !strings.Contains(stdout, kind+" accountant") {
+			t.Errorf("%s: file or output lacks the accountant: %s", kind, stdout)
+		}
+		var c float64
+		if _, err := fmt.Sscanf(stdout[strings.Index(stdout, "c=")+2:], "%g", &c); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := privacy.NoiseMultiplierFor(privacy.AccountantKind(kind), 2, 1e-5, 0.5, 20)
+		if math.Abs(c-want) > 1e-4 {
+			t.Errorf("%s: c=%g, want %.4f", kind, c, want)
+		}
+	}
+	if code, _, errs := fedcast(t, "study", "new", "--lhas", "8", "--epsilon", "2", "--rounds", "20", "--expected", "4", "--accountant", "x", "--out", filepath.Join(dir, "x.json")); code == 0 || !strings.Contains(errs, "accountant") {
+		t.Errorf("bad accountant: exit %d, %q", code, errs)
 	}
 }
