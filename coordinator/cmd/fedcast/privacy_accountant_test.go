@@ -87,3 +87,56 @@ func TestStudyNewAccountant(t *testing.T) {
 		t.Errorf("bad accountant: exit %d, %q", code, errs)
 	}
 }
+
+// simulate --accountant pld calibrates with PLD (less noise than RDP at
+// the same ε), records the accountant in the JSON and runs to the end
+// under the PLD budget gate.
+func TestSimulateAccountant(t *testing.T) {
+	dir := t.TempDir()
+	cases := filepath.Join(dir, "cases.csv")
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", "12", "--days", "60", "--seed", "4", "--out", cases); code != 0 {
+		t.Fatalf("data synth: %s", errs)
+	}
+	type result struct {
+		Config struct {
+			Accountant string `json:"accountant"`
+		} `json:"config"`
+		Results []struct {
+			NoiseMultiplier float64 `json:"noise_multiplier"`
+			EpsilonSpent    any     `json:"epsilon_spent"`
+		} `json:"results"`
+	}
+	got := map[string]result{}
+	for _, kind := range []string{"rdp", "pld"} {
+		jsonPath := filepath.Join(dir, kind+".json")
+		code, _, errs := fedcast(t, "simulate", "--cases", cases, "--epsilon", "3", "--runs", "1", "--rounds", "4",
+			"--clients-per-round", "6", "--local-epochs", "1", "--accountant", kind, "--json", jsonPath, "--quiet")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", kind, code, errs)
+		}
+		var v result
+		if err := json.Unmarshal(mustReadAcct(os.ReadFile(jsonPath)), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Config.Accountant != kind || len(v.Results) != 1 {
+			t.Fatalf("%s: config accountant %q, %d results", kind, v.Config.Accountant, len(v.Results))
+		}
+		if s, ok := v.Results[0].EpsilonSpent.(float64); !ok || s > 3 {
+			t.Errorf("%s: ε spent %v", kind, v.Results[0].EpsilonSpent)
+		}
+		got[kind] = v
+	}
+	if !(got["pld"].Results[0].NoiseMultiplier < got["rdp"].Results[0].NoiseMultiplier) {
+		t.Errorf("PLD noise %g not below RDP noise %g", got["pld"].Results[0].NoiseMultiplier, got["rdp"].Results[0].NoiseMultiplier)
+	}
+	if code, _, errs := fedcast(t, "simulate", "--accountant", "gdp"); code == 0 || !strings.Contains(errs, "accountant") {
+		t.Errorf("bad accountant: exit %d, %q", code, errs)
+	}
+}
+
+func mustReadAcct(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
