@@ -47,8 +47,8 @@ const DefaultPLDInterval = 1e-3
 // would need more points is computed on a coarser grid (still pessimistic;
 // PLDEstimate.Interval reports the width used).
 const (
-	maxPLDFFT    = 1 << 22 // points of the composed grid (FFT size)
-	maxPLDSingle = 1 << 22 // points of one round's grid
+	maxPLDFFT    = 1 << 20 // points of the composed grid (FFT size; 16 MB per array)
+	maxPLDSingle = 1 << 21 // points of one round's grid
 )
 
 // Numerical allowances of the PLD accountant (see the package doc).
@@ -247,10 +247,9 @@ func (g *grid) threshold(eps float64) float64 {
 		u = math.Expm1(eps) / g.q
 	}
 	if u <= -1 {
-		if g.add {
-			return math.Inf(-1) // L never exceeds eps
-		}
-		return math.Inf(-1) // L always exceeds eps
+		// add: L never exceeds eps ({x < −∞} is empty); remove: L always
+		// does ({x > −∞} is everything).
+		return math.Inf(-1)
 	}
 	return g.s*g.s*math.Log1p(u) + 0.5
 }
@@ -583,22 +582,24 @@ func (c *composed) epsilon(delta, rho float64, pess bool) float64 {
 	if !(target > 0) {
 		return math.Inf(1)
 	}
-	// Scan down: with A = Σ_{j≥J} m_j and B = Σ_{j≥J} m_j·e^{−ℓ_j},
-	// δ_c(ε) = A − e^ε·B on [ℓ_{J−1}, ℓ_J].
+	// Scan down: with A = Σ_{j≥J} m_j and B = Σ_{j≥J} m_j·e^{ℓ_J−ℓ_j}
+	// (scaled at ℓ_J so that no exponential overflows or underflows),
+	// δ_c(ε) = A − e^{ε−ℓ_J}·B on [ℓ_{J−1}, ℓ_J].
 	var a, b float64
+	decay := math.Exp(-c.h)
 	for j := len(c.m) - 1; j >= 0; j-- {
 		l := float64(c.kl+j) * c.h
 		if l <= 0 {
 			break
 		}
 		a += c.m[j]
-		b += c.m[j] * math.Exp(-l)
+		b = b*decay + c.m[j]
 		lower := math.Max(l-c.h, 0)
 		if j == 0 {
 			lower = 0
 		}
-		if a-math.Exp(lower)*b > target {
-			return math.Max(math.Log((a-target)/b), lower)
+		if a-math.Exp(lower-l)*b > target {
+			return math.Max(l+math.Log((a-target)/b), lower)
 		}
 	}
 	return 0

@@ -353,3 +353,17 @@ func TestAccountantKinds(t *testing.T) {
 		}
 	}
 }
+
+// A loss range too wide for the grid limits is computed on a coarser grid,
+// still pessimistic.
+func TestPLDCoarsens(t *testing.T) {
+	est, err := PLDEpsilon([]Event{{0.5, 0.1, 20}}, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdp, _ := Epsilon(0.5, 0.1, 20, 1e-5)
+	t.Logf("h=%g ε=%g [%g], RDP %g", est.Interval, est.Epsilon, est.Lower, rdp)
+	if !(est.Interval > DefaultPLDInterval) || math.IsInf(est.Epsilon, 0) || est.Epsilon > rdp+est.DiscretisationError() || !(est.Lower <= est.Epsilon) {
+		t.Errorf("coarse grid: %+v, RDP %g", est, rdp)
+	}
+}
