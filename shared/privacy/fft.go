@@ -44,6 +44,12 @@ func fft(x []complex128, inverse bool) {
 	if n&(n-1) != 0 {
 		panic("privacy: fft size is not a power of two")
 	}
+	if inverse {
+		// ifft(X) = conj(fft(conj(X)))/n.
+		for i, v := range x {
+			x[i] = complex(real(v), -imag(v))
+		}
+	}
 	shift := 64 - uint(bits.Len(uint(n))-1)
 	for i := range x {
 		j := int(bits.Reverse64(uint64(i)) >> shift)
@@ -59,20 +65,16 @@ func fft(x []complex128, inverse bool) {
 			a := x[start : start+half]
 			b := x[start+half : start+size]
 			for k := range a {
-				t := w[k*step]
-				if inverse {
-					t = complex(real(t), -imag(t))
-				}
-				t *= b[k]
+				t := w[k*step] * b[k]
 				b[k] = a[k] - t
 				a[k] += t
 			}
 		}
 	}
 	if inverse {
-		s := complex(1/float64(n), 0)
-		for i := range x {
-			x[i] *= s
+		s := 1 / float64(n)
+		for i, v := range x {
+			x[i] = complex(real(v)*s, -imag(v)*s)
 		}
 	}
 }

@@ -519,8 +519,9 @@ func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool)
 			z, zc := buf[k], buf[(n-k)%n]
 			// X = FFT(a + ib) gives A_k = (X_k + conj X_{n−k})/2 and
 			// B_k = (X_k − conj X_{n−k})/(2i); A_{n−k} = conj A_k.
-			a := (z + cmplxConj(zc)) / 2
-			b := (z - cmplxConj(zc)) / complex(0, 2)
+			sum, diff := z+cmplxConj(zc), z-cmplxConj(zc)
+			a := complex(real(sum)/2, imag(sum)/2)
+			b := complex(imag(diff)/2, -real(diff)/2) // diff/(2i)
 			a, b = cpow(a, counts[i]), cpow(b, counts[i])
 			accA[k] *= a
 			accB[k] *= b
