@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -75,8 +76,8 @@ var pldReference = []struct {
 
 func TestPLDReferenceValues(t *testing.T) {
 	for _, h := range []float64{DefaultPLDInterval, 1e-4} {
-		if h == 1e-4 && testing.Short() {
-			continue
+		if h == 1e-4 && (testing.Short() || runtime.GOOS == "js") {
+			continue // the fine grid takes about a second natively
 		}
 		for _, r := range pldReference {
 			est, err := PLDEpsilonInterval([]Event{{r.q, r.c, r.T}}, 1e-5, h)
@@ -357,6 +358,9 @@ func TestAccountantKinds(t *testing.T) {
 // A loss range too wide for the grid limits is computed on a coarser grid,
 // still pessimistic.
 func TestPLDCoarsens(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("a 2²⁰-point FFT: seconds natively, too slow under node")
+	}
 	est, err := PLDEpsilon([]Event{{0.5, 0.1, 20}}, 1e-5)
 	if err != nil {
 		t.Fatal(err)
