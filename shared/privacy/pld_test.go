@@ -371,3 +371,67 @@ func TestPLDCoarsens(t *testing.T) {
 		t.Errorf("coarse grid: %+v, RDP %g", est, rdp)
 	}
 }
+
+// One round, both directions: the connect-the-dots distribution's δ(ε)
+// equals the exact hockey-stick divergence at grid points (up to its mass
+// at +∞) and lies above it between them; the rounded-down one lies below.
+// The exact δ is integrated numerically over x, independently of the
+// thresholds and bin masses the discretisation uses.
+func TestPLDSingleRoundCurve(t *testing.T) {
+	const q, c, h = 0.3, 0.9, 0.05
+	exact := func(eps float64, add bool) float64 {
+		// E_P[(1 − e^{ε−L})₊] by the midpoint rule on [−12c, 1+12c].
+		pdf := func(x, mu float64) float64 {
+			return math.Exp(-(x-mu)*(x-mu)/(2*c*c)) / (c * math.Sqrt(2*math.Pi))
+		}
+		lo, hi := -12*c, 1+12*c
+		n := 200000
+		dx := (hi - lo) / float64(n)
+		var s float64
+		for i := range n {
+			x := lo + (float64(i)+0.5)*dx
+			p0, p1 := pdf(x, 0), pdf(x, 1)
+			mix := (1-q)*p0 + q*p1
+			var p, l float64
+			if add {
+				p, l = p0, math.Log(p0/mix)
+			} else {
+				p, l = mix, math.Log(mix/p0)
+			}
+			if l > eps {
+				s += p * (1 - math.Exp(eps-l)) * dx
+			}
+		}
+		return s
+	}
+	deltaOf := func(p lossPMF, eps float64) float64 {
+		d := p.inf
+		for j, m := range p.m {
+			if l := float64(p.k0+j) * h; l > eps {
+				d += m * (1 - math.Exp(eps-l))
+			}
+		}
+		return d
+	}
+	for _, add := range []bool{false, true} {
+		g := lossGrid(q, c, add, h)
+		pess, opt := g.discretise(true)
+		for _, eps := range []float64{0, 0.1, 0.2, 0.35, 0.5, 1, 1.5} {
+			if add && eps >= -math.Log1p(-q) {
+				continue
+			}
+			ex := exact(eps, add)
+			onGrid := math.Abs(eps/h-math.Round(eps/h)) < 1e-9
+			dp, do := deltaOf(pess, eps), deltaOf(opt, eps)
+			if dp < ex-1e-9 || do > ex+1e-9 || (onGrid && math.Abs(dp-ex) > 1e-8+pess.inf) {
+				t.Errorf("add=%v ε=%g: exact δ %.10g, pessimistic %.10g, optimistic %.10g", add, eps, ex, dp, do)
+			}
+		}
+		// Between grid points the chord is above the curve.
+		if eps := 0.325; !add || eps < -math.Log1p(-q) {
+			if dp, ex := deltaOf(pess, eps), exact(eps, add); dp < ex-1e-9 {
+				t.Errorf("add=%v ε=%g off-grid: pessimistic %.10g below exact %.10g", add, eps, dp, ex)
+			}
+		}
+	}
+}
