@@ -47,6 +47,9 @@ type Config struct {
 	Clip float64 `json:"clip"`
 	// Delta δ. Default 1e-5.
 	Delta float64 `json:"delta"`
+	// Accountant calibrates the noise and accounts the rounds: rdp or pld.
+	// Default rdp.
+	Accountant privacy.AccountantKind `json:"accountant"`
 	// LearningRate of Adam. Default 0.001.
 	LearningRate float64 `json:"learning_rate"`
 	// History H and Horizon P. Defaults 10 and 7.
@@ -89,6 +92,9 @@ func (c *Config) defaults() {
 	def(&c.Workers, runtime.GOMAXPROCS(0))
 	deff(&c.Clip, 0.5)
 	deff(&c.Delta, 1e-5)
+	if c.Accountant == "" {
+		c.Accountant = privacy.DefaultAccountant
+	}
 	deff(&c.LearningRate, 1e-3)
 	if c.Hidden == nil {
 		c.Hidden = []int{128, 64, 32}
@@ -240,13 +246,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if err := privacy.CheckEpsilon(eps); err != nil {
 				return nil, err
 			}
-			c, err := privacy.NoiseMultiplier(eps, cfg.Delta, q, cfg.Rounds)
+			c, err := privacy.NoiseMultiplierFor(cfg.Accountant, eps, cfg.Delta, q, cfg.Rounds)
 			if err != nil {
 				return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
 			}
 			r.NoiseMultiplier = c
-			spent, order := privacy.Epsilon(q, c, cfg.Rounds, cfg.Delta)
-			r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
+			if cfg.Accountant == privacy.AccountantRDP {
+				spent, order := privacy.Epsilon(q, c, cfg.Rounds, cfg.Delta)
+				r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
+			} else {
+				spent, err := privacy.EpsilonFor(cfg.Accountant, []privacy.Event{{SampleRate: q, NoiseMultiplier: c, Rounds: cfg.Rounds}}, cfg.Delta)
+				if err != nil {
+					return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
+				}
+				r.EpsilonSpent = fl.JSONFloat(spent)
+			}
 		}
 	}
 
@@ -297,6 +311,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				if !math.IsInf(float64(res.Epsilon), 1) {
 					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
+					fcfg.Accountant = cfg.Accountant
 				}
 				ev := newEvaluator(model, rd)
 				sim := &fl.Simulation{

@@ -376,7 +376,10 @@ type Export struct {
 	Created            time.Time       `json:"created"`
 	Rounds             []ExportRound   `json:"rounds"`
 	EpsilonSpent       float64         `json:"epsilon_spent"`
-	Finished           *ExportFinished `json:"finished"`
+	// Accountant is the study file's privacy accountant, which computed
+	// every round's ε ("rdp" when the file names none).
+	Accountant string          `json:"accountant"`
+	Finished   *ExportFinished `json:"finished"`
 }
 
 // ExportRound is one round's privacy event and model hash.
@@ -410,6 +413,13 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 		Format: Format, Study: g.Study, StudySHA256: g.StudySHA256, Clients: g.Clients,
 		NoiseMultiplier: g.NoiseMultiplier, InitialModelSHA256: g.ModelSHA256,
 		InsecureSeed: g.InsecureSeed, Created: g.Created, Rounds: []ExportRound{},
+		Accountant: "rdp",
+	}
+	var acct struct {
+		Accountant string `json:"accountant"`
+	}
+	if json.Unmarshal(g.Study, &acct) == nil && acct.Accountant != "" {
+		e.Accountant = acct.Accountant
 	}
 	for _, r := range rs {
 		e.Rounds = append(e.Rounds, ExportRound{r.Round, r.SampleRate, r.NoiseMultiplier, r.Epsilon, r.Delta, r.ModelSHA256, r.Committed})

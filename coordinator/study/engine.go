@@ -197,13 +197,13 @@ func (e *Engine) replay() error {
 			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
 		}
 		e.State.Accountant.Compose(q, c, 1)
-		eps, _ := e.State.Accountant.Epsilon(e.File.Delta)
-		if math.Abs(eps-r.Epsilon) > 1e-9*math.Max(1, eps) {
-			return fmt.Errorf("%w: round %d recorded ε=%v but the accountant gives %v", ErrMismatch, r.Round, r.Epsilon, eps)
-		}
 		e.State.Round = r.Round
+		eps := e.State.EpsilonSpent() // by the study's accountant
+		if math.Abs(eps-r.Epsilon) > 1e-9*math.Max(1, eps) {
+			return fmt.Errorf("%w: round %d recorded ε=%v but the %s accountant gives %v", ErrMismatch, r.Round, r.Epsilon, e.Config.AccountantKind(), eps)
+		}
 		e.Log = append(e.Log, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
-			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256})
+			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256, Accountant: string(e.Config.AccountantKind())})
 		if e.ordered {
 			// Same draws as the round consumed: N uniforms, then one
 			// Gaussian per parameter (the noise of an empty aggregate).
@@ -353,7 +353,7 @@ func (e *Engine) Complete() (*Result, error) {
 	e.State.Apply(p)
 	e.Open = nil
 	ev := protocol.Event{Round: lr.Round, SampleRate: lr.SampleRate, NoiseMultiplier: lr.NoiseMultiplier,
-		Epsilon: lr.Epsilon, Delta: lr.Delta, ModelSHA256: lr.ModelSHA256}
+		Epsilon: lr.Epsilon, Delta: lr.Delta, ModelSHA256: lr.ModelSHA256, Accountant: string(e.Config.AccountantKind())}
 	e.Log = append(e.Log, ev)
 	e.checkFinished()
 	return &Result{Event: ev, Weights: e.State.Global, Finished: e.FinishedReason}, nil

@@ -67,6 +67,9 @@ type File struct {
 	Epsilon float64 `json:"epsilon"`
 	// Delta is δ. Defaults to 1e-5.
 	Delta float64 `json:"delta"`
+	// Accountant is the privacy accountant that calibrates the noise and
+	// gates the budget: "rdp" (the default when empty) or "pld".
+	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
 	// Rounds is T. Required.
 	Rounds int `json:"rounds"`
 	// ExpectedClients is m, expected LHAs per round (q = m/N). Required.
@@ -173,6 +176,9 @@ func (f *File) Validate() error {
 	}
 	if err := privacy.CheckDelta(f.Delta); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if _, err := privacy.ParseAccountantKind(string(f.Accountant)); err != nil {
+		return configErr("accountant is %q: use \"rdp\" or \"pld\"", f.Accountant)
 	}
 	if err := privacy.CheckClipNorm(f.ClipNorm); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -299,10 +305,11 @@ func (f *File) Layers() []int {
 }
 
 // Calibrate returns the smallest noise multiplier c whose T rounds at
-// q = m/N stay within (ε, δ) (privacy.NoiseMultiplier). It fails for
-// parameters the accountant cannot account for.
+// q = m/N stay within (ε, δ) by the study's accountant
+// (privacy.NoiseMultiplierFor). It fails for parameters the accountant
+// cannot account for.
 func (f *File) Calibrate() (float64, error) {
-	c, err := privacy.NoiseMultiplier(f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+	c, err := privacy.NoiseMultiplierFor(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
 	if err != nil {
 		return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
 	}
@@ -329,6 +336,14 @@ func (f *File) ResumeWait() time.Duration {
 	return time.Duration(f.RoundDeadline)
 }
 
+// AccountantKind returns the study's accountant (RDP when none is named).
+func (f *File) AccountantKind() privacy.AccountantKind {
+	if f.Accountant == "" {
+		return privacy.DefaultAccountant
+	}
+	return f.Accountant
+}
+
 // SampleRate returns q = m/N.
 func (f *File) SampleRate() float64 { return float64(f.ExpectedClients) / float64(len(f.LHAs)) }
 
@@ -338,6 +353,7 @@ func (f *File) Config(c float64) fl.Config {
 		Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients, Rounds: f.Rounds,
 		ClipNorm: f.ClipNorm, NoiseMultiplier: c, DP: true,
 		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
+		Accountant: f.AccountantKind(),
 	}
 }
 
@@ -354,6 +370,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
 		RoundDeadlineMillis: time.Duration(f.RoundDeadline).Milliseconds(),
 		InsecureSeed:        insecure,
+		Accountant:          string(f.AccountantKind()),
 	}
 }
 

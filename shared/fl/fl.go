@@ -44,6 +44,19 @@ type Config struct {
 	LocalEpochs int `json:"local_epochs"`
 	// LearningRate is Adam's step size. Required, > 0.
 	LearningRate float64 `json:"learning_rate"`
+	// Accountant names the privacy accountant that turns the rounds into
+	// (ε, δ) for the budget gate and the ledger: privacy.AccountantRDP or
+	// privacy.AccountantPLD. Empty means RDP (states saved before the field
+	// existed load as RDP).
+	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
+}
+
+// AccountantKind returns the accountant of c (RDP when none is named).
+func (c Config) AccountantKind() privacy.AccountantKind {
+	if c.Accountant == "" {
+		return privacy.DefaultAccountant
+	}
+	return c.Accountant
 }
 
 // SampleRate returns q = m/N.
@@ -77,6 +90,9 @@ func (c Config) Validate() error {
 		return bad("local epochs (E) is %d, must be at least 1", c.LocalEpochs)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
 		return bad("learning rate is %v, must be a finite number > 0", c.LearningRate)
+	}
+	if err := c.AccountantKind().Check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.DP {
 		if err := privacy.CheckClipNorm(c.ClipNorm); err != nil {
@@ -282,6 +298,9 @@ type Event struct {
 	// in JSON as the string "inf").
 	Epsilon float64 `json:"-"`
 	Delta   float64 `json:"delta"`
+	// Accountant is the accountant that computed Epsilon (empty in records
+	// written before the field existed: RDP).
+	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
 }
 
 type eventAlias Event // no methods: avoids recursing into MarshalJSON

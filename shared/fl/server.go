@@ -71,11 +71,12 @@ func NewServer(cfg Config, global []float64, epsilonBudget, delta float64) (*Ser
 	p := privacy.Params{
 		Epsilon: epsilonBudget, Delta: delta, SampleRate: cfg.SampleRate(),
 		NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm, Rounds: cfg.Rounds,
+		Accountant: cfg.AccountantKind(),
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if eps, _ := privacy.Epsilon(cfg.SampleRate(), cfg.NoiseMultiplier, cfg.Rounds, delta); eps > epsilonBudget {
+	if eps := s.epsilonAfter(cfg.Rounds, nil); !(eps <= epsilonBudget) {
 		return nil, fmt.Errorf("%w: %d rounds at q=%.4g, c=%.6g spend ε=%.6g > budget %.6g; raise the noise multiplier or lower the rounds",
 			privacy.ErrBudgetExhausted, cfg.Rounds, cfg.SampleRate(), cfg.NoiseMultiplier, eps, epsilonBudget)
 	}
@@ -104,7 +105,23 @@ func (s *Server) EpsilonSpent() float64 {
 	if s.Round == 0 {
 		return 0
 	}
-	eps, _ := s.Accountant.Epsilon(s.Delta)
+	return s.epsilonAfter(s.Round, s.Accountant)
+}
+
+// epsilonAfter returns ε at s.Delta after rounds rounds of the study's
+// (q, c) by the configured accountant: for RDP from acc (the accumulated
+// RDP of exactly those rounds; nil: computed afresh), for PLD from the
+// rounds themselves (every round of a study has the same q and c).
+func (s *Server) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
+	if s.Config.AccountantKind() == privacy.AccountantRDP && acc != nil {
+		eps, _ := acc.Epsilon(s.Delta)
+		return eps
+	}
+	eps, err := privacy.EpsilonFor(s.Config.AccountantKind(),
+		[]privacy.Event{{SampleRate: s.Config.SampleRate(), NoiseMultiplier: s.Config.NoiseMultiplier, Rounds: rounds}}, s.Delta)
+	if err != nil {
+		return math.NaN() // invalid parameters: the budget gates refuse NaN (!(ε ≤ budget))
+	}
 	return eps
 }
 
@@ -120,7 +137,7 @@ func (s *Server) NextRoundFits() error {
 	}
 	a := s.Accountant.Clone()
 	a.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
-	if eps, _ := a.Epsilon(s.Delta); eps > s.EpsilonBudget {
+	if eps := s.epsilonAfter(s.Round+1, a); !(eps <= s.EpsilonBudget) {
 		return fmt.Errorf("%w: round %d would take ε to %.6g > %.6g", privacy.ErrBudgetExhausted, s.Round+1, eps, s.EpsilonBudget)
 	}
 	return nil
@@ -155,7 +172,8 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 		p.Event.NoiseMultiplier = s.Config.NoiseMultiplier
 		p.Accountant = s.Accountant.Clone()
 		p.Accountant.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
-		p.Event.Epsilon, _ = p.Accountant.Epsilon(s.Delta)
+		p.Event.Epsilon = s.epsilonAfter(s.Round+1, p.Accountant)
+		p.Event.Accountant = s.Config.AccountantKind()
 	} else {
 		p.Event.NoiseMultiplier = 0
 	}

@@ -153,3 +153,42 @@ func BenchmarkClipAndNoise(b *testing.B) {
 		privacy.AddGaussian(x, 0.02, rng)
 	}
 }
+
+// PLD accountant (docs/benchmarks.md): ε of T = 75 rounds at the paper's
+// q = 0.25 and the references' settings, pessimistic only (what budgets
+// and calibration use) and with the optimistic lower bound; calibration.
+func BenchmarkPLDEpsilon(b *testing.B) {
+	for _, ev := range []privacy.Event{{SampleRate: 0.25, NoiseMultiplier: 4.8828125, Rounds: 75}, {SampleRate: 0.1, NoiseMultiplier: 1, Rounds: 75}, {SampleRate: 0.01, NoiseMultiplier: 0.5, Rounds: 75}} {
+		b.Run(fmt.Sprintf("q=%g/c=%g/pessimistic", ev.SampleRate, ev.NoiseMultiplier), func(b *testing.B) {
+			// c perturbed by 1e-9·i: past EpsilonFor's cache of recent queries.
+			i := 0
+			for b.Loop() {
+				e := ev
+				e.NoiseMultiplier *= 1 + 1e-9*float64(i)
+				i++
+				if _, err := privacy.EpsilonFor(privacy.AccountantPLD, []privacy.Event{e}, 1e-5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("q=%g/c=%g/bounds", ev.SampleRate, ev.NoiseMultiplier), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := privacy.PLDEpsilon([]privacy.Event{ev}, 1e-5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkPLDNoiseMultiplier(b *testing.B) {
+	for _, eps := range []float64{1, 2, 5} {
+		b.Run(fmt.Sprintf("eps=%g", eps), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := privacy.PLDNoiseMultiplier(eps, 1e-5, 0.25, 75); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

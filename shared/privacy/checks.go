@@ -120,11 +120,14 @@ type Params struct {
 	ClipNorm float64
 	// Rounds is T, the number of rounds the budget covers. Required.
 	Rounds int
+	// Accountant is the accountant Validate checks the budget with.
+	// Defaults to DefaultAccountant (RDP).
+	Accountant AccountantKind
 }
 
 // Validate checks every field (NaN and ±Inf rejected except Epsilon =
 // +Inf) and, in DP mode, that the study's accounted ε with these
-// (q, c, T, δ) does not exceed Epsilon. Errors wrap ErrInvalidParameter
+// (q, c, T, δ), by Accountant, does not exceed Epsilon. Errors wrap ErrInvalidParameter
 // (a *ParamError names the field) or ErrBudgetExhausted.
 func (p Params) Validate() error {
 	if err := CheckEpsilon(p.Epsilon); err != nil {
@@ -146,10 +149,17 @@ func (p Params) Validate() error {
 			return err
 		}
 	}
-	eps, _ := Epsilon(p.SampleRate, p.NoiseMultiplier, p.Rounds, p.Delta)
+	kind := p.Accountant
+	if kind == "" {
+		kind = DefaultAccountant
+	}
+	eps, err := EpsilonFor(kind, []Event{{p.SampleRate, p.NoiseMultiplier, p.Rounds}}, p.Delta)
+	if err != nil {
+		return err
+	}
 	if !(eps <= p.Epsilon) {
-		return fmt.Errorf("%w: q=%g, c=%g, T=%d give ε=%.6g at δ=%g, above the target ε=%g",
-			ErrBudgetExhausted, p.SampleRate, p.NoiseMultiplier, p.Rounds, eps, p.Delta, p.Epsilon)
+		return fmt.Errorf("%w: q=%g, c=%g, T=%d give ε=%.6g at δ=%g (%s accountant), above the target ε=%g",
+			ErrBudgetExhausted, p.SampleRate, p.NoiseMultiplier, p.Rounds, eps, p.Delta, kind, p.Epsilon)
 	}
 	return nil
 }

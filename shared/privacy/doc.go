@@ -69,6 +69,40 @@
 // final bracket, so the guarantee of the returned c is always at most the
 // target and the lower end, within 1e-7 of it, misses the target.
 //
+// # Privacy loss distributions (PLD)
+//
+// PLDEpsilon computes ε of a list of Events (runs of rounds with their own
+// q and c) under add/remove adjacency from the distribution of the privacy
+// loss L = log(dP/dQ) (Koskela, Jälkö and Honkela 2020; Doroshenko,
+// Ghazi, Kamath, Kumar and Manurangsi, "Connect the dots: tighter discrete
+// approximations of privacy loss distributions", PETS 2022). Per round:
+//
+//	remove: P = (1−q)N(0, c²) + qN(1, c²), Q = N(0, c²),
+//	add:    P = N(0, c²),                  Q = (1−q)N(0, c²) + qN(1, c²),
+//
+// which differ under Poisson sampling; both are composed and the worse ε
+// is reported (PLDEstimate.Direction). The loss of one round is put on the
+// grid k·h (DefaultPLDInterval = 1e-3) with the connect-the-dots masses
+// (see grid.discretise): the resulting δ(ε) interpolates the exact one
+// linearly in e^ε at the grid points and, the exact curve being convex in
+// e^ε, lies above it; dominance survives composition, so ε is never under-
+// reported. The rounds are composed by FFT (fft.go): two real sequences
+// (remove and add) share one complex transform, each event's spectrum is
+// raised to its number of rounds, and the composed grid is the window
+// outside which a Chernoff bound on the discretised losses leaves < 1e-15 of
+// mass at each end (aliased mass is charged to δ). δ also carries the FFT's
+// rounding (a normwise bound times the number of rounds) and a relative
+// 1e-7 per round for the masses' rounding. PLDEstimate.Lower is the same
+// computation with every loss rounded down (a lower bound on the exact ε).
+// ε is then the smallest ε ≥ 0 with δ(ε) ≤ δ: a scan down the composed grid
+// keeps Σ m and Σ m·e^{−ℓ} above ε and solves the linear piece.
+// PLDNoiseMultiplier calibrates c with the pessimistic ε, starting from the
+// RDP answer.
+//
+// AccountantKind ("rdp" | "pld") names the accountant for other packages:
+// EpsilonFor and NoiseMultiplierFor dispatch on it, Params.Accountant
+// selects the one Validate checks with.
+//
 // # Speed
 //
 // Epsilon(q, c, T, δ) evaluates the RDP curve of (q, c) lazily and skips

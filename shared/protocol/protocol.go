@@ -167,6 +167,10 @@ type Study struct {
 	// InsecureSeed is true when the coordinator runs in research mode with
 	// reproducible (not secret) sampling and noise.
 	InsecureSeed bool `json:"insecure_seed,omitempty"`
+	// Accountant names the privacy accountant that computes ε from the
+	// rounds: "rdp" or "pld" (empty from coordinators that predate the
+	// field: "rdp").
+	Accountant string `json:"accountant,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
@@ -181,6 +185,9 @@ type Event struct {
 	// ModelSHA256 is the hex SHA-256 of the round's noised model
 	// ([HashWeights]).
 	ModelSHA256 string `json:"model_sha256,omitempty"`
+	// Accountant is the accountant that computed Epsilon ("rdp" or
+	// "pld"; empty: "rdp").
+	Accountant string `json:"accountant,omitempty"`
 }
 
 // State of a study as seen from outside.

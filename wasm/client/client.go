@@ -114,6 +114,7 @@ type Session struct {
 	global   []float64
 	events   []protocol.Event
 	acct     *privacy.Accountant
+	kind     privacy.AccountantKind // the study's accountant
 	sampled  map[int]bool
 	pending  []Outgoing // sent before Run had an observer
 	finished *protocol.Finished
@@ -243,7 +244,11 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if st.Clients < 1 || st.ExpectedClients < 1 || st.ExpectedClients > st.Clients || st.SampleRate != float64(st.ExpectedClients)/float64(st.Clients) {
 			return fmt.Errorf("%w: q=%v with m=%d, N=%d", ErrBadStudy, st.SampleRate, st.ExpectedClients, st.Clients)
 		}
-		if err := (privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, ClipNorm: st.ClipNorm, Rounds: st.Rounds}).Validate(); err != nil {
+		kind, err := privacy.ParseAccountantKind(st.Accountant)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
+		if err := (privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}).Validate(); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		if st.LocalEpochs < 1 || st.LocalEpochs > 100000 || !(st.LearningRate > 0) {
@@ -251,12 +256,17 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		}
 		s.study, s.mlp, s.lha = st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
+		s.kind = kind
 	} else if !sameStudy(s.study, st) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
 	s.state = w.State
-	for _, ev := range w.Log {
-		if _, err := s.event(ev); err != nil {
+	for i, ev := range w.Log {
+		// PLD: the replayed log's ε is checked at its last round only
+		// (one PLD computation instead of one per round: slow in wasm);
+		// ε grows with the rounds, so that is the claim that bounds the
+		// others.
+		if _, err := s.event(ev, s.kind == privacy.AccountantRDP || i == len(w.Log)-1); err != nil {
 			return err
 		}
 	}
@@ -266,13 +276,15 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 func sameStudy(a, b protocol.Study) bool {
 	return a.Name == b.Name && a.Epsilon == b.Epsilon && a.Delta == b.Delta && a.Rounds == b.Rounds &&
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
-		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate
+		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
+		a.Accountant == b.Accountant
 }
 
 // event merges one released round's event into the log: a known round
 // must carry the same hash; a new one must follow the last and its ε is
-// checked against the accountant here. It reports whether it was known.
-func (s *Session) event(ev protocol.Event) (known bool, err error) {
+// checked against the study's accountant here (if check). It reports
+// whether it was known.
+func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ev.Round >= 1 && ev.Round <= len(s.events) {
@@ -289,10 +301,12 @@ func (s *Session) event(ev protocol.Event) (known bool, err error) {
 		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v",
 			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, st.NoiseMultiplier, st.Delta)
 	}
+	if ev.Accountant != "" && ev.Accountant != string(s.kind) {
+		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.kind)
+	}
 	s.acct.Compose(ev.SampleRate, ev.NoiseMultiplier, 1)
-	local, _ := s.acct.Epsilon(st.Delta)
-	if ev.Epsilon < local-1e-9*math.Max(1, local) {
-		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v", ErrBudgetMismatch, ev.Round, ev.Epsilon, local)
+	if local := s.epsilonAfter(ev.Round, s.acct); check && ev.Epsilon < local-1e-9*math.Max(1, local) {
+		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.kind)
 	}
 	s.events = append(s.events, ev)
 	return false, nil
@@ -318,7 +332,21 @@ func (s *Session) LocalEpsilon() float64 {
 	if len(s.events) == 0 {
 		return 0
 	}
-	eps, _ := s.acct.Epsilon(s.study.Delta)
+	return s.epsilonAfter(len(s.events), s.acct)
+}
+
+// epsilonAfter returns ε at the study's δ after rounds rounds of its
+// (q, c) by the study's accountant: for RDP from acc (the accumulated RDP
+// of exactly those rounds), for PLD from the rounds themselves.
+func (s *Session) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
+	if s.kind == privacy.AccountantRDP {
+		eps, _ := acc.Epsilon(s.study.Delta)
+		return eps
+	}
+	eps, err := privacy.EpsilonFor(s.kind, []privacy.Event{{SampleRate: s.study.SampleRate, NoiseMultiplier: s.study.NoiseMultiplier, Rounds: rounds}}, s.study.Delta)
+	if err != nil {
+		return math.Inf(1) // cannot account: treat as over every budget
+	}
 	return eps
 }
 
@@ -398,7 +426,7 @@ func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) 
 func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
 	cfg := fl.Config{Clients: s.study.Clients, ExpectedClients: s.study.ExpectedClients, Rounds: s.study.Rounds,
 		ClipNorm: s.study.ClipNorm, NoiseMultiplier: s.study.NoiseMultiplier, DP: true,
-		LocalEpochs: s.study.LocalEpochs, LearningRate: s.study.LearningRate}
+		LocalEpochs: s.study.LocalEpochs, LearningRate: s.study.LearningRate, Accountant: s.kind}
 	tr := nn.NewTrainer(s.mlp)
 	limit := s.opt.MaxEpsilon
 	if limit == 0 {
@@ -455,7 +483,7 @@ func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
 		backoff = 100 * time.Millisecond
 		switch m := m.(type) {
 		case *protocol.RoundResult:
-			known, err := s.event(m.Event)
+			known, err := s.event(m.Event, true)
 			if err != nil {
 				s.ws.Close(websocket.StatusPolicyViolation, "check failed")
 				return err
@@ -517,7 +545,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
 	}
 	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
-	if eps, _ := next.Epsilon(s.study.Delta); eps > limit {
+	if eps := s.epsilonAfter(m.Round, next); !(eps <= limit) {
 		return nil // over this LHA's own limit: sit the round out (a dropout)
 	}
 	if already {

@@ -16,8 +16,8 @@ func init() {
 	})
 }
 
-const privacyUsage = `privacy epsilon --sampling-rate Q --noise-multiplier C --rounds T --delta D [--json]
-       fedcast privacy noise --epsilon E --delta D --sampling-rate Q --rounds T [--json]`
+const privacyUsage = `privacy epsilon --sampling-rate Q --noise-multiplier C --rounds T --delta D [--accountant rdp|pld] [--json]
+       fedcast privacy noise --epsilon E --delta D --sampling-rate Q --rounds T [--accountant rdp|pld] [--json]`
 
 func runPrivacy(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
@@ -35,26 +35,36 @@ func runPrivacy(ctx context.Context, env *Env, args []string) error {
 	return usagef("use 'fedcast privacy epsilon' or 'fedcast privacy noise'", "unknown calculation %q", args[0])
 }
 
-// privacyResult is the --json output of both calculations.
+// privacyResult is the --json output of both calculations. Order is the
+// best RDP order (0 with the PLD accountant, which has none);
+// DiscretisationError is the PLD's bound on how far Epsilon is above the
+// exact ε (PLD only).
 type privacyResult struct {
-	Epsilon         float64  `json:"epsilon"`
-	Delta           float64  `json:"delta"`
-	Order           float64  `json:"order"`
-	SamplingRate    float64  `json:"sampling_rate"`
-	NoiseMultiplier float64  `json:"noise_multiplier"`
-	Rounds          int      `json:"rounds"`
-	TargetEpsilon   *float64 `json:"target_epsilon,omitempty"`
+	Accountant          privacy.AccountantKind `json:"accountant"`
+	Epsilon             float64                `json:"epsilon"`
+	DiscretisationError *float64               `json:"discretisation_error,omitempty"`
+	Delta               float64                `json:"delta"`
+	Order               float64                `json:"order"`
+	SamplingRate        float64                `json:"sampling_rate"`
+	NoiseMultiplier     float64                `json:"noise_multiplier"`
+	Rounds              int                    `json:"rounds"`
+	TargetEpsilon       *float64               `json:"target_epsilon,omitempty"`
 }
 
 func runPrivacyEpsilon(env *Env, args []string) error {
-	fs := newFlagSet(env, "privacy epsilon", "privacy epsilon --sampling-rate Q --noise-multiplier C --rounds T --delta D [--json]")
+	fs := newFlagSet(env, "privacy epsilon", "privacy epsilon --sampling-rate Q --noise-multiplier C --rounds T --delta D [--accountant rdp|pld] [--json]")
 	q := fs.Float64("sampling-rate", 0, "client sampling rate q = m/N, in (0, 1] (required)")
 	c := fs.Float64("noise-multiplier", 0, "noise multiplier c = σ/S (required)")
 	rounds := fs.Int("rounds", 0, "number of rounds T (required)")
 	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
+	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	kind, err := privacy.ParseAccountantKind(*acct)
+	if err != nil {
+		return usagef("--accountant is rdp or pld", "%v", err)
 	}
 	p := privacy.Params{SampleRate: *q, NoiseMultiplier: *c, Rounds: *rounds, Delta: *delta}
 	if err := checkAll(
@@ -62,42 +72,76 @@ func runPrivacyEpsilon(env *Env, args []string) error {
 		privacy.CheckRounds(p.Rounds), privacy.CheckDelta(p.Delta)); err != nil {
 		return usagef("all of --sampling-rate, --noise-multiplier, --rounds and --delta are needed", "%v", err)
 	}
-	eps, order := privacy.Epsilon(p.SampleRate, p.NoiseMultiplier, p.Rounds, p.Delta)
-	res := privacyResult{Epsilon: eps, Delta: p.Delta, Order: order, SamplingRate: p.SampleRate, NoiseMultiplier: p.NoiseMultiplier, Rounds: p.Rounds}
+	res, err := privacyEpsilon(kind, p.SampleRate, p.NoiseMultiplier, p.Rounds, p.Delta)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		return writeJSON(env, res)
 	}
-	fmt.Fprintf(env.Stdout, "ε = %.6f at δ = %g (best RDP order %g) after %d rounds with sampling rate %g and noise multiplier %g\n",
-		eps, p.Delta, order, p.Rounds, p.SampleRate, p.NoiseMultiplier)
+	fmt.Fprintf(env.Stdout, "ε = %.6f at δ = %g (%s) after %d rounds with sampling rate %g and noise multiplier %g\n",
+		res.Epsilon, p.Delta, res.method(), p.Rounds, p.SampleRate, p.NoiseMultiplier)
 	return nil
 }
 
+// privacyEpsilon computes ε with accountant kind and fills the result.
+func privacyEpsilon(kind privacy.AccountantKind, q, c float64, rounds int, delta float64) (privacyResult, error) {
+	res := privacyResult{Accountant: kind, Delta: delta, SamplingRate: q, NoiseMultiplier: c, Rounds: rounds}
+	if kind == privacy.AccountantPLD {
+		est, err := privacy.PLDEpsilon([]privacy.Event{{SampleRate: q, NoiseMultiplier: c, Rounds: rounds}}, delta)
+		if err != nil {
+			return res, err
+		}
+		e := est.DiscretisationError()
+		res.Epsilon, res.DiscretisationError = est.Epsilon, &e
+		return res, nil
+	}
+	res.Epsilon, res.Order = privacy.Epsilon(q, c, rounds, delta)
+	return res, nil
+}
+
+// method describes how ε was computed, for the text output.
+func (r privacyResult) method() string {
+	if r.Accountant == privacy.AccountantPLD {
+		return fmt.Sprintf("PLD accountant, at most %.2g above the exact ε", *r.DiscretisationError)
+	}
+	return fmt.Sprintf("best RDP order %g", r.Order)
+}
+
 func runPrivacyNoise(env *Env, args []string) error {
-	fs := newFlagSet(env, "privacy noise", "privacy noise --epsilon E --delta D --sampling-rate Q --rounds T [--json]")
+	fs := newFlagSet(env, "privacy noise", "privacy noise --epsilon E --delta D --sampling-rate Q --rounds T [--accountant rdp|pld] [--json]")
 	target := fs.Float64("epsilon", 0, "target ε (required)")
 	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
 	q := fs.Float64("sampling-rate", 0, "client sampling rate q = m/N, in (0, 1] (required)")
 	rounds := fs.Int("rounds", 0, "number of rounds T (required)")
+	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	kind, err := privacy.ParseAccountantKind(*acct)
+	if err != nil {
+		return usagef("--accountant is rdp or pld", "%v", err)
 	}
 	if err := checkAll(privacy.CheckEpsilon(*target), privacy.CheckDelta(*delta),
 		privacy.CheckSampleRate(*q), privacy.CheckRounds(*rounds)); err != nil {
 		return usagef("all of --epsilon, --delta, --sampling-rate and --rounds are needed", "%v", err)
 	}
-	c, err := privacy.NoiseMultiplier(*target, *delta, *q, *rounds)
+	c, err := privacy.NoiseMultiplierFor(kind, *target, *delta, *q, *rounds)
 	if err != nil {
 		return err
 	}
-	eps, order := privacy.Epsilon(*q, c, *rounds, *delta)
+	res, err := privacyEpsilon(kind, *q, c, *rounds, *delta)
+	if err != nil {
+		return err
+	}
 	t := *target
-	res := privacyResult{Epsilon: eps, Delta: *delta, Order: order, SamplingRate: *q, NoiseMultiplier: c, Rounds: *rounds, TargetEpsilon: &t}
+	res.TargetEpsilon = &t
 	if *asJSON {
 		return writeJSON(env, res)
 	}
-	fmt.Fprintf(env.Stdout, "noise multiplier c = %.6f gives ε = %.6f ≤ %g at δ = %g (best RDP order %g) over %d rounds with sampling rate %g\n",
-		c, eps, t, *delta, order, *rounds, *q)
+	fmt.Fprintf(env.Stdout, "noise multiplier c = %.6f gives ε = %.6f ≤ %g at δ = %g (%s) over %d rounds with sampling rate %g\n",
+		c, res.Epsilon, t, *delta, res.method(), *rounds, *q)
 	return nil
 }
 

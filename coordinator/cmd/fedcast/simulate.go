@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/experiment"
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
 )
@@ -27,7 +28,7 @@ func init() {
 
 const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD --to YYYY-MM-DD --epsilon LIST --runs N
        [--rounds 75 --clients-per-round 100 --local-epochs 30 --clip 0.5 --delta 1e-5
-        --split temporal|random --seed S --json FILE --out DIR]
+        --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR]
 
 Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
 
@@ -53,8 +54,13 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	workers := fs.Int("workers", 0, "runs trained at once (0: one per core)")
 	evalEvery := fs.Int("eval-every", 5, "record test MAPE every this many rounds (convergence)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	kind, err := privacy.ParseAccountantKind(*acct)
+	if err != nil {
+		return usagef("use --accountant rdp or --accountant pld", "%v", err)
 	}
 	eps, err := parseEpsilons(*epsList)
 	if err != nil {
@@ -63,7 +69,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	cfg := experiment.Config{
 		Epsilons: eps, Runs: *runs, Rounds: *rounds, ClientsPerRound: *m, LocalEpochs: *epochs,
 		Clip: *clip, Delta: *delta, LearningRate: *lr, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
-		CasesFile: *cases, PopulationFile: *counties,
+		CasesFile: *cases, PopulationFile: *counties, Accountant: kind,
 	}
 	for _, c := range []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/privacy"
 )
 
 func init() {
@@ -45,9 +46,15 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	deadline := fs.Duration("deadline", 60*time.Second, "round deadline")
 	interval := fs.Duration("interval", 0, "least time between round starts")
 	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
+	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution, less noise for the same ε)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
+	kind, err := privacy.ParseAccountantKind(*acct)
+	if err != nil {
+		return usagef("--accountant is rdp or pld", "%v", err)
+	}
+	f.Accountant = kind
 	f.RoundDeadline, f.RoundInterval = study.Duration(*deadline), study.Duration(*interval)
 	var names []string
 	switch {
@@ -94,8 +101,8 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	w := env.Stdout
-	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f\n",
-		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c)
+	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
+		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
 	fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256).")
 	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
 	for i, l := range file.LHAs {

@@ -1,0 +1,85 @@
+package study
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/shared/privacy"
+)
+
+// A study file naming the PLD accountant is calibrated, gated, logged and
+// resumed with it; an unknown accountant is refused with the field named.
+func TestStudyAccountantPLD(t *testing.T) {
+	f, _, _ := small(t, 4)
+	if f.AccountantKind() != privacy.AccountantRDP || strings.Contains(string(must(f.Marshal())), `"accountant"`) {
+		t.Fatalf("default accountant %q", f.AccountantKind())
+	}
+	crdp, err := f.Calibrate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Accountant = privacy.AccountantPLD
+	cpld, err := f.Calibrate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := privacy.PLDNoiseMultiplier(f.Epsilon, f.Delta, f.SampleRate(), f.Rounds); cpld != want || !(cpld < crdp) {
+		t.Errorf("PLD calibration c=%g (want %g, below RDP's %g)", cpld, want, crdp)
+	}
+	raw := must(f.Marshal())
+	if !strings.Contains(string(raw), `"accountant": "pld"`) {
+		t.Fatalf("accountant not written: %s", raw)
+	}
+	g, err := Parse(raw)
+	if err != nil || g.AccountantKind() != privacy.AccountantPLD {
+		t.Fatalf("parse: %v, %q", err, g.Accountant)
+	}
+	if pub := g.Public(cpld, false); pub.Accountant != "pld" {
+		t.Errorf("public study accountant %q", pub.Accountant)
+	}
+
+	path := filepath.Join(t.TempDir(), "l.db")
+	e := openEngine(t, g, raw, path, nil)
+	for range 2 {
+		if _, err := e.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Complete()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Event.Accountant != "pld" {
+			t.Errorf("event accountant %q", res.Event.Accountant)
+		}
+	}
+	want, _ := privacy.EpsilonFor(privacy.AccountantPLD, []privacy.Event{{SampleRate: g.SampleRate(), NoiseMultiplier: cpld, Rounds: 2}}, g.Delta)
+	if e.EpsilonSpent() != want {
+		t.Errorf("spent ε=%g, PLD gives %g", e.EpsilonSpent(), want)
+	}
+	exp, err := e.ledger.Export(t.Context())
+	if err != nil || exp.Accountant != "pld" {
+		t.Errorf("ledger export accountant %q (%v)", exp.Accountant, err)
+	}
+	e.ledger.Close()
+	// Resuming recomputes every recorded ε with the study's accountant.
+	l, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r, err := Open(g, raw, l, nil)
+	if err != nil {
+		t.Fatalf("resume a PLD study: %v", err)
+	}
+	if r.EpsilonSpent() != want || len(r.Log) != 2 || r.Log[1].Accountant != "pld" {
+		t.Errorf("resumed: ε=%g, log %+v", r.EpsilonSpent(), r.Log)
+	}
+
+	bad := strings.Replace(string(raw), `"accountant": "pld"`, `"accountant": "moments"`, 1)
+	if _, err := Parse([]byte(bad)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "accountant") {
+		t.Errorf("unknown accountant: %v", err)
+	}
+}
