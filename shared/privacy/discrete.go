@@ -151,9 +151,10 @@ func bernoulliExpFrac(rng *rand.Rand, n, d uint64) bool {
 }
 
 // bernoulliExp1 returns true with probability e⁻¹ (bernoulliExpFrac with
-// n = d = 1: A_k ~ Bernoulli(1/k)).
+// n = d = 1: A_k ~ Bernoulli(1/k); A_1 = 1 always, so the draws start at
+// k = 2).
 func bernoulliExp1(rng *rand.Rand) bool {
-	k := uint64(1)
+	k := uint64(2)
 	for rng.Uint64N(k) == 0 {
 		k++
 	}
