@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/nn"
@@ -352,6 +353,18 @@ func TestServerJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(eb, &ev2); err != nil || ev2 != ev {
 			t.Errorf("event round trip: %s → %+v (%v)", eb, ev2, err)
 		}
+		// A DP event names its lattice step and sampler; a non-DP one
+		// carries neither.
+		lat, _ := privacy.NewLattice(cfg.ClipNorm, cfg.NoiseMultiplier)
+		if dp && (ev.Gamma != lat.Gamma || ev.Sampler != privacy.SamplerName) || !dp && (ev.Gamma != 0 || ev.Sampler != "" || strings.Contains(string(eb), "gamma")) {
+			t.Errorf("dp=%v: event mechanism fields: %s", dp, eb)
+		}
+	}
+	// An event written before the lattice mechanism still reads.
+	var old Event
+	if err := json.Unmarshal([]byte(`{"round":3,"sampling_rate":0.25,"noise_multiplier":4.5,"delta":1e-5,"epsilon":0.4}`), &old); err != nil ||
+		old.Round != 3 || old.Epsilon != 0.4 || old.Gamma != 0 || old.Sampler != "" {
+		t.Errorf("old event: %+v, %v", old, err)
 	}
 }
 
