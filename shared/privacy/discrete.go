@@ -67,6 +67,11 @@ func (g *DiscreteGaussian) Sigma2() uint64 { return g.sigma2 }
 // exponent (t|Y| − σ²)²/(2σ²t²). The expected number of proposals is below
 // 2 for every σ ≥ 1.
 func (g *DiscreteGaussian) Sample(rng *rand.Rand) int64 {
+	b := bitRand{r: rng}
+	return g.sample(&b)
+}
+
+func (g *DiscreteGaussian) sample(rng *bitRand) int64 {
 	for {
 		y, neg := g.laplace(rng)
 		// a = |t·|y| − σ²|; a² is the acceptance exponent's numerator.
@@ -87,11 +92,36 @@ func (g *DiscreteGaussian) Sample(rng *rand.Rand) int64 {
 	}
 }
 
-// AddTo adds an independent draw to every entry of dst.
+// AddTo adds an independent draw to every entry of dst. The draws use
+// rng's words exactly as Sample would, except that single random bits (for
+// signs and fair coins) are taken 64 to a word.
 func (g *DiscreteGaussian) AddTo(dst []int64, rng *rand.Rand) {
+	b := bitRand{r: rng}
 	for i := range dst {
-		dst[i] += g.Sample(rng)
+		dst[i] += g.sample(&b)
 	}
+}
+
+// bitRand hands out uniform integers from r, and single fair bits from a
+// buffered word.
+type bitRand struct {
+	r    *rand.Rand
+	bits uint64
+	n    uint
+}
+
+// Uint64N returns a uniform integer in [0, n) (rand.Rand.Uint64N: exact).
+func (b *bitRand) Uint64N(n uint64) uint64 { return b.r.Uint64N(n) }
+
+// coin returns a fair random bit.
+func (b *bitRand) coin() bool {
+	if b.n == 0 {
+		b.bits, b.n = b.r.Uint64(), 64
+	}
+	c := b.bits&1 == 1
+	b.bits >>= 1
+	b.n--
+	return c
 }
 
 // laplace draws |Y| and its sign from the discrete Laplace distribution
@@ -100,7 +130,7 @@ func (g *DiscreteGaussian) AddTo(dst []int64, rng *rand.Rand) {
 // successes of Bernoulli(e⁻¹) before the first failure), |Y| = U + tV,
 // a fair sign, and the draw (U+tV = 0, negative) rejected so that 0 is not
 // counted twice. Proposals with V > discreteTailSteps are rejected too.
-func (g *DiscreteGaussian) laplace(rng *rand.Rand) (abs uint64, neg bool) {
+func (g *DiscreteGaussian) laplace(rng *bitRand) (abs uint64, neg bool) {
 	for {
 		u := rng.Uint64N(g.t)
 		if !bernoulliExpFrac(rng, u, g.t) {
@@ -114,7 +144,7 @@ func (g *DiscreteGaussian) laplace(rng *rand.Rand) (abs uint64, neg bool) {
 			continue
 		}
 		abs = u + g.t*v
-		neg = rng.Uint64()&1 == 1
+		neg = rng.coin()
 		if neg && abs == 0 {
 			continue
 		}
@@ -126,7 +156,7 @@ func (g *DiscreteGaussian) laplace(rng *rand.Rand) (abs uint64, neg bool) {
 // q independent Bernoulli(e⁻¹) trials must all succeed (stopping at the
 // first failure, so the expected work is bounded whatever q), then a
 // Bernoulli(exp(−r/d)) (CKS Algorithm 1, case γ > 1).
-func bernoulliExp(rng *rand.Rand, q, r, d uint64) bool {
+func bernoulliExp(rng *bitRand, q, r, d uint64) bool {
 	for ; q > 0; q-- {
 		if !bernoulliExp1(rng) {
 			return false
@@ -139,7 +169,7 @@ func bernoulliExp(rng *rand.Rand, q, r, d uint64) bool {
 // d ≥ 1 (CKS Algorithm 1, case γ ∈ [0, 1]): draw A_k ~ Bernoulli(n/(d·k))
 // for k = 1, 2, … until the first A_k = 0, and return whether that k is
 // odd. P[K > k] = (n/d)^k/k!, so P[K odd] = Σ (−n/d)^j/j! = exp(−n/d).
-func bernoulliExpFrac(rng *rand.Rand, n, d uint64) bool {
+func bernoulliExpFrac(rng *bitRand, n, d uint64) bool {
 	if n == 0 {
 		return true
 	}
@@ -151,10 +181,12 @@ func bernoulliExpFrac(rng *rand.Rand, n, d uint64) bool {
 }
 
 // bernoulliExp1 returns true with probability e⁻¹ (bernoulliExpFrac with
-// n = d = 1: A_k ~ Bernoulli(1/k); A_1 = 1 always, so the draws start at
-// k = 2).
-func bernoulliExp1(rng *rand.Rand) bool {
-	k := uint64(2)
+// n = d = 1: A_k ~ Bernoulli(1/k); A_1 = 1 always, and A_2 is a fair coin).
+func bernoulliExp1(rng *bitRand) bool {
+	if !rng.coin() {
+		return false // K = 2
+	}
+	k := uint64(3)
 	for rng.Uint64N(k) == 0 {
 		k++
 	}
@@ -164,7 +196,7 @@ func bernoulliExp1(rng *rand.Rand) bool {
 // bernoulliRatio returns true with probability n/(d·k), n ≤ d: one uniform
 // draw in [0, d·k) when d·k fits in 64 bits, otherwise the product of
 // Bernoulli(n/d) and Bernoulli(1/k).
-func bernoulliRatio(rng *rand.Rand, n, d, k uint64) bool {
+func bernoulliRatio(rng *bitRand, n, d, k uint64) bool {
 	if hi, lo := bits.Mul64(d, k); hi == 0 {
 		return rng.Uint64N(lo) < n
 	}

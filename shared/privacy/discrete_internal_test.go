@@ -16,7 +16,7 @@ const zInternal = 4.891638475699
 // x > 1 (integer part by Bernoulli(e⁻¹) trials), a denominator near 2⁶²,
 // and bernoulliRatio's product path (d·k above 64 bits).
 func TestBernoulliExp(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 7))
+	rng := &bitRand{r: rand.New(rand.NewPCG(7, 7))}
 	const n = 200_000
 	cases := []struct {
 		name string
