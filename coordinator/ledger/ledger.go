@@ -67,6 +67,11 @@ type Round struct {
 	Model []float64
 	// ModelSHA256 is set by Commit.
 	ModelSHA256 string
+	// Gamma is the lattice step γ and Sampler the noise sampler of the
+	// round's mechanism (fl.Event); 0 and "" in non-DP rounds and in rounds
+	// recorded before the lattice mechanism.
+	Gamma   float64
+	Sampler string
 }
 
 // Participation is the admin-only record of one round.
@@ -99,7 +104,9 @@ CREATE TABLE IF NOT EXISTS rounds (
 	delta REAL NOT NULL,
 	committed TEXT NOT NULL,
 	model BLOB NOT NULL,
-	model_sha256 TEXT NOT NULL
+	model_sha256 TEXT NOT NULL,
+	gamma REAL NOT NULL DEFAULT 0,
+	sampler TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS finished (
 	id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -145,12 +152,48 @@ func Open(path string) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
+	if err := addMechanismColumns(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+	}
 	var mode string
 	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: journal mode %q, want wal (%v)", path, mode, err)
 	}
 	return &Ledger{db: db, path: path}, nil
+}
+
+// addMechanismColumns adds the gamma and sampler columns to a rounds table
+// created before they existed (its rounds read back as γ = 0, sampler "").
+// Adding a column with a default rewrites no row, so the append-only
+// triggers are not involved.
+func addMechanismColumns(db *sql.DB) error {
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('rounds')`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		have[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range []struct{ name, def string }{{"gamma", "REAL NOT NULL DEFAULT 0"}, {"sampler", "TEXT NOT NULL DEFAULT ''"}} {
+		if !have[c.name] {
+			if _, err := db.Exec(`ALTER TABLE rounds ADD COLUMN ` + c.name + ` ` + c.def); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -262,8 +305,8 @@ func (l *Ledger) Commit(r *Round, p *Participation) error {
 	case r.Round != last+1:
 		return fmt.Errorf("%w: commit of round %d after round %d", ErrOutOfOrder, r.Round, last)
 	}
-	if _, err := tx.Exec(`INSERT INTO rounds (round, sample_rate, noise_multiplier, epsilon, delta, committed, model, model_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Round, r.SampleRate, r.NoiseMultiplier, r.Epsilon, r.Delta, r.Committed.UTC().Format(timeFormat), blob(r.Model), r.ModelSHA256); err != nil {
+	if _, err := tx.Exec(`INSERT INTO rounds (round, sample_rate, noise_multiplier, epsilon, delta, committed, model, model_sha256, gamma, sampler) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Round, r.SampleRate, r.NoiseMultiplier, r.Epsilon, r.Delta, r.Committed.UTC().Format(timeFormat), blob(r.Model), r.ModelSHA256, r.Gamma, r.Sampler); err != nil {
 		return fmt.Errorf("ledger: commit round %d: %w", r.Round, err)
 	}
 	if p != nil {
@@ -304,7 +347,7 @@ func (l *Ledger) Finished() (reason string, at time.Time, err error) {
 
 // Rounds returns every committed round in order, without the model blobs.
 func (l *Ledger) Rounds() ([]Round, error) {
-	rows, err := l.db.Query(`SELECT round, sample_rate, noise_multiplier, epsilon, delta, committed, model_sha256 FROM rounds ORDER BY round`)
+	rows, err := l.db.Query(`SELECT round, sample_rate, noise_multiplier, epsilon, delta, committed, model_sha256, gamma, sampler FROM rounds ORDER BY round`)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: rounds: %w", err)
 	}
@@ -313,7 +356,7 @@ func (l *Ledger) Rounds() ([]Round, error) {
 	for rows.Next() {
 		var r Round
 		var at string
-		if err := rows.Scan(&r.Round, &r.SampleRate, &r.NoiseMultiplier, &r.Epsilon, &r.Delta, &at, &r.ModelSHA256); err != nil {
+		if err := rows.Scan(&r.Round, &r.SampleRate, &r.NoiseMultiplier, &r.Epsilon, &r.Delta, &at, &r.ModelSHA256, &r.Gamma, &r.Sampler); err != nil {
 			return nil, fmt.Errorf("ledger: rounds: %w", err)
 		}
 		if r.Committed, err = time.Parse(timeFormat, at); err != nil {
@@ -391,6 +434,10 @@ type ExportRound struct {
 	Delta           float64   `json:"delta"`
 	ModelSHA256     string    `json:"model_sha256"`
 	Committed       time.Time `json:"committed"`
+	// Gamma and Sampler describe the noise mechanism (absent for non-DP
+	// rounds and rounds recorded before the lattice mechanism).
+	Gamma   float64 `json:"gamma,omitempty"`
+	Sampler string  `json:"sampler,omitempty"`
 }
 
 // ExportFinished says why and when the study ended.
@@ -422,7 +469,7 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 		e.Accountant = acct.Accountant
 	}
 	for _, r := range rs {
-		e.Rounds = append(e.Rounds, ExportRound{r.Round, r.SampleRate, r.NoiseMultiplier, r.Epsilon, r.Delta, r.ModelSHA256, r.Committed})
+		e.Rounds = append(e.Rounds, ExportRound{r.Round, r.SampleRate, r.NoiseMultiplier, r.Epsilon, r.Delta, r.ModelSHA256, r.Committed, r.Gamma, r.Sampler})
 		e.EpsilonSpent = r.Epsilon
 	}
 	reason, at, err := l.Finished()

@@ -341,7 +341,7 @@ func (e *Engine) Complete() (*Result, error) {
 	}
 	now := e.now()
 	lr := &ledger.Round{Round: p.Event.Round, SampleRate: p.Event.SampleRate, NoiseMultiplier: p.Event.NoiseMultiplier,
-		Epsilon: p.Event.Epsilon, Delta: p.Event.Delta, Committed: now, Model: p.Global}
+		Epsilon: p.Event.Epsilon, Delta: p.Event.Delta, Committed: now, Model: p.Global, Gamma: p.Event.Gamma, Sampler: p.Event.Sampler}
 	part := &ledger.Participation{Round: r.ID, Sampled: len(r.Sampled), Online: r.Online,
 		Received: r.Received, Rejected: r.Rejected, Duration: now.Sub(r.Started)}
 	if err := e.ledger.Commit(lr, part); err != nil {

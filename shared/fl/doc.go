@@ -17,13 +17,20 @@
 //     Δw = w_local − w, clipped to ‖Δw‖₂ ≤ S in DP mode.
 //  3. Aggregation: an [Aggregator] re-checks every received update (length,
 //     finiteness) and re-clips it (the server never trusts a client's
-//     clipping), accumulating a running sum: memory is O(model size), not
-//     O(clients × model size).
-//  4. Noise: [Aggregator.Finish] sets w ← w + Σ Δŵ / m + ξ, ξ ~ N(0, σ² I),
-//     σ = c·S/m. The divisor is the expected m, not the number received, so
-//     the sensitivity stays S/m; a sampled client that drops out contributes
-//     zero and the round still counts. In non-DP mode there is no clipping
-//     and no noise, and the update is the plain mean of what was received.
+//     clipping). In DP mode it rounds the update onto the lattice γℤᵈ of
+//     privacy.Lattice (integer vector in units of γ, squared norm checked
+//     exactly against ⌊(S/γ)²⌋) and accumulates an exact int64 sum, which
+//     does not depend on the order of arrival: memory is O(model size),
+//     not O(clients × model size).
+//  4. Noise: [Aggregator.Finish] adds exact discrete Gaussian noise
+//     N_ℤ(0, σ_ℤ²), σ_ℤ ≥ c·S/γ, to every coordinate of the integer sum Y
+//     and sets w ← w + γ·Y/m, so the released model is a function of the
+//     noised integers only (docs/privacy.md). The divisor is the expected
+//     m, not the number received, so the sensitivity stays S/m; a sampled
+//     client that drops out contributes zero and the round still counts.
+//     The round's [Event] records γ and the sampler. In non-DP mode there
+//     is no clipping and no noise, and the update is the plain mean of what
+//     was received.
 //
 // A [Server] holds a study's explicit, JSON-serialisable state (round,
 // global weights, accountant) and gates every round on the privacy budget;
@@ -36,6 +43,7 @@
 // # Randomness
 //
 // Every random choice takes an injected *rand.Rand. Research runs derive
-// independent streams from one seed with [NewRand]; a live study's noise must
-// come from privacy.NewSecureRand.
+// independent streams from one seed with [NewRand] and feed the same exact
+// sampler from StreamNoise; a live study's noise must come from
+// privacy.NewSecureRand.
 package fl

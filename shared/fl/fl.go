@@ -104,6 +104,9 @@ func (c Config) Validate() error {
 		if c.NoiseMultiplier == 0 {
 			return bad("noise multiplier is 0 in DP mode: that is no privacy at all")
 		}
+		if _, err := privacy.NewLattice(c.ClipNorm, c.NoiseMultiplier); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	} else if c.NoiseMultiplier != 0 {
 		return bad("noise multiplier %v given with DP off", c.NoiseMultiplier)
 	}
@@ -213,33 +216,72 @@ func LocalUpdateProgress(t *nn.Trainer, global, x, y []float64, cfg Config, dst 
 }
 
 // An Aggregator accumulates one round's updates as they arrive.
+//
+// In DP mode it works on the lattice γℤᵈ of privacy.Lattice: each update
+// is re-clipped to S, rounded to an integer vector (in units of γ) whose
+// squared norm is checked exactly against ⌊(S/γ)²⌋, and summed in int64,
+// so the sum is exact and does not depend on the order of the updates.
+// Finish adds exact discrete Gaussian noise to the integer sum and releases
+// only a function of the noised integers (docs/privacy.md). In non-DP mode
+// updates are summed in float64 as they are.
 type Aggregator struct {
-	cfg Config
-	sum []float64
-	buf []float64
-	n   int
+	cfg  Config
+	lat  *privacy.Lattice // DP mode only
+	isum []int64          // DP mode: the exact sum in units of γ
+	ibuf []int64
+	sum  []float64 // non-DP mode
+	buf  []float64
+	n    int
 }
 
-// NewAggregator returns an empty aggregator for updates of length dim.
+// ErrTooManyUpdates is returned by Aggregator.Add once a round holds as
+// many updates as its int64 sum can take without overflow (at least 2³⁷;
+// far more than any study's N).
+var ErrTooManyUpdates = errors.New("fl: too many updates in one round")
+
+// NewAggregator returns an empty aggregator for updates of length dim. It
+// panics if cfg is in DP mode and its (S, c) admit no lattice (Config.Validate
+// reports that as an error first).
 func NewAggregator(cfg Config, dim int) *Aggregator {
-	return &Aggregator{cfg: cfg, sum: make([]float64, dim), buf: make([]float64, dim)}
+	a := &Aggregator{cfg: cfg, buf: make([]float64, dim)}
+	if cfg.DP {
+		lat, err := privacy.NewLattice(cfg.ClipNorm, cfg.NoiseMultiplier)
+		if err != nil {
+			panic(fmt.Sprintf("fl: NewAggregator: %v", err))
+		}
+		a.lat, a.isum, a.ibuf = lat, make([]int64, dim), make([]int64, dim)
+	} else {
+		a.sum = make([]float64, dim)
+	}
+	return a
 }
+
+// Lattice returns the DP lattice (nil in non-DP mode).
+func (a *Aggregator) Lattice() *privacy.Lattice { return a.lat }
 
 // Add checks one client's update and adds it to the round's sum. In DP mode
-// it re-clips the update to S whatever the client claims to have done. A
-// rejected update leaves the sum unchanged. update is not modified.
+// it re-clips the update to S whatever the client claims to have done and
+// rounds it onto the lattice within the exact norm bound. A rejected update
+// leaves the sum unchanged. update is not modified.
 func (a *Aggregator) Add(update []float64) error {
-	if err := CheckUpdate(update, len(a.sum)); err != nil {
+	if err := CheckUpdate(update, len(a.buf)); err != nil {
 		return err
 	}
-	u := update
-	if a.cfg.DP {
-		copy(a.buf, update)
-		privacy.ClipL2(a.buf, a.cfg.ClipNorm)
-		u = a.buf
+	if !a.cfg.DP {
+		for i, v := range update {
+			a.sum[i] += v
+		}
+		a.n++
+		return nil
 	}
-	for i, v := range u {
-		a.sum[i] += v
+	if int64(a.n) >= a.lat.MaxAdds {
+		return fmt.Errorf("%w: %d already", ErrTooManyUpdates, a.n)
+	}
+	copy(a.buf, update)
+	privacy.ClipL2(a.buf, a.cfg.ClipNorm)
+	a.lat.Round(a.ibuf, a.buf)
+	for i, z := range a.ibuf {
+		a.isum[i] += z // |Σz| ≤ MaxAdds·MaxCoord ≤ 2⁶²: no overflow
 	}
 	a.n++
 	return nil
@@ -264,27 +306,34 @@ func CheckUpdate(update []float64, dim int) error {
 func (a *Aggregator) Received() int { return a.n }
 
 // Finish applies the round to global in place and resets the aggregator.
-// DP mode: global += sum/m + N(0, σ²I) with σ = c·S/m, whatever the number
-// received (zero received still draws and adds the noise: the round counts).
-// Non-DP mode: global += sum/received (unchanged if nothing was received).
+// DP mode: the integer sum Z gets independent N_ℤ(0, σ_ℤ²) noise on every
+// coordinate, σ_ℤ² = Lattice.Sigma2 ≥ (c·S/γ)², and global += γ·Z/m, whatever
+// the number received (zero received still draws and adds the noise: the
+// round counts). The noise is drawn by privacy.DiscreteGaussian from noise
+// (privacy.NewSecureRand in a live study, fl.NewRand(seed, StreamNoise) in
+// research mode); the draws consumed depend only on the generator, never on
+// the updates. Non-DP mode: global += sum/received (unchanged if nothing was
+// received).
 func (a *Aggregator) Finish(global []float64, noise *rand.Rand) {
-	if len(global) != len(a.sum) {
+	if len(global) != len(a.buf) {
 		panic("fl: Finish: global has the wrong length")
 	}
 	switch {
 	case a.cfg.DP:
-		m := float64(a.cfg.ExpectedClients)
-		for i, s := range a.sum {
-			global[i] += s / m
+		a.lat.AddNoise(a.isum, noise)
+		// From here on only the noised integers are used (post-processing).
+		step := a.lat.Gamma / float64(a.cfg.ExpectedClients)
+		for i, z := range a.isum {
+			global[i] += float64(z) * step
 		}
-		privacy.AddGaussian(global, a.cfg.Sigma(), noise)
+		clear(a.isum)
 	case a.n > 0:
 		n := float64(a.n)
 		for i, s := range a.sum {
 			global[i] += s / n
 		}
+		clear(a.sum)
 	}
-	clear(a.sum)
 	a.n = 0
 }
 
@@ -301,6 +350,11 @@ type Event struct {
 	// Accountant is the accountant that computed Epsilon (empty in records
 	// written before the field existed: RDP).
 	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
+	// Gamma is the lattice step γ the round was aggregated on, and Sampler
+	// the noise sampler (privacy.SamplerName); both empty in non-DP mode and
+	// in events written before the lattice mechanism.
+	Gamma   float64 `json:"gamma,omitempty"`
+	Sampler string  `json:"sampler,omitempty"`
 }
 
 type eventAlias Event // no methods: avoids recursing into MarshalJSON

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/nn"
@@ -141,13 +142,21 @@ func TestAggregatorReclipsAndValidates(t *testing.T) {
 	if !slices.Equal(big, orig) {
 		t.Error("Add modified the caller's update")
 	}
-	if n := norm(a.sum); n > cfg.ClipNorm {
-		t.Errorf("server did not re-clip: contribution norm %v > S = %v", n, cfg.ClipNorm)
+	// The contribution is on the lattice: its exact squared norm in steps
+	// is within ⌊(S/γ)²⌋ and, after re-clipping to S and rounding, within
+	// a rounding hair of it.
+	var n2 uint64
+	for _, z := range a.isum {
+		n2 += uint64(z * z)
 	}
-	if n := norm(a.sum); n < cfg.ClipNorm*(1-1e-9) {
+	lat := a.Lattice()
+	if n2 > lat.NormBound2 {
+		t.Errorf("server did not re-clip: contribution norm² %d steps² > ⌊(S/γ)²⌋ = %d", n2, lat.NormBound2)
+	}
+	if n := math.Sqrt(float64(n2)) * lat.Gamma; n < cfg.ClipNorm*(1-1e-3) {
 		t.Errorf("clipped too much: %v", n)
 	}
-	before := slices.Clone(a.sum)
+	before := slices.Clone(a.isum)
 	nan := make([]float64, dim)
 	nan[7] = math.NaN()
 	inf := make([]float64, dim)
@@ -160,7 +169,7 @@ func TestAggregatorReclipsAndValidates(t *testing.T) {
 			t.Errorf("Add(len %d) = %v, want %v", len(c.u), err, c.want)
 		}
 	}
-	if !slices.Equal(a.sum, before) || a.Received() != 1 {
+	if !slices.Equal(a.isum, before) || a.Received() != 1 {
 		t.Error("a rejected update changed the aggregate")
 	}
 }
@@ -185,7 +194,9 @@ func TestFinishDividesByExpectedM(t *testing.T) {
 		return g
 	}
 	with3, with0 := run(3), run(0)
-	if got, want := with3[0]-with0[0], 3*0.3/float64(cfg.ExpectedClients); math.Abs(got-want) > 1e-12 {
+	// 0.3 on the lattice is γ·round(0.3/γ); the sum of three is exact.
+	gamma := NewAggregator(cfg, dim).Lattice().Gamma
+	if got, want := with3[0]-with0[0], 3*gamma*math.Round(0.3/gamma)/float64(cfg.ExpectedClients); math.Abs(got-want) > 1e-12 {
 		t.Errorf("3 updates of 0.3 moved w by %v, want 3·0.3/m = %v (divide by expected m, not received)", got, want)
 	}
 	if with0[1] == 0 {
@@ -342,6 +353,18 @@ func TestServerJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(eb, &ev2); err != nil || ev2 != ev {
 			t.Errorf("event round trip: %s → %+v (%v)", eb, ev2, err)
 		}
+		// A DP event names its lattice step and sampler; a non-DP one
+		// carries neither.
+		lat, _ := privacy.NewLattice(cfg.ClipNorm, cfg.NoiseMultiplier)
+		if dp && (ev.Gamma != lat.Gamma || ev.Sampler != privacy.SamplerName) || !dp && (ev.Gamma != 0 || ev.Sampler != "" || strings.Contains(string(eb), "gamma")) {
+			t.Errorf("dp=%v: event mechanism fields: %s", dp, eb)
+		}
+	}
+	// An event written before the lattice mechanism still reads.
+	var old Event
+	if err := json.Unmarshal([]byte(`{"round":3,"sampling_rate":0.25,"noise_multiplier":4.5,"delta":1e-5,"epsilon":0.4}`), &old); err != nil ||
+		old.Round != 3 || old.Epsilon != 0.4 || old.Gamma != 0 || old.Sampler != "" {
+		t.Errorf("old event: %+v, %v", old, err)
 	}
 }
 

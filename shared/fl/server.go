@@ -170,6 +170,8 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 	}}
 	if s.Config.DP {
 		p.Event.NoiseMultiplier = s.Config.NoiseMultiplier
+		p.Event.Gamma = agg.Lattice().Gamma
+		p.Event.Sampler = privacy.SamplerName
 		p.Accountant = s.Accountant.Clone()
 		p.Accountant.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
 		p.Event.Epsilon = s.epsilonAfter(s.Round+1, p.Accountant)

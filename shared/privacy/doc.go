@@ -1,7 +1,8 @@
 // Package privacy holds fedcast's differential-privacy primitives for
 // DP-FedAvg with client-level DP (spec §5, §6): parameter checks, L2
-// clipping, Gaussian noise, the Rényi-DP accountant of the Sampled Gaussian
-// Mechanism and noise calibration.
+// clipping, the lattice γℤᵈ and the exact discrete Gaussian sampler that
+// make a round's noise (Lattice, DiscreteGaussian), the Rényi-DP accountant
+// of the Sampled Gaussian Mechanism and noise calibration.
 //
 // # Model and units
 //
@@ -11,7 +12,23 @@
 // S/m under add/remove (zero-out) adjacency, so in units of the sensitivity
 // this is the Sampled Gaussian Mechanism SG(q, c): the noise multiplier c
 // is the noise standard deviation divided by the sensitivity. Everything
-// here is in those units; only ClipL2 and AddGaussian see S and σ.
+// here is in those units; only ClipL2 and NewLattice see S and σ.
+//
+// # Noise on a lattice
+//
+// A DP round is computed on the integer lattice γℤᵈ (NewLattice): γ is the
+// power of two with c·S/γ ∈ [2¹⁴, 2¹⁵); each re-clipped update is rounded
+// to an integer vector whose squared norm is checked exactly against
+// ⌊(S/γ)²⌋ (Lattice.Round); the sum is exact in int64; and the noise is
+// N_ℤ(0, σ_ℤ²) with σ_ℤ² = ⌈(c·S/γ)²⌉, drawn exactly by DiscreteGaussian
+// (Canonne, Kamath, Steinke 2020) from uniform integers. The sensitivity
+// on the lattice is √⌊(S/γ)²⌋ ≤ S/γ ≤ σ_ℤ/c. docs/privacy.md gives the
+// argument that the accountant's continuous-Gaussian RDP covers this
+// mechanism (proven for the unsampled case and one direction of the
+// subsampled one at integer orders; a Poisson-summation bound with an
+// explicit, negligible error term otherwise). AddGaussian, the float
+// sampler, is no longer used for a study's noise: its outputs lie on a
+// grid an adversary can test (shared/fl TestFloatNoiseAttack).
 //
 // # Rényi DP of the Sampled Gaussian Mechanism
 //
@@ -127,7 +144,7 @@
 // Params.Validate): NaN and ±Inf are rejected, errors name the parameter
 // and its range and wrap ErrInvalidParameter. Functions that take
 // already-validated parameters panic on programmer errors (Compose, ClipL2,
-// AddGaussian); RDP and Epsilon return NaN for invalid inputs. Slices
+// AddGaussian, Lattice.Round); RDP and Epsilon return NaN for invalid inputs. Slices
 // changed in place are named dst. Randomness is injected as a
 // *rand.Rand (math/rand/v2); privacy noise should come from NewSecureRand.
 //

@@ -49,24 +49,36 @@ func ExampleAccountant() {
 	// ε = 0.9530 at order 18.0
 }
 
-// One DP-FedAvg aggregation step (spec §5): clip each update to S, average
-// over the expected m, add N(0, (c·S/m)²).
-func ExampleClipL2() {
+// One DP-FedAvg aggregation step (spec §5) on the lattice: clip each
+// update to S, round it to an integer vector in units of γ within the exact
+// norm bound, sum exactly, add discrete Gaussian noise N_ℤ(0, σ_ℤ²) with
+// σ_ℤ ≥ c·S/γ, and release γ·(noised sum)/m. fl.Aggregator does exactly
+// this.
+func ExampleLattice() {
 	const S, m, c = 0.5, 2.0, 4.8828125
+	lat, err := privacy.NewLattice(S, c)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("γ = %g, S/γ = %g, σ_ℤ² = %d, bound ⌊(S/γ)²⌋ = %d\n", lat.Gamma, S/lat.Gamma, lat.Sigma2, lat.NormBound2)
 	updates := [][]float64{{0.3, 0.4}, {3, 4}}
-	sum := make([]float64, 2)
+	sum := make([]int64, 2)
+	z := make([]int64, 2)
 	for _, u := range updates {
 		norm := privacy.ClipL2(u, S)
-		fmt.Printf("norm %.2f → %.6f\n", norm, privacy.L2Norm(u))
-		for i, v := range u {
-			sum[i] += v / m
-		}
+		lat.Round(z, u)
+		fmt.Printf("norm %.2f → z = %v, ‖z‖² = %d\n", norm, z, z[0]*z[0]+z[1]*z[1])
+		sum[0] += z[0]
+		sum[1] += z[1]
 	}
 	rng := rand.New(rand.NewPCG(1, 2)) // research runs seed; privacy noise uses privacy.NewSecureRand()
-	privacy.AddGaussian(sum, c*S/m, rng)
-	fmt.Println(len(sum))
+	lat.AddNoise(sum, rng)
+	release := []float64{lat.Gamma * float64(sum[0]) / m, lat.Gamma * float64(sum[1]) / m}
+	fmt.Println(len(release))
 	// Output:
-	// norm 0.50 → 0.500000
-	// norm 5.00 → 0.500000
+	// γ = 0.0001220703125, S/γ = 4096, σ_ℤ² = 400000000, bound ⌊(S/γ)²⌋ = 16777216
+	// norm 0.50 → z = [2457 3276], ‖z‖² = 16769025
+	// norm 5.00 → z = [2457 3276], ‖z‖² = 16769025
 	// 2
 }

@@ -156,8 +156,16 @@ func allFinite(x []float64) bool {
 }
 
 // AddGaussian adds independent N(0, σ²) noise to every entry of dst, drawn
-// from rng (use NewSecureRand for privacy noise). σ = 0 leaves dst alone; it
-// panics if σ is negative, NaN or infinite.
+// from rng with rand.Rand.NormFloat64. σ = 0 leaves dst alone; it panics if
+// σ is negative, NaN or infinite.
+//
+// Not for a study's noise: NormFloat64's outputs lie on a coarse grid (an
+// int32 times one of 128 float32 steps), and an adversary who knows the two
+// candidate values before noise can test which one the released number is
+// reachable from (shared/fl TestFloatNoiseAttack succeeds in > 99 % of
+// trials; Mironov, CCS 2012, describes the general problem). DP rounds use
+// DiscreteGaussian on a Lattice. AddGaussian remains for that test's
+// positive control and for non-private uses.
 func AddGaussian(dst []float64, sigma float64, rng *rand.Rand) {
 	if !(sigma >= 0 && sigma <= math.MaxFloat64) {
 		panic(fmt.Sprintf("privacy: AddGaussian σ = %v, must be finite and ≥ 0", sigma))
@@ -171,17 +179,10 @@ func AddGaussian(dst []float64, sigma float64, rng *rand.Rand) {
 }
 
 // NewSecureRand returns a ChaCha8 generator seeded with 32 bytes from
-// crypto/rand: a cryptographically secure stream for privacy noise.
-//
-// Caveat (spec §5): noise is drawn with rand.Rand.NormFloat64 (ziggurat) and
-// added in float64. Floating-point samplers of continuous distributions have
-// known side channels (Mironov, CCS 2012: the set of reachable doubles
-// reveals information about the un-noised value; timing of rejection
-// loops). The guarantee assumes an ideal real-valued Gaussian. The place
-// for a discrete Gaussian (Canonne, Kamath, Steinke 2020) on a fixed grid
-// is AddGaussian: it is the only function that turns randomness into
-// noise, and the accountant's analysis carries over to the discrete
-// Gaussian with the same σ.
+// crypto/rand: a cryptographically secure stream (the generator Go's
+// runtime uses for its own secure randomness) for privacy noise and
+// sampling. DiscreteGaussian draws exact uniform integers from it, so the
+// noise is exact up to ChaCha8 being indistinguishable from random.
 func NewSecureRand() *rand.Rand {
 	var seed [32]byte
 	if _, err := crand.Read(seed[:]); err != nil {

@@ -148,3 +148,46 @@ func TestSimulateSmallJSON(t *testing.T) {
 		t.Errorf("JSON: %s", b)
 	}
 }
+
+// TestAuditJSON: `fedcast audit --json` prints exactly the contract's
+// fields in order, and --noise-scale is labelled as testing only on stderr
+// and in the JSON.
+func TestAuditJSON(t *testing.T) {
+	code, out, errs := fedcast(t, "audit", "--epsilon", "2", "--clients", "400", "--canaries", "100", "--rounds", "10", "--seed", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	keys := []string{"epsilon", "delta", "noise_multiplier", "noise_scale", "epsilon_lower", "confidence", "canaries", "method"}
+	dec := json.NewDecoder(strings.NewReader(out))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %s", out)
+	}
+	for i := 0; dec.More(); i++ {
+		tok, err := dec.Token()
+		if err != nil || i >= len(keys) || tok != keys[i] {
+			t.Fatalf("key %d is %v (%v), want the keys %v in order: %s", i, tok, err, keys, out)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v map[string]any
+	json.Unmarshal([]byte(out), &v)
+	if len(v) != len(keys) || v["confidence"] != 0.95 || v["canaries"] != 100.0 || v["noise_scale"] != 1.0 || v["epsilon"].(float64) > 2 {
+		t.Errorf("audit JSON: %s", out)
+	}
+	if strings.Contains(errs, "WARNING") {
+		t.Errorf("honest audit warned: %s", errs)
+	}
+	code, out, errs = fedcast(t, "audit", "--epsilon", "2", "--clients", "400", "--canaries", "100", "--rounds", "10", "--seed", "3", "--noise-scale", "0.5", "--json")
+	if code != 0 || !strings.Contains(errs, "WARNING: --noise-scale 0.5 is for testing only") || !strings.Contains(out, `"method":"TESTING ONLY`) {
+		t.Errorf("--noise-scale not labelled: exit %d, stderr %q, stdout %s", code, errs, out)
+	}
+	if code, _, errs := fedcast(t, "audit", "--json"); code != 2 || !strings.Contains(errs, "--epsilon is required") {
+		t.Errorf("missing --epsilon: exit %d, %s", code, errs)
+	}
+	if code, _, errs := fedcast(t, "audit", "--epsilon", "2", "--canaries", "30000"); code != 2 || !strings.Contains(errs, "canaries") {
+		t.Errorf("K > N: exit %d, %s", code, errs)
+	}
+}
