@@ -161,9 +161,13 @@ type Study struct {
 	Layers []int `json:"layers"`
 	// Params is the length of the flat parameter vector.
 	Params int `json:"params"`
-	// RoundDeadline is how long the coordinator waits for updates, in
-	// milliseconds.
-	RoundDeadlineMillis int64 `json:"round_deadline_ms"`
+	// RoundLengthMillis is L, the length of one slot of the public round
+	// schedule in milliseconds: rounds open every L (see Schedule).
+	RoundLengthMillis int64 `json:"round_length_ms"`
+	// RoundSlackMillis is the end of each slot kept for aggregating and
+	// committing: updates are taken until L − slack after a round opens,
+	// and the model is released at the slot's end.
+	RoundSlackMillis int64 `json:"round_slack_ms"`
 	// InsecureSeed is true when the coordinator runs in research mode with
 	// reproducible (not secret) sampling and noise.
 	InsecureSeed bool `json:"insecure_seed,omitempty"`
@@ -190,9 +194,31 @@ const (
 	StateFinished = "finished"
 )
 
+// Schedule is the study's public round schedule. Slot j (j = 0, 1, …)
+// starts at Start + j·L; a round that opens at a slot's start takes
+// updates until L − slack later and is released at the slot's end, when
+// the next round opens. Before a restart round k opens in slot k−1; after
+// a restart the study resumes at the next free slot.
+type Schedule struct {
+	// Start is t₀, the moment the start quorum was reached (nil while the
+	// study waits for it).
+	Start *time.Time `json:"start,omitempty"`
+	// RoundLengthMillis is L, RoundSlackMillis the slack (Study's).
+	RoundLengthMillis int64 `json:"round_length_ms"`
+	RoundSlackMillis  int64 `json:"round_slack_ms"`
+	// NextRound is the number of the round that opens at NextOpen, whose
+	// updates must arrive by TrainBy (both nil when no round is planned:
+	// waiting for the quorum, or finished).
+	NextRound int        `json:"next_round,omitempty"`
+	NextOpen  *time.Time `json:"next_open,omitempty"`
+	TrainBy   *time.Time `json:"train_by,omitempty"`
+}
+
 // Welcome answers a valid hello.
 type Welcome struct {
 	Study Study `json:"study"`
+	// Schedule is the round schedule as of the last schedule tick.
+	Schedule *Schedule `json:"schedule,omitempty"`
 	// LHA is the name the coordinator enrolled this token under.
 	LHA string `json:"lha"`
 	// State is StateWaiting, StateRunning or StateFinished.
@@ -216,7 +242,10 @@ type Update struct {
 	Weights []float64
 }
 
-// Accepted confirms that the update for Round was taken.
+// Accepted acknowledges a binary frame as received. The coordinator sends
+// the same acknowledgement (Round 0) for every binary frame at once,
+// whatever its content: frames are checked only when the round closes,
+// and a rejected update is answered with an Error at the round's release.
 type Accepted struct {
 	Round int `json:"round"`
 }

@@ -19,7 +19,7 @@ func sampleMessages() []Message {
 				ExpectedClients: 100, SampleRate: 0.25, ClipNorm: 0.5, NoiseMultiplier: 4.88, LocalEpochs: 30,
 				LearningRate: 0.001, History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
 				From: "2020-11-01", To: "2020-12-01", Layers: []int{10, 128, 64, 32, 1}, Params: 11777,
-				RoundDeadlineMillis: 60000},
+				RoundLengthMillis: 60000, RoundSlackMillis: 6000},
 			LHA:   "Kreis A",
 			State: StateRunning,
 			Log:   []Event{{Round: 1, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.21, Delta: 1e-5, ModelSHA256: "ab"}},
