@@ -561,4 +561,3 @@ func TestAbandonResetsAggregate(t *testing.T) {
 		t.Errorf("participation %+v, %v; want one round with 0 received", parts, err)
 	}
 }
-
