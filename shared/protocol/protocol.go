@@ -195,23 +195,26 @@ const (
 )
 
 // Schedule is the study's public round schedule. Slot j (j = 0, 1, …)
-// starts at Start + j·L; a round that opens at a slot's start takes
+// starts at Start + j·L; the round that opens at a slot's start takes
 // updates until L − slack later and is released at the slot's end, when
-// the next round opens. Before a restart round k opens in slot k−1; after
-// a restart the study resumes at the next free slot.
+// the next round opens. Before any restart round k opens at
+// Start + (k−1)·L; after a restart the study resumes at the next free
+// slot. Nothing in it depends on who takes part.
 type Schedule struct {
 	// Start is t₀, the moment the start quorum was reached (nil while the
 	// study waits for it).
 	Start *time.Time `json:"start,omitempty"`
-	// RoundLengthMillis is L, RoundSlackMillis the slack (Study's).
+	// RoundLengthMillis is L, RoundSlackMillis the slack (as in Study).
 	RoundLengthMillis int64 `json:"round_length_ms"`
 	RoundSlackMillis  int64 `json:"round_slack_ms"`
-	// NextRound is the number of the round that opens at NextOpen, whose
-	// updates must arrive by TrainBy (both nil when no round is planned:
-	// waiting for the quorum, or finished).
-	NextRound int        `json:"next_round,omitempty"`
-	NextOpen  *time.Time `json:"next_open,omitempty"`
-	TrainBy   *time.Time `json:"train_by,omitempty"`
+	// Round is the round that is open now, or opens next, at Opens; its
+	// updates must arrive by TrainBy and its model is released at
+	// Release. All zero/nil when no round is planned (waiting for the
+	// quorum, or finished).
+	Round   int        `json:"round,omitempty"`
+	Opens   *time.Time `json:"opens,omitempty"`
+	TrainBy *time.Time `json:"train_by,omitempty"`
+	Release *time.Time `json:"release,omitempty"`
 }
 
 // Welcome answers a valid hello.
