@@ -639,9 +639,10 @@ func (s *Server) aggregate(r *study.Round, w *window) (*release, error) {
 			w.frames[lha] = nil
 		}
 		for lha, n := range w.extra {
-			for range n {
-				verdicts[lha] = append(verdicts[lha], verdict{protocol.CodeDuplicateUpdate, w.round, "only the first frame of a round is read"})
-			}
+			// One answer for all further frames: a burst of answers must
+			// not overflow the sender's outbox.
+			verdicts[lha] = append(verdicts[lha], verdict{protocol.CodeDuplicateUpdate, w.round,
+				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
 		}
 	}
 	res, err := s.eng.Complete()
@@ -746,9 +747,7 @@ func (s *Server) release(p *release, tick time.Time) {
 	}
 	for lha, n := range late {
 		if c := s.conns[lha]; c != nil {
-			for range n {
-				s.send(c, protocol.Text, encodeErr(protocol.CodeStaleRound, 0, "the frame arrived while no round was taking updates"))
-			}
+			s.send(c, protocol.Text, encodeErr(protocol.CodeStaleRound, 0, "%d frame(s) arrived while no round was taking updates", n))
 		}
 	}
 	s.mu.Unlock()

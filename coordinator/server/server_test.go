@@ -630,3 +630,84 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 		t.Errorf("ledger %+v", rs)
 	}
 }
+
+// waitUnauth polls until the server counts n unauthenticated connections.
+func waitUnauth(t *testing.T, s *Server, n int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); s.Unauthenticated() != n; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d unauthenticated connections, want %d", s.Unauthenticated(), n)
+		}
+	}
+}
+
+// dialStatus dials the websocket and returns the HTTP status of a refused
+// handshake (0 when the dial succeeded).
+func dialStatus(t *testing.T, f *fixture) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, f.wsURL(), nil)
+	if err == nil {
+		t.Cleanup(func() { ws.CloseNow() })
+		return 0
+	}
+	if resp == nil {
+		t.Fatalf("dial: %v", err)
+	}
+	return resp.StatusCode
+}
+
+// TestUnauthenticatedBounds: connections that have not sent a hello are
+// bounded per address and in total (over the bound: HTTP 503 before the
+// upgrade); a hello frees the place; a silent connection is closed at the
+// hello deadline.
+func TestUnauthenticatedBounds(t *testing.T) {
+	t.Run("per address", func(t *testing.T) {
+		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+			o.MaxUnauthenticatedPerAddr = 2
+		})
+		a, _ := dialRaw(t, f, ""), dialRaw(t, f, "")
+		waitUnauth(t, f.srv, 2)
+		if code := dialStatus(t, f); code != http.StatusServiceUnavailable {
+			t.Fatalf("third unauthenticated connection from one address: HTTP %d, want 503", code)
+		}
+		a.send(&protocol.Hello{Token: f.secrets.LHAs[0]})
+		expect[*protocol.Welcome](a)
+		waitUnauth(t, f.srv, 1)
+		if code := dialStatus(t, f); code != 0 {
+			t.Fatalf("after a hello freed a place: HTTP %d", code)
+		}
+	})
+	t.Run("in total", func(t *testing.T) {
+		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+			o.MaxUnauthenticated = 1
+		})
+		dialRaw(t, f, "")
+		waitUnauth(t, f.srv, 1)
+		if code := dialStatus(t, f); code != http.StatusServiceUnavailable {
+			t.Fatalf("second unauthenticated connection over a total of 1: HTTP %d, want 503", code)
+		}
+	})
+	t.Run("hello deadline", func(t *testing.T) {
+		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+			o.HelloTimeout = 300 * time.Millisecond
+		})
+		c := dialRaw(t, f, "")
+		t0 := time.Now()
+		expectClosed(c)
+		if d := time.Since(t0); d < 250*time.Millisecond {
+			t.Errorf("closed after %v, before the 300 ms hello deadline", d)
+		}
+		waitUnauth(t, f.srv, 0)
+	})
+	t.Run("defaults", func(t *testing.T) {
+		f := hostile(t)
+		if f.srv.maxUnauth != DefaultMaxUnauthenticated || f.srv.maxUnauthIP != DefaultMaxUnauthenticatedPerAddr || f.srv.helloTimeout != DefaultHelloTimeout {
+			t.Errorf("defaults %d, %d, %v", f.srv.maxUnauth, f.srv.maxUnauthIP, f.srv.helloTimeout)
+		}
+	})
+}
