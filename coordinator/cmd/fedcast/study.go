@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/fedcast/fedcast/coordinator/study"
 )
@@ -42,13 +41,12 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
 	fs.StringVar(&f.From, "from", "", "first day of the study window (YYYY-MM-DD; empty: all)")
 	fs.StringVar(&f.To, "to", "", "last day of the study window (YYYY-MM-DD; empty: all)")
-	deadline := fs.Duration("deadline", 60*time.Second, "round deadline")
-	interval := fs.Duration("interval", 0, "least time between round starts")
+	length := fs.Duration("round-length", study.DefaultRoundLength, "round length L: rounds open every L on a fixed public schedule; updates are taken until L minus the slack (L/10)")
 	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	f.RoundDeadline, f.RoundInterval = study.Duration(*deadline), study.Duration(*interval)
+	f.RoundLength = study.Duration(*length)
 	var names []string
 	switch {
 	case *namesFlag != "" && *n != 0:
