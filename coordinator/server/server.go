@@ -407,7 +407,9 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 		if pending != nil {
-			s.release(pending, tick)
+			if err := s.release(pending, t0, tick); err != nil {
+				return err
+			}
 			pending = nil
 		}
 		s.emu.Lock()
@@ -612,8 +614,8 @@ func (s *Server) abandon() {
 // answers to the frames of its window.
 type release struct {
 	res      *study.Result
-	b        []byte
 	verdicts map[int][]verdict
+	b        []byte // the encoded round_result (set at the release)
 }
 
 // aggregate decodes the window's frames, hands the updates to the engine
@@ -650,10 +652,6 @@ func (s *Server) aggregate(r *study.Round, w *window) (*release, error) {
 		return nil, err
 	}
 	s.m.commit.Observe(time.Since(t0).Seconds())
-	_, b, err := protocol.Encode(&protocol.RoundResult{Event: res.Event, Weights: res.Weights})
-	if err != nil {
-		return nil, err
-	}
 	for _, vs := range verdicts {
 		for _, v := range vs {
 			s.m.rejected.WithLabelValues(v.code.String()).Inc()
@@ -663,7 +661,7 @@ func (s *Server) aggregate(r *study.Round, w *window) (*release, error) {
 		"c", res.Event.NoiseMultiplier, "epsilon", res.Event.Epsilon, "delta", res.Event.Delta,
 		"sampled", len(r.Sampled), "received", r.Received, "rejected", r.Rejected,
 		"model_sha256", res.Event.ModelSHA256, "took", time.Since(t0).Round(time.Millisecond))
-	return &release{res: res, b: b, verdicts: verdicts}, nil
+	return &release{res: res, verdicts: verdicts}, nil
 }
 
 // submit decodes one buffered frame of LHA lha and hands it to the engine
@@ -706,13 +704,26 @@ func (s *Server) submit(lha int, b []byte) (v verdict, ok bool) {
 // to every connected LHA, each buffered frame's answer to its sender, and
 // stale_round to frames that arrived outside a window; the public
 // snapshot moves to the tick.
-func (s *Server) release(p *release, tick time.Time) {
+func (s *Server) release(p *release, t0, tick time.Time) error {
 	s.emu.Lock()
 	if err := s.eng.Release(); err != nil {
 		s.log.Error("release", "err", err)
 	}
 	log := s.eng.Events()
+	finished := s.eng.Finished()
 	s.emu.Unlock()
+	// The schedule as of the release: unless the study has ended, the
+	// next round opens now.
+	sch := &protocol.Schedule{Start: &t0, RoundLengthMillis: s.length.Milliseconds(), RoundSlackMillis: s.slack.Milliseconds()}
+	if finished == "" {
+		opens, by, rel := tick, tick.Add(s.length-s.slack), tick.Add(s.length)
+		sch.Round, sch.Opens, sch.TrainBy, sch.Release = p.res.Event.Round+1, &opens, &by, &rel
+	}
+	_, b, err := protocol.Encode(&protocol.RoundResult{Event: p.res.Event, Weights: p.res.Weights, Schedule: sch})
+	if err != nil {
+		return err
+	}
+	p.b = b
 	s.pmu.Lock()
 	late := s.late
 	s.late = map[int]int{}
@@ -759,6 +770,7 @@ func (s *Server) release(p *release, tick time.Time) {
 	}
 	s.m.duration.Observe(time.Since(tick.Add(-s.length)).Seconds())
 	s.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256)
+	return nil
 }
 
 func (s *Server) encodeFinished() ([]byte, error) {

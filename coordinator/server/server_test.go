@@ -158,6 +158,10 @@ func TestEndToEnd(t *testing.T) {
 	if st := f.srv.PublicStatus(); st.State != protocol.StateFinished || st.Round != 5 || math.Abs(st.EpsilonSpent-wantEps) > 1e-12 {
 		t.Errorf("status %+v, want finished after 5 rounds with ε %v", st, wantEps)
 	}
+	// Every LHA got the public schedule with its welcome.
+	if sch := sessions[0].Schedule(); sch == nil || sch.RoundLengthMillis != 1500 || sch.RoundSlackMillis != 150 || sch.Start == nil {
+		t.Errorf("schedule in the welcome: %+v", sch)
+	}
 	for i, sess := range sessions {
 		if protocol.HashHex(sess.Model()) != protocol.HashHex(got) {
 			t.Errorf("LHA %d holds another final model", i)

@@ -258,6 +258,17 @@ type Accepted struct {
 type RoundResult struct {
 	Event   Event
 	Weights []float64
+	// Schedule is the public round schedule as of the release, with the
+	// round that opens at the release (nil from a coordinator without
+	// schedules).
+	Schedule *Schedule
+}
+
+// roundResultMeta is a round_result's metadata: the event and the
+// schedule.
+type roundResultMeta struct {
+	Event
+	Schedule *Schedule `json:"schedule,omitempty"`
 }
 
 // Finished says the study has ended.
@@ -397,7 +408,7 @@ func Encode(m Message) (Kind, []byte, error) {
 	case *RoundResult:
 		ev := m.Event
 		ev.ModelSHA256 = ""
-		meta, err := json.Marshal(ev)
+		meta, err := json.Marshal(roundResultMeta{Event: ev, Schedule: m.Schedule})
 		if err != nil {
 			return 0, nil, fmt.Errorf("protocol: encode round_result: %w", err)
 		}
@@ -536,9 +547,13 @@ func decodeBinary(b []byte) (Message, error) {
 		}
 		return &RoundStart{Round: round, TimeLeft: time.Duration(m.TimeLeftMillis) * time.Millisecond, Weights: w}, nil
 	default: // TypeRoundResult
-		var ev Event
-		if err := unmarshalStrict(meta, &ev); err != nil {
+		var rm roundResultMeta
+		if err := unmarshalStrict(meta, &rm); err != nil {
 			return nil, fmt.Errorf("%w: round_result metadata: %v", ErrMalformed, err)
+		}
+		ev := rm.Event
+		if sch := rm.Schedule; sch != nil && (sch.RoundLengthMillis < 0 || sch.RoundSlackMillis < 0 || sch.Round < 0 || sch.Round > MaxRound) {
+			return nil, fmt.Errorf("%w: round_result schedule %+v", ErrMalformed, *sch)
 		}
 		if ev.Round != round {
 			return nil, fmt.Errorf("%w: round_result event for round %d in a frame of round %d", ErrMalformed, ev.Round, round)
@@ -550,7 +565,7 @@ func decodeBinary(b []byte) (Message, error) {
 			return nil, fmt.Errorf("%w: round_result metadata must not carry the model hash", ErrMalformed)
 		}
 		ev.ModelSHA256 = hex.EncodeToString(sum[:])
-		return &RoundResult{Event: ev, Weights: w}, nil
+		return &RoundResult{Event: ev, Weights: w, Schedule: rm.Schedule}, nil
 	}
 }
 

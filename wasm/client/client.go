@@ -117,6 +117,7 @@ type Session struct {
 	sampled  map[int]bool
 	pending  []Outgoing // sent before Run had an observer
 	finished *protocol.Finished
+	schedule *protocol.Schedule // the public round schedule, from the last welcome
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
@@ -255,6 +256,9 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
 	s.state = w.State
+	s.mu.Lock()
+	s.schedule = w.Schedule
+	s.mu.Unlock()
 	for _, ev := range w.Log {
 		if _, err := s.event(ev); err != nil {
 			return err
@@ -300,6 +304,34 @@ func (s *Session) event(ev protocol.Event) (known bool, err error) {
 
 // Study returns the public study parameters.
 func (s *Session) Study() protocol.Study { return s.study }
+
+// Schedule returns the study's public round schedule as of the last
+// welcome (nil before joining, or from a coordinator without schedules).
+func (s *Session) Schedule() *protocol.Schedule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.schedule
+}
+
+// NextRound returns when the next round opens after now and by when its
+// update must arrive, computed from the public schedule (slots of
+// round_length from its start; updates until round_length − slack after
+// a round opens). ok is false before the schedule has started. After a
+// coordinator restart or an overrun the coordinator resumes at a later
+// slot; the round_start's time left is authoritative.
+func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
+	sch := s.Schedule()
+	if sch == nil || sch.Start == nil || sch.RoundLengthMillis <= 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
+	slack := time.Duration(sch.RoundSlackMillis) * time.Millisecond
+	opens = *sch.Start
+	if now.After(opens) {
+		opens = opens.Add((now.Sub(opens) + l - 1) / l * l)
+	}
+	return opens, opens.Add(l - slack), true
+}
 
 // LHA returns the name this token is enrolled under.
 func (s *Session) LHA() string { return s.lha }
@@ -473,6 +505,9 @@ func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
 			}
 			s.mu.Lock()
 			s.global = m.Weights
+			if m.Schedule != nil {
+				s.schedule = m.Schedule
+			}
 			sampled := s.sampled[m.Event.Round]
 			s.mu.Unlock()
 			if obs.Result != nil {
