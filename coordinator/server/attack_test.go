@@ -180,12 +180,14 @@ func TestTimingAttack(t *testing.T) {
 	var pending []int // indices of probes waiting for their answer
 	released := 0
 	finished := make(chan struct{})
+	var readErr error // why the observer's reader stopped before the end
 	// The observer's reader: results, acknowledgements, errors.
 	go func() {
 		defer close(finished)
 		for {
 			m, at, err := obsConn.read(ctx)
 			if err != nil {
+				readErr = err
 				return
 			}
 			obs.mu.Lock()
@@ -278,6 +280,9 @@ func TestTimingAttack(t *testing.T) {
 
 	select {
 	case <-finished:
+		if readErr != nil {
+			t.Fatalf("the observer's connection ended before the study: %v", readErr)
+		}
 	case <-time.After(time.Duration(rounds)*time.Second + time.Minute):
 		t.Fatal("the study did not finish")
 	}
