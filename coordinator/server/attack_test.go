@@ -117,6 +117,8 @@ type observation struct {
 	probes   []probe
 	verdicts []verdictSeen
 	acks     bool // the coordinator acknowledges binary frames
+	rounds   int  // rounds released (from the finished message)
+	done     bool // the status showed the finished state
 }
 
 type probe struct {
@@ -210,6 +212,7 @@ func TestTimingAttack(t *testing.T) {
 					pending = pending[1:]
 				}
 			case *protocol.Finished:
+				obs.rounds = m.Rounds
 				obs.mu.Unlock()
 				return
 			}
@@ -253,15 +256,16 @@ func TestTimingAttack(t *testing.T) {
 			default:
 			}
 			obs.mu.Lock()
-			_, last := obs.status[rounds]
+			done := obs.done
 			obs.mu.Unlock()
-			if last {
+			if done {
 				return
 			}
 			resp, err := http.Get(f.http.URL + "/api/status")
 			if err == nil {
 				var st struct {
-					Round int `json:"round"`
+					Round int    `json:"round"`
+					State string `json:"state"`
 				}
 				json.NewDecoder(resp.Body).Decode(&st)
 				resp.Body.Close()
@@ -272,6 +276,7 @@ func TestTimingAttack(t *testing.T) {
 						obs.status[k] = at
 					}
 				}
+				obs.done = st.State == protocol.StateFinished
 				obs.mu.Unlock()
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -289,13 +294,17 @@ func TestTimingAttack(t *testing.T) {
 	select {
 	case <-polled:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the status never showed the last round")
+		t.Fatal("the status never showed the end of the study")
 	}
 	cancel()
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
+	if obs.rounds < rounds-1 {
+		t.Fatalf("only %d of %d rounds released", obs.rounds, rounds)
+	}
+	rounds = obs.rounds // the budget may end the study one round early
 
 	// Per round k ≥ 2 (the interval between results k−1 and k): four
 	// features.
