@@ -795,8 +795,8 @@ func (s *Server) finish(tick time.Time) {
 	t0, _ := s.ledger.ScheduleStart()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.snap.finished != nil && s.snap.status.State == protocol.StateFinished && len(s.conns) == 0 {
-		return
+	if s.snap.finished != nil {
+		return // announced already (a study that had ended before New: in every welcome)
 	}
 	s.snap.status = s.statusOf(protocol.StateFinished, tick, t0, nil)
 	s.snap.finished = b
