@@ -201,6 +201,9 @@ func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) 
 		if g.Clients != len(f.LHAs) || len(g.Model) != dim {
 			return nil, fmt.Errorf("%w: ledger has N=%d and %d parameters, study file N=%d and %d", ErrMismatch, g.Clients, len(g.Model), len(f.LHAs), dim)
 		}
+		if err := fl.CheckUpdate(g.Model, dim); err != nil {
+			return nil, fmt.Errorf("%w: the ledger's initial model: %w", ErrMismatch, err)
+		}
 		if g.InsecureSeed != insecure {
 			return nil, fmt.Errorf("%w: the ledger was started with insecure seed %v, now %v: keep the same mode to resume", ErrMismatch, g.InsecureSeed, insecure)
 		}
