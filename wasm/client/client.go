@@ -563,7 +563,8 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
 	}
 	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
-	if eps, _ := next.Epsilon(s.study.Delta); eps > limit {
+	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
+	if eps, _ := next.Epsilon(s.study.Delta); !(eps <= limit) {
 		return nil // over this LHA's own limit: sit the round out (a dropout)
 	}
 	if already {
