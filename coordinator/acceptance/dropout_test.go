@@ -37,7 +37,10 @@ type roundRecord struct {
 // deadline. Reduced: 100 LHAs, 8 rounds; FEDCAST_ACCEPTANCE=1: 30 rounds.
 func TestDropouts(t *testing.T) {
 	const n, m, stalled = 100, 20, 2
-	const deadline = 5 * time.Second
+	// Rounds run on a 2 s schedule: each takes updates for 1.8 s (its
+	// window, L minus the L/10 slack), whoever answers.
+	const roundLength = 2 * time.Second
+	const deadline = roundLength * 9 / 10 // the window
 	// A round with every sampled LHA answering takes 0.1-0.3 s here
 	// (E = 30 steps of the paper's model): cuts land in that span.
 	const cutWithin = 300 * time.Millisecond
@@ -48,14 +51,14 @@ func TestDropouts(t *testing.T) {
 	names, data := synthLHAs(t, n, 5)
 	dir := t.TempDir()
 	studyPath, tokens, admin := studyNew(t, dir, names, "--epsilon", "3", "--rounds", fmt.Sprint(rounds), "--expected", fmt.Sprint(m),
-		"--from", novFrom, "--to", novTo, "--deadline", deadline.String(), "--interval", "1s")
+		"--from", novFrom, "--to", novTo, "--round-length", roundLength.String())
 	state := filepath.Join(dir, "state")
 	seed := uint64(3)
 	p := serve(t, studyPath, state, "127.0.0.1:0", &seed)
 	ctx, cancel := withTimeout(15 * time.Minute)
 	defer cancel()
 	// The last `stalled` LHAs join and then never answer (a frozen tab):
-	// rounds that sample one of them can only end at the deadline.
+	// like every round, rounds that sample one of them end at the window's close.
 	lhas := startPool(t, ctx, p.base, names[:n-stalled], tokens[:n-stalled], data[:n-stalled], 300*time.Millisecond)
 	for _, tok := range tokens[n-stalled:] {
 		stall(t, ctx, p.base, tok)

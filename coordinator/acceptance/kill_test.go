@@ -60,7 +60,7 @@ type killRecord struct {
 // aggregation, commit, broadcast).
 func TestSigkillResume(t *testing.T) {
 	const n, m = 20, 5
-	// Rounds start at most once a second and a random kill comes within
+	// Rounds start once a second (the schedule) and a random kill comes within
 	// 3 s of the start, so a random life commits at most 4 rounds, and a
 	// hook life typically 2-3: T leaves room for every kill.
 	kills, rounds := 6, 26
@@ -70,7 +70,7 @@ func TestSigkillResume(t *testing.T) {
 	names, data := synthLHAs(t, n, 7)
 	dir := t.TempDir()
 	studyPath, tokens, admin := studyNew(t, dir, names, "--epsilon", "4", "--rounds", fmt.Sprint(rounds), "--expected", fmt.Sprint(m),
-		"--epochs", "5", "--from", novFrom, "--to", novTo, "--deadline", "2s", "--interval", "1s")
+		"--epochs", "5", "--from", novFrom, "--to", novTo, "--round-length", "1s")
 	state := filepath.Join(dir, "state")
 	addr := freeAddr(t)
 	seed := uint64(99)

@@ -15,7 +15,7 @@ import (
 func TestBadCSV(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, study.File{Name: "Bad file study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
-		RoundDeadline: study.Duration(30 * time.Second)}, 2)
+		RoundLength: study.Duration(30 * time.Second)}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
 	within(t, ctx, 30*time.Second, "choosing the bad CSV",

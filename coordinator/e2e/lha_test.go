@@ -42,7 +42,7 @@ func TestLHAJourney(t *testing.T) {
 	// background tab would get no frames to click or screenshot).
 	admin := browser(t)
 	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
-		RoundDeadline: study.Duration(60 * time.Second), RoundInterval: study.Duration(1500 * time.Millisecond)}, 4)
+		RoundLength: study.Duration(8 * time.Second)}, 4)
 	csv := fixture(t, "lha.csv")
 	sec := secretsOf(t, csv)
 	tr := capture(ctx)

@@ -28,7 +28,7 @@ func seriesFixture(t *testing.T, name string) string {
 func TestFileNotices(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, study.File{Name: "Notices study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
-		RoundDeadline: study.Duration(30 * time.Second)}, 2)
+		RoundLength: study.Duration(30 * time.Second)}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
 

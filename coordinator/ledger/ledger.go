@@ -130,6 +130,12 @@ CREATE TRIGGER IF NOT EXISTS rounds_in_order BEFORE INSERT ON rounds
 	BEGIN SELECT RAISE(ABORT, 'ledger rounds must follow each other'); END;
 CREATE TRIGGER IF NOT EXISTS finished_no_update BEFORE UPDATE ON finished BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS finished_no_delete BEFORE DELETE ON finished BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
+CREATE TABLE IF NOT EXISTS schedule (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	start TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS schedule_no_update BEFORE UPDATE ON schedule BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS schedule_no_delete BEFORE DELETE ON schedule BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
 `
 
 // Open opens (creating if needed) the ledger database at path.
@@ -343,6 +349,35 @@ func (l *Ledger) Finished() (reason string, at time.Time, err error) {
 	}
 	at, err = time.Parse(timeFormat, s)
 	return reason, at, err
+}
+
+// SetScheduleStart records t₀, the moment the study's start quorum was
+// reached, from which the public round schedule counts. It is idempotent:
+// a second call keeps the first record (the schedule never moves).
+func (l *Ledger) SetScheduleStart(t time.Time) error {
+	_, err := l.db.Exec(`INSERT OR IGNORE INTO schedule (id, start) VALUES (1, ?)`, t.UTC().Format(timeFormat))
+	if err != nil {
+		return fmt.Errorf("ledger: schedule start: %w", err)
+	}
+	return nil
+}
+
+// ScheduleStart returns t₀ as recorded by SetScheduleStart, or the zero
+// time before it.
+func (l *Ledger) ScheduleStart() (time.Time, error) {
+	var s string
+	err := l.db.QueryRow(`SELECT start FROM schedule WHERE id = 1`).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("ledger: schedule start: %w", err)
+	}
+	t, err := time.Parse(timeFormat, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("ledger: schedule start %q: %w", s, err)
+	}
+	return t, nil
 }
 
 // Rounds returns every committed round in order, without the model blobs.

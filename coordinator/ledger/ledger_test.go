@@ -200,3 +200,27 @@ func TestDurableAcrossKill(t *testing.T) {
 		t.Errorf("resumed commit: %v", err)
 	}
 }
+
+func TestScheduleStartOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l := open(t, path)
+	if got, err := l.ScheduleStart(); err != nil || !got.IsZero() {
+		t.Fatalf("before SetScheduleStart: %v, %v; want zero time", got, err)
+	}
+	t0 := time.Date(2026, 3, 4, 5, 6, 7, 891011000, time.UTC)
+	if err := l.SetScheduleStart(t0); err != nil {
+		t.Fatal(err)
+	}
+	// A second call keeps the first t₀: the schedule never moves.
+	if err := l.SetScheduleStart(t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.Exec(`UPDATE schedule SET start = 'x'`); err == nil {
+		t.Error("UPDATE schedule succeeded on an append-only ledger")
+	}
+	l.Close()
+	l = open(t, path)
+	if got, err := l.ScheduleStart(); err != nil || !got.Equal(t0) {
+		t.Errorf("after reopening: %v, %v; want %v", got, err, t0)
+	}
+}

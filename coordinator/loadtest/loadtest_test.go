@@ -20,7 +20,7 @@ func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, Config{Fedcast: bin, Clients: 50, Expected: 10, Rounds: 2, Epsilon: 2, InsecureSeed: -1,
-		Deadline: time.Minute, DialConcurrency: 8, Sources: 4, Hold: 300 * time.Millisecond}, io.Discard)
+		RoundLength: 5 * time.Second, DialConcurrency: 8, Sources: 4, Hold: 300 * time.Millisecond}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ type Config struct {
 	Rounds          int           // T
 	Epsilon         float64       // budget (calibrates c; irrelevant to the load)
 	InsecureSeed    int64         // ≥ 0: --insecure-seed (updates buffered, summed in LHA order)
-	Deadline        time.Duration // round deadline
+	RoundLength     time.Duration // the study's round_length (one slot of the schedule)
 	DialConcurrency int           // dials in flight
 	Sources         int           // source addresses 127.0.0.2 …
 	Timeout         time.Duration // bound on the whole run
@@ -100,7 +100,7 @@ func main() {
 	flag.IntVar(&c.Rounds, "rounds", 1, "rounds T")
 	flag.Float64Var(&c.Epsilon, "epsilon", 2, "privacy budget (only calibrates c)")
 	flag.Int64Var(&c.InsecureSeed, "insecure-seed", -1, "≥ 0: run the coordinator with --insecure-seed (research mode)")
-	flag.DurationVar(&c.Deadline, "deadline", 10*time.Minute, "round deadline")
+	flag.DurationVar(&c.RoundLength, "round-length", 30*time.Second, "the study's round_length: rounds open every this long; updates are taken until 90 % of it")
 	flag.IntVar(&c.DialConcurrency, "dial-concurrency", 128, "dials in flight")
 	flag.IntVar(&c.Sources, "sources", 32, "source addresses 127.0.0.2 … for the client sockets")
 	flag.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
@@ -407,7 +407,7 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 	}
 	f, secrets, err := study.Create(study.CreateOptions{Names: names, Template: study.File{
 		Name: "load test", Epsilon: c.Epsilon, Rounds: c.Rounds, ExpectedClients: c.Expected, Hidden: c.Hidden,
-		RoundDeadline: study.Duration(c.Deadline),
+		RoundLength: study.Duration(c.RoundLength),
 	}})
 	if err != nil {
 		return nil, err

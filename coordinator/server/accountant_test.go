@@ -22,7 +22,7 @@ func TestPLDStudyEndToEnd(t *testing.T) {
 	}
 	seed := uint64(5)
 	f := start(t, study.File{Name: "pld", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 2, RoundDeadline: study.Duration(20 * time.Second), Accountant: privacy.AccountantPLD}, lhaNames(n), &seed)
+		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), Accountant: privacy.AccountantPLD}, lhaNames(n), &seed)
 	if f.eng.Study.Accountant != "pld" {
 		t.Fatalf("public study accountant %q", f.eng.Study.Accountant)
 	}

@@ -24,23 +24,30 @@
 //
 // # Rounds
 //
-// [Server.Run] waits until StartQuorum LHAs are online (after a restart
-// with committed rounds: until they are back or the restart grace has
-// passed, whichever comes first, so that a restart does not spend rounds
-// of budget on nobody), then runs rounds:
-// Begin (Poisson sample from all N enrolled LHAs, online or not); a
-// round_start to each sampled LHA that is connected (nothing to anyone else);
-// updates until every sampled, connected LHA has answered or the round
-// deadline passes (a sampled LHA that is offline, disconnects or misses the
-// deadline is a dropout: zero contribution, the mean still divides by m);
-// Complete (ledger commit, synced); only then the round_result broadcast to
-// every connected LHA. A sampled LHA that connects while its round is open
-// gets the round_start on joining. Who is online only ever decides when a
-// round opens, never who is sampled: the accountant's q = m/N assumes a
-// sample drawn from all N.
+// Rounds run on a fixed public schedule (docs/study-file.md). [Server.Run]
+// waits until StartQuorum LHAs are online; that moment t₀ is recorded in
+// the ledger, and slot j of the schedule starts at t₀ + j·L (L: the study's
+// round_length). At a slot's start the engine Begins a round (Poisson
+// sample from all N enrolled LHAs, online or not) and each sampled LHA
+// that is connected gets its round_start (nobody else gets anything).
+// Frames are buffered raw until L − slack; then the window closes whatever
+// has arrived (a sampled LHA that is offline or late is a dropout: zero
+// contribution, the mean still divides by m), the frames are decoded and
+// handed to the engine, which Completes the round (ledger commit, synced).
+// At the slot's end the round is Released: the round_result to every
+// connected LHA, each buffered frame's answer to its sender, the public
+// snapshot (/api/status, welcomes) moves on, and the next round opens. An
+// overrun of the slack moves the release to the next slot start. After a
+// restart the next round opens at the first slot after the quorum is back
+// or the restart grace has passed. Who is online only ever decides when the
+// schedule starts, never who is sampled: the accountant's q = m/N assumes
+// a sample drawn from all N.
 //
 // # Connection rules
 //
+//   - at most 1 024 connections (128 per remote address) may be waiting
+//     for their hello (more: HTTP 503 before the upgrade); before the
+//     hello the read limit is 4 KiB;
 //   - the first frame must be hello within 10 s (else hello_expected);
 //     an unknown token is refused (unauthorized) and the socket closed;
 //   - one connection per token: a new connection with the same token
@@ -51,10 +58,16 @@
 //     again, an update it already sent is not accepted twice;
 //   - the websocket read limit is protocol.FrameSize(model size): a larger
 //     frame closes the socket with status 1009 (message too big);
-//   - updates for another round than the open one (late, replayed, unknown)
-//     get stale_round, from unsampled LHAs not_sampled, a second one
-//     duplicate_update, wrong length or NaN/±Inf bad_update; none of these
-//     changes the aggregate, the budget or the connection;
+//   - every binary frame is acknowledged at once with the same accepted
+//     message and buffered undecoded (the first per LHA and window; later
+//     ones are only counted); at the window's close it is decoded and
+//     checked, and at the release its sender gets the verdict: updates
+//     for another round than the open one (late, replayed, unknown, or
+//     arriving outside a window) stale_round, from unsampled LHAs
+//     not_sampled, a second one duplicate_update, wrong length or
+//     NaN/±Inf bad_update; none of these changes the aggregate, the
+//     budget or the connection; a malformed frame gets bad_frame and its
+//     socket is closed;
 //   - browsers: the Origin must be the coordinator's own host or match the
 //     study's origin patterns (websocket.AcceptOptions.OriginPatterns);
 //     clients without an Origin header (native) are accepted;
@@ -63,11 +76,14 @@
 //   - frames in flight are bounded (Options.FramesInFlight, by default
 //     max(16, 2×GOMAXPROCS)): a connection takes a slot once a frame's
 //     header has arrived, reads the body into a pooled buffer, and gives
-//     the slot back after the frame was decoded and handed to the engine.
-//     Bodies waiting for a slot stay in the kernel's socket buffers, so a
-//     burst of updates costs O(slots × model), not O(updates × model). A
-//     body not received within Options.FrameReadTimeout (10 s) closes the
-//     connection, so a stalled sender holds its slot no longer than that.
+//     the slot back once the body is buffered.
+//     Bodies waiting for a slot stay in the kernel's socket buffers, so
+//     reading a burst of updates costs O(slots × model); the window then
+//     keeps at most one frame per LHA until it closes (at most N frames;
+//     before the schedule, updates were aggregated as they arrived and a
+//     round cost O(slots × model) in all). A body not received within
+//     Options.FrameReadTimeout (10 s) closes the connection, so a stalled
+//     sender holds its slot no longer than that.
 //
 // Round results are encoded once and the same bytes go to every client.
 package server

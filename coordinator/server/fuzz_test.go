@@ -18,14 +18,15 @@ import (
 
 // FuzzServerFrame feeds arbitrary frames into a live coordinator over a
 // real websocket, from an authenticated LHA while round 1 is open, and
-// checks that the coordinator answers every frame (accepted, an error, or a
-// closed socket), never panics, and that neither the budget nor the ledger
-// moves: round 1 cannot be committed because the honest LHA 0 never answers.
+// checks that the coordinator answers every frame (the fixed acknowledgement
+// of a binary frame, an error, or a closed socket), never panics, and that
+// neither the budget nor the ledger moves: round 1's slot is a day long,
+// so it is never released while the fuzzer runs.
 //
 //	go test -run=NONE -fuzz=FuzzServerFrame -fuzztime=5m ./coordinator/server/
 func FuzzServerFrame(f *testing.F) {
 	fx := start(f, study.File{Name: "fuzz", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 1, StartQuorum: 1, RoundDeadline: study.Duration(24 * time.Hour)}, lhaNames(2), nil)
+		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(24 * time.Hour)}, lhaNames(2), nil)
 	var panics atomic.Int64
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {

@@ -44,9 +44,9 @@ func (x *life) stop(t *testing.T) {
 // openRound returns the open round's id, start time, sample and online
 // count, or id 0 if no round is open.
 func (x *life) openRound() (id int, started time.Time, sampled []int, online int) {
-	x.srv.mu.Lock()
-	defer x.srv.mu.Unlock()
-	if o := x.eng.Open; o != nil {
+	x.srv.emu.Lock()
+	defer x.srv.emu.Unlock()
+	if o := x.eng.Current(); o != nil {
 		return o.ID, o.Started, slices.Clone(o.Sampled), o.Online
 	}
 	return 0, time.Time{}, nil, 0
@@ -75,7 +75,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 	const n, committed = 4, 2
 	seed := uint64(5)
 	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(n), Template: study.File{Epsilon: 10, Rounds: 20,
-		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundDeadline: study.Duration(30 * time.Second)}})
+		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(2 * time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +94,13 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range committed {
-			if _, err := eng.Begin(); err != nil {
+			if _, err := eng.Begin(nil); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := eng.Complete(); err != nil {
+				t.Fatal(err)
+			}
+			if err := eng.Release(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -167,9 +170,9 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		x := restart(time.Hour)
 		run(x)
 		time.Sleep(300 * time.Millisecond)
-		x.srv.mu.Lock()
+		x.srv.emu.Lock()
 		rounds := x.eng.Rounds()
-		x.srv.mu.Unlock()
+		x.srv.emu.Unlock()
 		if id, _, _, _ := x.openRound(); id != 0 || rounds != committed {
 			// Without the wait, rounds with nobody online commit at once,
 			// one after the other: pure noise that spends the budget.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,11 +29,24 @@ import (
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// Timeouts of the transport.
+// Timeouts and limits of the transport.
 const (
-	HelloTimeout = 10 * time.Second
-	WriteTimeout = 30 * time.Second
-	outboxSize   = 16
+	// DefaultHelloTimeout bounds the wait for a new connection's hello.
+	DefaultHelloTimeout = 10 * time.Second
+	WriteTimeout        = 30 * time.Second
+	outboxSize          = 16
+	// HelloLimit is the read limit before authentication: a hello is a
+	// token and a version, well under 1 KiB. No larger frame is buffered
+	// for a connection that has not authenticated.
+	HelloLimit = 4 << 10
+	// DefaultMaxUnauthenticated bounds the connections that have not yet
+	// sent a valid hello, in total; DefaultMaxUnauthenticatedPerAddr per
+	// remote address. A connection is unauthenticated for one round trip
+	// (at most the hello timeout), so even 400 LHAs behind one NAT address
+	// reconnecting at once after a restart pass within a few retries;
+	// each costs a goroutine and at most HelloLimit bytes.
+	DefaultMaxUnauthenticated        = 1024
+	DefaultMaxUnauthenticatedPerAddr = 128
 )
 
 // Defaults of the bound on frames in flight (Options.FramesInFlight,
@@ -70,22 +85,35 @@ type Options struct {
 	// the study file's origins.
 	OriginPatterns []string
 	// RestartGrace, if > 0, replaces the study file's restart grace
-	// (study.File.ResumeWait): after a start with committed rounds, the
-	// next round opens once the quorum is online or this long after Run
-	// began, whichever comes first.
+	// (study.File.ResumeWait): after a restart of a started study, the
+	// next round opens at the first slot of the schedule after the quorum
+	// is online or this long after Run began, whichever comes first.
 	RestartGrace time.Duration
-	// FramesInFlight bounds how many client frames are read, decoded and
-	// submitted at once (0: max(MinFramesInFlight, 2×GOMAXPROCS)). Memory
-	// for updates in flight is about FramesInFlight × 2 × the update
-	// size, whatever the number of connections.
+	// FramesInFlight bounds how many client frames are read at once (0:
+	// max(MinFramesInFlight, 2×GOMAXPROCS)).
 	FramesInFlight int
 	// FrameReadTimeout bounds reading one frame's body while it holds a
 	// slot (0: DefaultFrameReadTimeout); a client that sends slower is
 	// disconnected, so it cannot keep the others waiting.
 	FrameReadTimeout time.Duration
+	// HelloTimeout bounds the wait for a new connection's hello (0:
+	// DefaultHelloTimeout).
+	HelloTimeout time.Duration
+	// MaxUnauthenticated and MaxUnauthenticatedPerAddr bound the
+	// connections that have not sent a valid hello yet, in total and per
+	// remote IP address (0: the defaults). Connections over the bound are
+	// refused with HTTP 503 before the websocket upgrade.
+	MaxUnauthenticated        int
+	MaxUnauthenticatedPerAddr int
 }
 
 // Server is the coordinator's HTTP handler and round loop.
+//
+// Locks: emu serialises the engine (only the round loop and admin
+// handlers take it); mu guards the connections and the public snapshot
+// and is only ever held briefly; pmu guards the frames received in the
+// current window. No public path (welcome, status, replies) waits for the
+// engine, so aggregating a round never delays anyone's replies.
 type Server struct {
 	eng     *study.Engine
 	ledger  *ledger.Ledger
@@ -96,23 +124,65 @@ type Server struct {
 	limit   int64
 
 	// Frames in flight: a slot is taken once a frame's header has arrived
-	// and given back after the frame was decoded and handled (see
-	// readFrame); bufs holds read buffers of limit+2 bytes.
+	// and given back once its body was read and buffered (see readFrame);
+	// bufs holds read buffers of limit+2 bytes.
 	slots        chan struct{}
 	bufs         sync.Pool
 	frameTimeout time.Duration
 	restartGrace time.Duration
+	helloTimeout time.Duration
+	maxUnauth    int
+	maxUnauthIP  int
 
-	mu       sync.Mutex
-	conns    map[int]*conn
-	state    string
-	closed   bool
-	wake     chan struct{}
-	lastSent []byte // encoded last round_result, shared by all sends
+	// Schedule: L and the slack.
+	length, slack time.Duration
+
+	emu sync.Mutex // the engine
+
+	mu      sync.Mutex
+	conns   map[int]*conn
+	closed  bool
+	wake    chan struct{}
+	snap    snapshot
+	unauth  map[string]int // unauthenticated connections per remote address
+	nUnauth int
+
+	pmu    sync.Mutex
+	window *window     // the round taking updates; nil between windows
+	late   map[int]int // LHA → binary frames received outside a window since the last release
+
+	ack []byte // the fixed acknowledgement of every binary frame
 
 	pauseAfterCommit time.Duration // test-only (PauseAfterCommitEnv), research mode only
 
 	m metrics
+}
+
+// snapshot is everything a non-admin can see of the study, taken at
+// schedule ticks only (s.mu).
+type snapshot struct {
+	status   protocol.Status
+	log      []protocol.Event
+	lastSent []byte // encoded last released round_result, shared by all sends
+	finished []byte // encoded finished message once the study has ended
+}
+
+// window is the round that takes updates: its frames are buffered raw and
+// decoded only when the window closes.
+type window struct {
+	round   int
+	sampled map[int]bool
+	closeAt time.Time
+	weights []float64      // the model the round trains from
+	frames  map[int][]byte // the first binary frame of each LHA
+	extra   map[int]int    // further frames per LHA (answered duplicate_update)
+}
+
+// verdict is the answer to one buffered frame, sent at the release.
+type verdict struct {
+	code  protocol.Code
+	round int
+	msg   string
 }
 
 type conn struct {
@@ -135,17 +205,24 @@ func New(opt *Options) (*Server, error) {
 	if opt == nil || opt.Engine == nil || opt.Ledger == nil {
 		return nil, errors.New("server: Options.Engine and Options.Ledger are required")
 	}
+	f := opt.Engine.File
 	s := &Server{
-		eng: opt.Engine, ledger: opt.Ledger, tokens: study.NewTokens(opt.Engine.File),
+		eng: opt.Engine, ledger: opt.Ledger, tokens: study.NewTokens(f),
 		log: opt.Logger, mux: http.NewServeMux(), conns: map[int]*conn{},
-		wake:  make(chan struct{}, 1),
-		limit: protocol.FrameSize(opt.Engine.Study.Params),
+		wake:   make(chan struct{}, 1),
+		limit:  protocol.FrameSize(opt.Engine.Study.Params),
+		length: time.Duration(f.RoundLength), slack: time.Duration(f.RoundSlack),
+		unauth: map[string]int{}, late: map[int]int{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if opt.FramesInFlight < 0 || opt.FrameReadTimeout < 0 || opt.RestartGrace < 0 {
-		return nil, errors.New("server: FramesInFlight, FrameReadTimeout and RestartGrace must be ≥ 0")
+	if opt.FramesInFlight < 0 || opt.FrameReadTimeout < 0 || opt.RestartGrace < 0 || opt.HelloTimeout < 0 ||
+		opt.MaxUnauthenticated < 0 || opt.MaxUnauthenticatedPerAddr < 0 {
+		return nil, errors.New("server: FramesInFlight, FrameReadTimeout, RestartGrace, HelloTimeout and the connection bounds must be ≥ 0")
+	}
+	if s.length <= 0 || s.slack <= 0 || s.slack >= s.length {
+		return nil, fmt.Errorf("server: the study's round_length %v and round_slack %v do not make a schedule", s.length, s.slack)
 	}
 	slots := opt.FramesInFlight
 	if slots == 0 {
@@ -153,27 +230,51 @@ func New(opt *Options) (*Server, error) {
 	}
 	s.slots = make(chan struct{}, slots)
 	s.frameTimeout = cmp.Or(opt.FrameReadTimeout, DefaultFrameReadTimeout)
-	s.restartGrace = cmp.Or(opt.RestartGrace, opt.Engine.File.ResumeWait())
+	s.restartGrace = cmp.Or(opt.RestartGrace, f.ResumeWait())
+	s.helloTimeout = cmp.Or(opt.HelloTimeout, DefaultHelloTimeout)
+	s.maxUnauth = cmp.Or(opt.MaxUnauthenticated, DefaultMaxUnauthenticated)
+	s.maxUnauthIP = cmp.Or(opt.MaxUnauthenticatedPerAddr, DefaultMaxUnauthenticatedPerAddr)
 	// coder/websocket reads up to one byte past the read limit (to reach a
 	// final frame) and fails, closing with 1009, on the read after that;
 	// two spare bytes let that read happen before the buffer is full.
 	size := int(s.limit) + 2
 	s.bufs.New = func() any { b := make([]byte, size); return &b }
-	s.origins = append(append([]string(nil), opt.Engine.File.Origins...), opt.OriginPatterns...)
-	s.state = protocol.StateWaiting
-	if s.eng.Rounds() > 0 {
-		s.state = protocol.StateRunning
+	s.origins = append(append([]string(nil), f.Origins...), opt.OriginPatterns...)
+	_, ack, err := protocol.Encode(&protocol.Accepted{})
+	if err != nil {
+		return nil, err
 	}
-	if s.eng.FinishedReason != "" {
-		s.state = protocol.StateFinished
+	s.ack = ack
+
+	// The public snapshot as of now: the committed rounds count as
+	// released (a restart releases the last one again).
+	t0, err := s.ledger.ScheduleStart()
+	if err != nil {
+		return nil, err
 	}
+	state := protocol.StateWaiting
+	if s.eng.Rounds() > 0 || !t0.IsZero() {
+		state = protocol.StateRunning
+	}
+	if s.eng.Finished() != "" {
+		state = protocol.StateFinished
+	}
+	snap := snapshot{log: s.eng.Events()}
 	if last := s.eng.LastResult(); last != nil {
-		if _, b, err := protocol.Encode(&protocol.RoundResult{Event: last.Event, Weights: last.Weights}); err == nil {
-			s.lastSent = b
-		} else {
+		_, b, err := protocol.Encode(&protocol.RoundResult{Event: last.Event, Weights: last.Weights})
+		if err != nil {
+			return nil, err
+		}
+		snap.lastSent = b
+	}
+	snap.status = s.statusOf(state, time.Now(), t0, nil)
+	if state == protocol.StateFinished {
+		if snap.finished, err = s.encodeFinished(); err != nil {
 			return nil, err
 		}
 	}
+	s.snap = snap
+
 	s.m = newMetrics(s)
 	s.mux.HandleFunc("GET /api/ws", s.serveWS)
 	s.mux.HandleFunc("GET /api/status", s.serveStatus)
@@ -224,70 +325,145 @@ func (s *Server) Close() {
 	}
 }
 
-// State returns "waiting", "running" or "finished".
+// State returns "waiting", "running" or "finished", as of the last
+// schedule tick.
 func (s *Server) State() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.state
+	return s.snap.status.State
 }
 
 // --- round loop ---
 
 // Run drives the study until it finishes (returns nil after the finished
 // broadcast) or ctx ends (returns ctx.Err(); an open round is abandoned
-// uncommitted). A ledger failure stops it with that error.
+// uncommitted, a committed one is released by the next start). A ledger
+// failure stops it with that error.
 //
-// Round 1 opens once the study file's quorum of LHAs is online. After a
-// restart with committed rounds, the next round opens once the quorum is
-// online again or the restart grace has passed since Run began, whichever
-// comes first: without that wait it would open before the LHAs had
-// reconnected, and a round in which no sampled LHA is online is pure noise
-// that still spends a round's ε. Later rounds never wait.
+// Rounds follow a fixed public schedule. Once the study file's quorum of
+// LHAs is online for the first time, that moment t₀ is recorded in the
+// ledger; slot j of the schedule starts at t₀ + j·L. Round k opens at the
+// start of its slot (before any restart: slot k−1), takes updates until
+// L − slack later (the window; frames are buffered, not decoded), then is
+// aggregated, noised and committed, and is released at the slot's end,
+// which is the start of the next slot, when the next round opens. The
+// round closes at its window's end whatever has arrived: a sampled LHA
+// that is offline or late is a dropout. So every time a non-admin can
+// observe is a function of t₀, L and the slack.
 //
-// Online counts only ever decide WHEN the next round opens, never WHO is
+// If committing overruns the slack (it should not: the slack is sized
+// for it, see docs/coordinator.md), the release moves to the next slot
+// start after the commit, and the schedule continues from there: the
+// slot in between stays empty.
+//
+// After a restart of a started study the next round opens at the first
+// slot start after the quorum is online again or the restart grace has
+// passed since Run began, whichever comes first; the last committed round
+// is released again to everyone who connects.
+//
+// Online counts only ever decide WHEN the schedule starts, never WHO is
 // sampled: Engine.Begin draws the Poisson sample from all N enrolled LHAs
 // with the same q whoever is connected, and an offline sampled LHA is a
 // dropout. The accountant's amplification by sampling assumes exactly
-// that; a sample drawn among the online LHAs only (or redrawn until it
-// hits one) would have a q that depends on who is online, and the ε the
-// ledger reports would be wrong. Waiting is safe because the time at
-// which a round opens does not depend on any LHA's data.
+// that.
 func (s *Server) Run(ctx context.Context) error {
-	f := s.eng.File
-	quorum := f.Quorum()
-	s.mu.Lock()
-	resumed := s.eng.Rounds() > 0 && s.eng.FinishedReason == ""
-	s.mu.Unlock()
-	if resumed {
+	if s.eng.Finished() != "" {
+		s.finish(time.Now())
+		return nil
+	}
+	t0, err := s.ledger.ScheduleStart()
+	if err != nil {
+		return err
+	}
+	quorum := s.eng.File.Quorum()
+	var j int64 // the slot of the next round
+	if t0.IsZero() && s.eng.Rounds() == 0 {
+		if err := s.waitFor(ctx, time.Time{}, func() bool { return len(s.conns) >= quorum }); err != nil {
+			return err
+		}
+		t0 = time.Now()
+		if err := s.ledger.SetScheduleStart(t0); err != nil {
+			return err
+		}
+		s.log.Info("start quorum reached: the round schedule starts", "t0", t0.Format(time.RFC3339Nano), "round_length", s.length, "slack", s.slack)
+		j = 0 // round 1 opens at t₀
+	} else {
 		if err := s.awaitReconnect(ctx, quorum, time.Now().Add(s.restartGrace)); err != nil {
 			return err
 		}
+		if t0.IsZero() { // a ledger of a fedcast without schedules
+			t0 = time.Now()
+			if err := s.ledger.SetScheduleStart(t0); err != nil {
+				return err
+			}
+		}
+		j = nextSlot(t0, s.length, time.Now())
 	}
-	var lastStart time.Time
+	var pending *release
 	for {
-		s.mu.Lock()
-		finished := s.eng.FinishedReason
-		rounds := s.eng.Rounds()
-		s.mu.Unlock()
-		if finished != "" {
-			s.finish()
-			return nil
-		}
-		if rounds == 0 {
-			if err := s.waitFor(ctx, time.Time{}, func() bool { return len(s.conns) >= quorum }); err != nil {
-				return err
-			}
-		}
-		if iv := time.Duration(f.RoundInterval); iv > 0 && !lastStart.IsZero() {
-			if err := sleep(ctx, time.Until(lastStart.Add(iv))); err != nil {
-				return err
-			}
-		}
-		lastStart = time.Now()
-		if err := s.round(ctx); err != nil {
+		tick := t0.Add(time.Duration(j) * s.length)
+		if err := sleepUntil(ctx, tick); err != nil {
+			s.abandon()
 			return err
 		}
+		if pending != nil {
+			if err := s.release(pending, t0, tick); err != nil {
+				return err
+			}
+			pending = nil
+		}
+		s.emu.Lock()
+		r, err := s.eng.Begin(s.online)
+		s.emu.Unlock()
+		if errors.Is(err, study.ErrFinished) {
+			s.finish(tick)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		closeAt := tick.Add(s.length - s.slack)
+		s.open(r, t0, tick, closeAt)
+		if err := sleepUntil(ctx, closeAt); err != nil {
+			s.closeWindow()
+			s.abandon()
+			return err
+		}
+		w := s.closeWindow()
+		pending, err = s.aggregate(r, w)
+		if err != nil {
+			s.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
+			return err
+		}
+		if s.pauseAfterCommit > 0 {
+			s.log.Warn("TEST HOOK: paused between ledger commit and broadcast", "round", pending.res.Event.Round, "received", r.Received, "model_sha256", pending.res.Event.ModelSHA256)
+			time.Sleep(s.pauseAfterCommit)
+		}
+		j++
+		if now := time.Now(); now.After(t0.Add(time.Duration(j) * s.length)) {
+			k := nextSlot(t0, s.length, now)
+			s.log.Warn("committing overran the slack: the release moves to a later slot", "round", r.ID,
+				"slots_skipped", k-j, "slack", s.slack, "took", now.Sub(closeAt).Round(time.Millisecond))
+			j = k
+		}
 	}
+}
+
+// nextSlot returns the index of the first slot of the schedule (t0, L)
+// that starts at or after now.
+func nextSlot(t0 time.Time, l time.Duration, now time.Time) int64 {
+	if !now.After(t0) {
+		return 0
+	}
+	d := now.Sub(t0)
+	return int64((d + l - 1) / l)
+}
+
+// online reports whether LHA lha is connected (for Begin's admin count).
+func (s *Server) online(lha int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[lha] != nil
 }
 
 // awaitReconnect waits after a restart until quorum LHAs are online or the
@@ -309,20 +485,21 @@ func (s *Server) awaitReconnect(ctx context.Context, quorum int, deadline time.T
 	if online < quorum {
 		why = "restart grace over"
 	}
-	s.log.Info("resuming rounds", "reason", why, "online", online, "quorum", quorum, "waited", time.Since(t0).Round(time.Millisecond))
+	s.log.Info("resuming rounds at the next slot", "reason", why, "online", online, "quorum", quorum, "waited", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	tm := time.NewTimer(d)
+	defer tm.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-tm.C:
 		return nil
 	}
 }
@@ -353,103 +530,280 @@ func (s *Server) waitFor(ctx context.Context, deadline time.Time, cond func() bo
 	}
 }
 
-func (s *Server) round(ctx context.Context) error {
-	deadline := time.Now().Add(time.Duration(s.eng.File.RoundDeadline))
-	s.mu.Lock()
-	r, err := s.eng.Begin()
-	if errors.Is(err, study.ErrFinished) {
-		s.mu.Unlock()
-		return nil
+// statusOf builds the public status (s.mu held or during New). open is
+// the round open at tick, if any.
+func (s *Server) statusOf(state string, tick, t0 time.Time, open *window) protocol.Status {
+	st := s.eng.Study
+	sch := &protocol.Schedule{RoundLengthMillis: s.length.Milliseconds(), RoundSlackMillis: s.slack.Milliseconds()}
+	if !t0.IsZero() {
+		t := t0
+		sch.Start = &t
 	}
-	if err != nil {
-		s.mu.Unlock()
-		return err
+	if open != nil {
+		opens, by, rel := tick, open.closeAt, open.closeAt.Add(s.slack)
+		sch.Round, sch.Opens, sch.TrainBy, sch.Release = open.round, &opens, &by, &rel
 	}
-	s.state = protocol.StateRunning
-	_, start, err := protocol.Encode(&protocol.RoundStart{Round: r.ID, TimeLeft: time.Until(deadline), Weights: s.eng.Global()})
-	if err != nil {
-		s.mu.Unlock()
-		return err
+	asOf := tick
+	return Status{
+		Round: s.eng.Rounds(), Rounds: st.Rounds, EpsilonSpent: s.eng.EpsilonSpent(),
+		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
+		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
+		ExpectedClients: st.ExpectedClients, SampleRate: st.SampleRate, Protocol: protocol.Version,
+		FinishReason: s.eng.Finished(), Schedule: sch, AsOf: &asOf,
 	}
-	for _, i := range r.Sampled {
-		if c := s.conns[i]; c != nil {
-			r.Online++
-			s.send(c, protocol.Binary, start)
-		}
-	}
-	s.mu.Unlock()
-	s.log.Info("round started", "round", r.ID, "sampled", len(r.Sampled), "online", r.Online, "deadline", deadline.Format(time.RFC3339))
+}
 
-	err = s.waitFor(ctx, deadline, func() bool {
+// open starts round r's window at tick: the public snapshot moves to the
+// tick, and each sampled LHA online gets its round_start (nobody else
+// gets anything).
+func (s *Server) open(r *study.Round, t0, tick, closeAt time.Time) {
+	s.emu.Lock()
+	weights := s.eng.Global()
+	rounds, eps, finished := s.eng.Rounds(), s.eng.EpsilonSpent(), s.eng.Finished()
+	s.emu.Unlock()
+	w := &window{round: r.ID, sampled: map[int]bool{}, closeAt: closeAt, weights: weights,
+		frames: map[int][]byte{}, extra: map[int]int{}}
+	for _, i := range r.Sampled {
+		w.sampled[i] = true
+	}
+	_, start, err := protocol.Encode(&protocol.RoundStart{Round: r.ID, TimeLeft: time.Until(closeAt), Weights: weights})
+	if err != nil {
+		s.log.Error("encode round_start", "err", err)
+	}
+	s.pmu.Lock()
+	s.window = w
+	s.pmu.Unlock()
+	s.mu.Lock()
+	st := s.statusOf(protocol.StateRunning, tick, t0, w)
+	st.Round, st.EpsilonSpent, st.FinishReason = rounds, eps, finished
+	s.snap.status = st
+	online := 0
+	if start != nil {
 		for _, i := range r.Sampled {
-			if s.conns[i] != nil && !r.Answered(i) {
-				return false
+			if c := s.conns[i]; c != nil {
+				online++
+				s.send(c, protocol.Binary, start)
 			}
 		}
-		return true
-	})
-	if err != nil {
-		s.mu.Lock()
-		s.eng.Open = nil // abandoned: nothing of it was released
-		s.mu.Unlock()
-		return err
-	}
-
-	s.mu.Lock()
-	t0 := time.Now()
-	res, err := s.eng.Complete()
-	if err != nil {
-		s.mu.Unlock()
-		s.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
-		return err
-	}
-	s.m.commit.Observe(time.Since(t0).Seconds())
-	s.m.duration.Observe(time.Since(r.Started).Seconds())
-	_, b, err := protocol.Encode(&protocol.RoundResult{Event: res.Event, Weights: res.Weights})
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if s.pauseAfterCommit > 0 {
-		s.log.Warn("TEST HOOK: paused between ledger commit and broadcast", "round", res.Event.Round, "received", r.Received, "model_sha256", res.Event.ModelSHA256)
-		time.Sleep(s.pauseAfterCommit)
-	}
-	s.lastSent = b
-	for _, c := range s.conns {
-		s.send(c, protocol.Binary, b)
 	}
 	s.mu.Unlock()
-	s.log.Info("round committed and released", "round", res.Event.Round, "q", res.Event.SampleRate,
+	s.log.Info("round opened", "round", r.ID, "sampled", len(r.Sampled), "online", online, "closes", closeAt.Format(time.RFC3339Nano))
+}
+
+// closeWindow ends the open round's window and returns it (nil if none).
+func (s *Server) closeWindow() *window {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	w := s.window
+	s.window = nil
+	return w
+}
+
+// abandon discards a round that is open or aggregating.
+func (s *Server) abandon() {
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	if r := s.eng.Current(); r != nil && r.Phase() != study.PhaseCommitted {
+		if err := s.eng.Abandon(); err == nil {
+			s.log.Info("round abandoned: nothing of it was released", "round", r.ID)
+		}
+	}
+}
+
+// release is a committed round waiting for its release tick, with the
+// answers to the frames of its window.
+type release struct {
+	res      *study.Result
+	verdicts map[int][]verdict
+	b        []byte // the encoded round_result (set at the release)
+}
+
+// aggregate decodes the window's frames, hands the updates to the engine
+// in LHA order and completes the round (ledger commit). Nothing is sent:
+// the release does that at the slot's end.
+func (s *Server) aggregate(r *study.Round, w *window) (*release, error) {
+	verdicts := map[int][]verdict{}
+	t0 := time.Now()
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	if w != nil {
+		lhas := make([]int, 0, len(w.frames))
+		for lha := range w.frames {
+			lhas = append(lhas, lha)
+		}
+		slices.Sort(lhas)
+		for _, lha := range lhas {
+			if v, ok := s.submit(lha, w.frames[lha]); !ok {
+				verdicts[lha] = append(verdicts[lha], v)
+			} else {
+				s.m.received.Inc()
+			}
+			w.frames[lha] = nil
+		}
+		for lha, n := range w.extra {
+			// One answer for all further frames: a burst of answers must
+			// not overflow the sender's outbox.
+			verdicts[lha] = append(verdicts[lha], verdict{protocol.CodeDuplicateUpdate, w.round,
+				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
+		}
+	}
+	res, err := s.eng.Complete()
+	if err != nil {
+		return nil, err
+	}
+	s.m.commit.Observe(time.Since(t0).Seconds())
+	for _, vs := range verdicts {
+		for _, v := range vs {
+			s.m.rejected.WithLabelValues(v.code.String()).Inc()
+		}
+	}
+	s.log.Info("round committed", "round", res.Event.Round, "q", res.Event.SampleRate,
 		"c", res.Event.NoiseMultiplier, "epsilon", res.Event.Epsilon, "delta", res.Event.Delta,
 		"sampled", len(r.Sampled), "received", r.Received, "rejected", r.Rejected,
-		"model_sha256", res.Event.ModelSHA256, "took", time.Since(r.Started).Round(time.Millisecond))
+		"model_sha256", res.Event.ModelSHA256, "took", time.Since(t0).Round(time.Millisecond))
+	return &release{res: res, verdicts: verdicts}, nil
+}
+
+// submit decodes one buffered frame of LHA lha and hands it to the engine
+// (s.emu held); ok is false with the answer when it was not taken.
+func (s *Server) submit(lha int, b []byte) (v verdict, ok bool) {
+	m, err := protocol.Decode(protocol.Binary, b)
+	switch {
+	case errors.Is(err, protocol.ErrNotFinite):
+		return verdict{protocol.CodeBadUpdate, 0, err.Error()}, false
+	case errors.Is(err, protocol.ErrVersion):
+		return verdict{protocol.CodeVersion, 0, err.Error()}, false
+	case errors.Is(err, protocol.ErrTooLarge):
+		return verdict{protocol.CodeTooLarge, 0, err.Error()}, false
+	case err != nil:
+		return verdict{protocol.CodeBadFrame, 0, err.Error()}, false
+	}
+	u, isUpdate := m.(*protocol.Update)
+	if !isUpdate {
+		return verdict{protocol.CodeBadFrame, 0, fmt.Sprintf("a client may not send %s", m.Type())}, false
+	}
+	err = s.eng.Submit(lha, u.Round, u.Weights)
+	switch {
+	case err == nil:
+		return verdict{}, true
+	case errors.Is(err, study.ErrFinished):
+		return verdict{protocol.CodeFinished, u.Round, err.Error()}, false
+	case errors.Is(err, study.ErrStaleRound):
+		return verdict{protocol.CodeStaleRound, u.Round, err.Error()}, false
+	case errors.Is(err, study.ErrNotSampled):
+		return verdict{protocol.CodeNotSampled, u.Round, err.Error()}, false
+	case errors.Is(err, study.ErrDuplicate):
+		return verdict{protocol.CodeDuplicateUpdate, u.Round, err.Error()}, false
+	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
+		return verdict{protocol.CodeBadUpdate, u.Round, err.Error()}, false
+	}
+	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
+}
+
+// release sends a committed round at its release tick: the round_result
+// to every connected LHA, each buffered frame's answer to its sender, and
+// stale_round to frames that arrived outside a window; the public
+// snapshot moves to the tick.
+func (s *Server) release(p *release, t0, tick time.Time) error {
+	s.emu.Lock()
+	if err := s.eng.Release(); err != nil {
+		s.log.Error("release", "err", err)
+	}
+	log := s.eng.Events()
+	finished := s.eng.Finished()
+	s.emu.Unlock()
+	// The schedule as of the release: unless the study has ended, the
+	// next round opens now.
+	sch := &protocol.Schedule{Start: &t0, RoundLengthMillis: s.length.Milliseconds(), RoundSlackMillis: s.slack.Milliseconds()}
+	if finished == "" {
+		opens, by, rel := tick, tick.Add(s.length-s.slack), tick.Add(s.length)
+		sch.Round, sch.Opens, sch.TrainBy, sch.Release = p.res.Event.Round+1, &opens, &by, &rel
+	}
+	_, b, err := protocol.Encode(&protocol.RoundResult{Event: p.res.Event, Weights: p.res.Weights, Schedule: sch})
+	if err != nil {
+		return err
+	}
+	p.b = b
+	s.pmu.Lock()
+	late := s.late
+	s.late = map[int]int{}
+	s.pmu.Unlock()
+	s.mu.Lock()
+	s.snap.lastSent = p.b
+	s.snap.log = log
+	s.snap.status.Round = p.res.Event.Round
+	s.snap.status.EpsilonSpent = p.res.Event.Epsilon
+	asOf := tick
+	s.snap.status.AsOf = &asOf
+	if sch := s.snap.status.Schedule; sch != nil {
+		c := *sch
+		c.Round, c.Opens, c.TrainBy, c.Release = 0, nil, nil, nil
+		s.snap.status.Schedule = &c
+	}
+	for _, c := range s.conns {
+		s.send(c, protocol.Binary, p.b)
+	}
+	var fatal []*conn
+	for lha, vs := range p.verdicts {
+		c := s.conns[lha]
+		if c == nil {
+			continue
+		}
+		for _, v := range vs {
+			s.send(c, protocol.Text, encodeErr(v.code, v.round, "%s", v.msg))
+			if v.code.Fatal() {
+				fatal = append(fatal, c)
+			}
+		}
+	}
+	for lha, n := range late {
+		if c := s.conns[lha]; c != nil {
+			s.send(c, protocol.Text, encodeErr(protocol.CodeStaleRound, 0, "%d frame(s) arrived while no round was taking updates", n))
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range fatal {
+		go func() {
+			time.Sleep(50 * time.Millisecond) // let the writer flush the error
+			c.close(websocket.StatusPolicyViolation, "bad frame")
+		}()
+	}
+	s.m.duration.Observe(time.Since(tick.Add(-s.length)).Seconds())
+	s.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256)
 	return nil
 }
 
-func (s *Server) finishedMessage() *protocol.Finished {
-	m := &protocol.Finished{Rounds: s.eng.Rounds(), Epsilon: s.eng.EpsilonSpent(), Reason: s.eng.FinishedReason}
-	if m.Rounds > 0 {
-		m.ModelSHA256 = s.eng.Log[len(s.eng.Log)-1].ModelSHA256
+func (s *Server) encodeFinished() ([]byte, error) {
+	m := &protocol.Finished{Rounds: s.eng.Rounds(), Epsilon: s.eng.EpsilonSpent(), Reason: s.eng.Finished()}
+	if ev := s.eng.Events(); len(ev) > 0 {
+		m.ModelSHA256 = ev[len(ev)-1].ModelSHA256
 	}
-	return m
+	_, b, err := protocol.Encode(m)
+	return b, err
 }
 
-func (s *Server) finish() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state == protocol.StateFinished && s.eng.FinishedReason == "" {
-		return
-	}
-	s.state = protocol.StateFinished
-	_, b, err := protocol.Encode(s.finishedMessage())
+// finish announces the end of the study at tick.
+func (s *Server) finish(tick time.Time) {
+	s.emu.Lock()
+	b, err := s.encodeFinished()
+	rounds, eps, reason := s.eng.Rounds(), s.eng.EpsilonSpent(), s.eng.Finished()
+	s.emu.Unlock()
 	if err != nil {
 		s.log.Error("encode finished", "err", err)
 		return
 	}
+	t0, _ := s.ledger.ScheduleStart()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.snap.finished != nil {
+		return // announced already (a study that had ended before New: in every welcome)
+	}
+	s.snap.status = s.statusOf(protocol.StateFinished, tick, t0, nil)
+	s.snap.finished = b
 	for _, c := range s.conns {
 		s.send(c, protocol.Text, b)
 	}
-	s.log.Info("study finished", "rounds", s.eng.Rounds(), "epsilon", s.eng.EpsilonSpent(), "reason", s.eng.FinishedReason)
+	s.log.Info("study finished", "rounds", rounds, "epsilon", eps, "reason", reason)
 }
 
 // --- connections ---
@@ -510,17 +864,70 @@ func reject(ctx context.Context, ws *websocket.Conn, code protocol.Code, msg str
 	ws.Close(websocket.StatusPolicyViolation, code.String())
 }
 
+// remoteHost is the IP address of a request's peer (the whole RemoteAddr
+// if it has no port).
+func remoteHost(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// admitUnauth counts a new unauthenticated connection from host; it
+// returns false, counting nothing, when a bound is reached.
+func (s *Server) admitUnauth(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nUnauth >= s.maxUnauth || s.unauth[host] >= s.maxUnauthIP {
+		return false
+	}
+	s.nUnauth++
+	s.unauth[host]++
+	return true
+}
+
+func (s *Server) leaveUnauth(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nUnauth--
+	if s.unauth[host]--; s.unauth[host] <= 0 {
+		delete(s.unauth, host)
+	}
+}
+
+// Unauthenticated returns the number of connections that have not sent a
+// valid hello yet.
+func (s *Server) Unauthenticated() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nUnauth
+}
+
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	host := remoteHost(r)
+	if !s.admitUnauth(host) {
+		s.m.refused.WithLabelValues("too_many_unauthenticated").Inc()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many connections waiting to authenticate; retry shortly", http.StatusServiceUnavailable)
+		return
+	}
+	authed := false
+	defer func() {
+		if !authed {
+			s.leaveUnauth(host)
+		}
+	}()
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.origins})
 	if err != nil {
 		s.m.refused.WithLabelValues("origin_or_handshake").Inc()
 		s.log.Info("websocket refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "err", err)
 		return
 	}
-	ws.SetReadLimit(s.limit)
+	// Before authentication only a hello-sized frame is read.
+	ws.SetReadLimit(HelloLimit)
 	ctx := r.Context()
 
-	hctx, cancel := context.WithTimeout(ctx, HelloTimeout)
+	hctx, cancel := context.WithTimeout(ctx, s.helloTimeout)
 	typ, b, err := ws.Read(hctx)
 	cancel()
 	if err != nil {
@@ -547,8 +954,22 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		reject(ctx, ws, protocol.CodeUnauthorized, "unknown join token")
 		return
 	}
+	authed = true
+	s.leaveUnauth(host)
+	ws.SetReadLimit(s.limit)
 	c := &conn{lha: lha, ws: ws, out: make(chan frame, outboxSize), done: make(chan struct{}), since: time.Now(), remote: r.RemoteAddr}
 	name := s.eng.File.LHAs[lha].Name
+
+	// The round_start for a sampled LHA that has not sent its frame yet
+	// (it reconnects during its round's window).
+	var resend []byte
+	s.pmu.Lock()
+	if w := s.window; w != nil && w.sampled[lha] && w.frames[lha] == nil {
+		if _, sb, err := protocol.Encode(&protocol.RoundStart{Round: w.round, TimeLeft: max(0, time.Until(w.closeAt)), Weights: w.weights}); err == nil {
+			resend = sb
+		}
+	}
+	s.pmu.Unlock()
 
 	s.mu.Lock()
 	if s.closed {
@@ -568,27 +989,25 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("connection replaced", "lha", name)
 	}
 	s.conns[lha] = c
-	welcome := &protocol.Welcome{Study: s.eng.Study, LHA: name, State: s.state, Log: append([]protocol.Event{}, s.eng.Log...)}
+	snap := s.snap
+	st := snap.status
+	welcome := &protocol.Welcome{Study: s.eng.Study, LHA: name, State: st.State, Schedule: st.Schedule, Log: append([]protocol.Event{}, snap.log...)}
 	_, wb, err := protocol.Encode(welcome)
 	if err != nil {
+		delete(s.conns, lha)
 		s.mu.Unlock()
 		s.log.Error("encode welcome", "err", err)
 		reject(ctx, ws, protocol.CodeInternal, "cannot encode the welcome")
 		return
 	}
 	c.out <- frame{protocol.Text, wb}
-	if s.lastSent != nil {
-		c.out <- frame{protocol.Binary, s.lastSent}
+	if snap.lastSent != nil {
+		c.out <- frame{protocol.Binary, snap.lastSent}
 	}
-	if s.state == protocol.StateFinished {
-		if _, fb, err := protocol.Encode(s.finishedMessage()); err == nil {
-			c.out <- frame{protocol.Text, fb}
-		}
-	} else if open := s.eng.Open; open != nil && open.IsSampled(lha) && !open.Answered(lha) {
-		deadline := open.Started.Add(time.Duration(s.eng.File.RoundDeadline))
-		if _, sb, err := protocol.Encode(&protocol.RoundStart{Round: open.ID, TimeLeft: max(0, time.Until(deadline)), Weights: s.eng.Global()}); err == nil {
-			c.out <- frame{protocol.Binary, sb}
-		}
+	if snap.finished != nil {
+		c.out <- frame{protocol.Text, snap.finished}
+	} else if resend != nil {
+		c.out <- frame{protocol.Binary, resend}
 	}
 	s.mu.Unlock()
 	s.signal()
@@ -703,16 +1122,19 @@ func (s *Server) readLoop(ctx context.Context, c *conn) {
 			}
 			return
 		}
-		code, round, msg := s.handle(c, typ, b)
-		done()
-		if code == 0 {
+		if typ == websocket.MessageBinary {
+			s.receive(c, b)
+			done()
+			// The same acknowledgement for every binary frame, at once:
+			// its content is checked when the window closes.
+			s.send(c, protocol.Text, s.ack)
 			continue
 		}
+		code, msg := s.handleText(b)
+		done()
 		s.m.rejected.WithLabelValues(code.String()).Inc()
-		s.log.Info("message rejected", "lha", s.eng.File.LHAs[c.lha].Name, "code", code.String(), "round", round, "err", msg)
-		s.mu.Lock()
-		s.send(c, protocol.Text, encodeErr(code, round, "%s", msg))
-		s.mu.Unlock()
+		s.log.Info("message rejected", "lha", s.eng.File.LHAs[c.lha].Name, "code", code.String(), "err", msg)
+		s.send(c, protocol.Text, encodeErr(code, 0, "%s", msg))
 		if code.Fatal() {
 			time.Sleep(50 * time.Millisecond)
 			c.close(websocket.StatusPolicyViolation, code.String())
@@ -721,59 +1143,42 @@ func (s *Server) readLoop(ctx context.Context, c *conn) {
 	}
 }
 
-// handle decodes and handles one frame from c; it returns 0 when the frame
-// was an accepted update, else the error to answer with. b is not
-// retained: protocol.Decode copies what it keeps.
-func (s *Server) handle(c *conn, typ websocket.MessageType, b []byte) (code protocol.Code, round int, msg string) {
-	m, err := protocol.Decode(kindOf(typ), b)
+// receive buffers a binary frame of c's LHA for the window that is open
+// (only its first frame per window is kept; the others are counted and
+// answered duplicate_update), or counts it as late when no window is open
+// (answered stale_round at the next release). Nothing is decoded here: a
+// frame's content cannot change how long its reply takes.
+func (s *Server) receive(c *conn, b []byte) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	w := s.window
 	switch {
-	case errors.Is(err, protocol.ErrNotFinite):
-		return protocol.CodeBadUpdate, 0, err.Error()
-	case errors.Is(err, protocol.ErrVersion):
-		return protocol.CodeVersion, 0, err.Error()
-	case errors.Is(err, protocol.ErrTooLarge):
-		return protocol.CodeTooLarge, 0, err.Error()
-	case err != nil:
-		return protocol.CodeBadFrame, 0, err.Error()
-	}
-	switch m := m.(type) {
-	case *protocol.Update:
-		code, msg = s.submit(c, m)
-		return code, m.Round, msg
-	case *protocol.Hello:
-		return protocol.CodeHelloExpected, 0, "hello was already received"
+	case w == nil:
+		s.late[c.lha]++
+	case w.frames[c.lha] != nil:
+		w.extra[c.lha]++
 	default:
-		return protocol.CodeBadFrame, 0, fmt.Sprintf("a client may not send %s", m.Type())
+		w.frames[c.lha] = bytes.Clone(b)
 	}
 }
 
-// submit hands an update to the engine; it returns 0 when accepted.
-func (s *Server) submit(c *conn, u *protocol.Update) (protocol.Code, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conns[c.lha] != c {
-		return protocol.CodeReplaced, "this connection was replaced"
-	}
-	err := s.eng.Submit(c.lha, u.Round, u.Weights)
+// handleText answers a text frame from an authenticated client: clients
+// send only hello (once) and binary updates, so every text frame is an
+// error; its answer depends on that frame alone.
+func (s *Server) handleText(b []byte) (protocol.Code, string) {
+	m, err := protocol.Decode(protocol.Text, b)
 	switch {
-	case err == nil:
-		s.m.received.Inc()
-		_, b, _ := protocol.Encode(&protocol.Accepted{Round: u.Round})
-		s.send(c, protocol.Text, b)
-		s.signal()
-		return 0, ""
-	case errors.Is(err, study.ErrFinished):
-		return protocol.CodeFinished, err.Error()
-	case errors.Is(err, study.ErrStaleRound):
-		return protocol.CodeStaleRound, err.Error()
-	case errors.Is(err, study.ErrNotSampled):
-		return protocol.CodeNotSampled, err.Error()
-	case errors.Is(err, study.ErrDuplicate):
-		return protocol.CodeDuplicateUpdate, err.Error()
-	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
-		return protocol.CodeBadUpdate, err.Error()
+	case errors.Is(err, protocol.ErrVersion):
+		return protocol.CodeVersion, err.Error()
+	case errors.Is(err, protocol.ErrTooLarge):
+		return protocol.CodeTooLarge, err.Error()
+	case err != nil:
+		return protocol.CodeBadFrame, err.Error()
 	}
-	return protocol.CodeInternal, err.Error()
+	if _, ok := m.(*protocol.Hello); ok {
+		return protocol.CodeHelloExpected, "hello was already received"
+	}
+	return protocol.CodeBadFrame, fmt.Sprintf("a client may not send %s", m.Type())
 }
 
 // --- HTTP API ---
@@ -781,22 +1186,12 @@ func (s *Server) submit(c *conn, u *protocol.Update) (protocol.Code, string) {
 // Status is the public status: nothing in it depends on who takes part.
 type Status = protocol.Status
 
-// PublicStatus returns the public status.
+// PublicStatus returns the public status: the snapshot taken at the last
+// schedule tick (it changes at ticks only).
 func (s *Server) PublicStatus() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.publicStatus()
-}
-
-func (s *Server) publicStatus() Status {
-	st := s.eng.Study
-	return Status{
-		Round: s.eng.Rounds(), Rounds: st.Rounds, EpsilonSpent: s.eng.EpsilonSpent(),
-		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
-		State: s.state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
-		ExpectedClients: st.ExpectedClients, SampleRate: st.SampleRate, Protocol: protocol.Version,
-		FinishReason: s.eng.FinishedReason,
-	}
+	return s.snap.status
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -836,8 +1231,10 @@ func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 	// The ledger is read after the snapshot, so that the participation
 	// record covers every round the snapshot counts (a "finished" state
 	// comes with all rounds' records).
+	s.emu.Lock()
+	defer s.emu.Unlock()
 	s.mu.Lock()
-	a := AdminStatus{Status: s.publicStatus(), Enrolled: len(s.eng.File.LHAs), Online: len(s.conns)}
+	a := AdminStatus{Status: s.snap.status, Enrolled: len(s.eng.File.LHAs), Online: len(s.conns)}
 	for i, l := range s.eng.File.LHAs {
 		x := AdminLHA{Name: l.Name}
 		if c := s.conns[i]; c != nil {
@@ -847,7 +1244,7 @@ func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		a.LHAs = append(a.LHAs, x)
 	}
-	if o := s.eng.Open; o != nil {
+	if o := s.eng.Current(); o != nil {
 		ar := &AdminRound{Round: o.ID, Online: o.Online, Received: o.Received, Rejected: o.Rejected, Started: o.Started, Sampled: []string{}}
 		for _, i := range o.Sampled {
 			ar.Sampled = append(ar.Sampled, s.eng.File.LHAs[i].Name)
@@ -886,11 +1283,11 @@ type Model struct {
 }
 
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
+	s.emu.Lock()
 	g := s.eng.Global()
-	m := Model{Round: s.eng.Rounds(), Final: s.eng.FinishedReason != "", Layers: s.eng.Study.Layers,
+	m := Model{Round: s.eng.Rounds(), Final: s.eng.Finished() != "", Layers: s.eng.Study.Layers,
 		ModelSHA256: protocol.HashHex(g), Weights: append([]float64(nil), g...)}
-	s.mu.Unlock()
+	s.emu.Unlock()
 	writeJSON(w, m)
 }
 
@@ -916,16 +1313,19 @@ func newMetrics(s *Server) metrics {
 		rejected:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fedcast_messages_rejected_total", Help: "Client messages rejected, by protocol error code."}, []string{"code"}),
 		refused:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fedcast_connections_refused_total", Help: "Websocket connections refused, by reason."}, []string{"reason"}),
 		slowFrames: prometheus.NewCounter(prometheus.CounterOpts{Name: "fedcast_frames_timed_out_total", Help: "Connections closed because a frame body was not received within the frame read timeout."}),
-		duration:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_duration_seconds", Help: "Time from round start to commit.", Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12)}),
+		duration:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_duration_seconds", Help: "Time from a round's opening to its release (one slot unless committing overran the slack).", Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12)}),
 		commit:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fedcast_round_commit_seconds", Help: "Time to aggregate, noise and commit a round to the ledger.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12)}),
 	}
 	locked := func(f func() float64) func() float64 {
 		return func() float64 { s.mu.Lock(); defer s.mu.Unlock(); return f() }
 	}
+	engine := func(f func() float64) func() float64 {
+		return func() float64 { s.emu.Lock(); defer s.emu.Unlock(); return f() }
+	}
 	reg.MustRegister(m.received, m.rejected, m.refused, m.slowFrames, m.duration, m.commit,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_clients_online", Help: "LHAs connected."}, locked(func() float64 { return float64(len(s.conns)) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_rounds_completed", Help: "Rounds committed."}, locked(func() float64 { return float64(s.eng.Rounds()) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_epsilon_spent", Help: "ε after the committed rounds."}, locked(func() float64 { return s.eng.EpsilonSpent() })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_rounds_completed", Help: "Rounds committed."}, engine(func() float64 { return float64(s.eng.Rounds()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_epsilon_spent", Help: "ε after the committed rounds."}, engine(func() float64 { return s.eng.EpsilonSpent() })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fedcast_clients_enrolled", Help: "N, enrolled LHAs."}, func() float64 { return float64(len(s.eng.File.LHAs)) }),
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 	)

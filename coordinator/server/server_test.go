@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +100,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	s := seed
 	f := start(t, study.File{Name: "e2e", Epsilon: 4, Rounds: 5, ExpectedClients: 4, Hidden: []int{16, 8},
-		LocalEpochs: 10, RoundDeadline: study.Duration(20 * time.Second)}, lhaNames(n), &s)
+		LocalEpochs: 10, RoundLength: study.Duration(1500 * time.Millisecond)}, lhaNames(n), &s)
 
 	var wg sync.WaitGroup
 	sessions := make([]*client.Session, n)
@@ -157,6 +158,10 @@ func TestEndToEnd(t *testing.T) {
 	if st := f.srv.PublicStatus(); st.State != protocol.StateFinished || st.Round != 5 || math.Abs(st.EpsilonSpent-wantEps) > 1e-12 {
 		t.Errorf("status %+v, want finished after 5 rounds with ε %v", st, wantEps)
 	}
+	// Every LHA got the public schedule with its welcome.
+	if sch := sessions[0].Schedule(); sch == nil || sch.RoundLengthMillis != 1500 || sch.RoundSlackMillis != 150 || sch.Start == nil {
+		t.Errorf("schedule in the welcome: %+v", sch)
+	}
 	for i, sess := range sessions {
 		if protocol.HashHex(sess.Model()) != protocol.HashHex(got) {
 			t.Errorf("LHA %d holds another final model", i)
@@ -176,6 +181,7 @@ func TestEndToEnd(t *testing.T) {
 type raw struct {
 	t  *testing.T
 	ws *websocket.Conn
+	f  *fixture
 }
 
 func dialRaw(t *testing.T, f *fixture, token string) *raw {
@@ -187,7 +193,7 @@ func dialRaw(t *testing.T, f *fixture, token string) *raw {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(protocol.MaxText + protocol.FrameSize(f.eng.Study.Params))
-	r := &raw{t, ws}
+	r := &raw{t, ws, f}
 	if token != "" {
 		r.send(&protocol.Hello{Token: token})
 	}
@@ -262,43 +268,109 @@ func expectClosed(r *raw) websocket.StatusCode {
 	}
 }
 
-// hostile starts a study where every LHA is sampled (m = N, q = 1) and a
-// round waits for LHA 0 only (StartQuorum 1; LHA 1 stays offline).
+// hostile starts a study where every LHA is sampled (m = N, q = 1) on a
+// short schedule (L = 400 ms), with StartQuorum 1 (LHA 1 may stay
+// offline).
 func hostile(t *testing.T) *fixture {
-	return start(t, study.File{Name: "hostile", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 1, StartQuorum: 1, RoundDeadline: study.Duration(20 * time.Second)}, lhaNames(2), nil)
+	return start(t, study.File{Name: "hostile", Epsilon: 10, Rounds: 40, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}, lhaNames(2), nil)
+}
+
+// inWindow reads c's messages until the round_start of the round that is
+// open now arrives with at least 150 ms of its window left, and returns it:
+// a frame sent right after it is read in that round's window. (Older
+// round_starts may wait in the socket of a client that did not read.)
+func inWindow(c *raw) *protocol.RoundStart {
+	c.t.Helper()
+	for {
+		rs := expect[*protocol.RoundStart](c)
+		sch := c.f.srv.PublicStatus().Schedule
+		if rs.TimeLeft >= 150*time.Millisecond && sch != nil && sch.Round == rs.Round {
+			return rs
+		}
+	}
+}
+
+// verdict reads c's messages after a binary frame: the fixed
+// acknowledgement at once, then (skipping broadcasts) the round's answer
+// to the frame at the release: nil if the frame was taken.
+func verdictOf(c *raw) *protocol.Error {
+	c.t.Helper()
+	if a := expect[*protocol.Accepted](c); a.Round != 0 {
+		c.t.Fatalf("acknowledgement names round %d: it must not depend on the frame", a.Round)
+	}
+	for {
+		m, err := c.read()
+		if err != nil {
+			c.t.Fatalf("waiting for the release: %v", err)
+		}
+		switch m := m.(type) {
+		case *protocol.Error:
+			return m
+		case *protocol.RoundResult:
+			// The verdicts follow the result in the same release; a
+			// taken frame has none: the next round_start shows the
+			// release is over.
+			for {
+				m, err := c.read()
+				if err != nil {
+					c.t.Fatalf("after the release: %v", err)
+				}
+				switch m := m.(type) {
+				case *protocol.Error:
+					return m
+				case *protocol.RoundStart, *protocol.Finished:
+					return nil
+				}
+			}
+		}
+	}
 }
 
 func TestHostileUpdates(t *testing.T) {
 	f := hostile(t)
 	c := dialRaw(t, f, f.secrets.LHAs[0])
 	w := expect[*protocol.Welcome](c)
-	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier {
+	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier || w.Study.RoundLengthMillis != 400 || w.Study.RoundSlackMillis != 100 {
 		t.Fatalf("welcome %+v", w)
 	}
-	rs := expect[*protocol.RoundStart](c)
+	rs := inWindow(c)
 	dim := len(rs.Weights)
-	if rs.Round != 1 || dim != f.eng.Study.Params {
+	if dim != f.eng.Study.Params {
 		t.Fatalf("round start %d with %d weights", rs.Round, dim)
 	}
-
-	c.send(&protocol.Update{Round: 1, Weights: make([]float64, dim-1)})
-	expectCode(c, protocol.CodeBadUpdate)
-
 	_, nan, _ := protocol.Encode(&protocol.Update{Round: 1, Weights: make([]float64, dim)})
 	binary.LittleEndian.PutUint64(nan[protocol.HeaderSize:], math.Float64bits(math.NaN()))
 	sum := hashOf(nan[protocol.HeaderSize:])
 	copy(nan[16:48], sum[:])
-	c.write(protocol.Binary, nan)
-	expectCode(c, protocol.CodeBadUpdate)
-
-	c.send(&protocol.Update{Round: 2, Weights: make([]float64, dim)})
-	expectCode(c, protocol.CodeStaleRound)
+	for _, bad := range []struct {
+		name string
+		b    func(round int) []byte
+		want protocol.Code
+	}{
+		{"short update", func(r int) []byte {
+			_, b, _ := protocol.Encode(&protocol.Update{Round: r, Weights: make([]float64, dim-1)})
+			return b
+		}, protocol.CodeBadUpdate},
+		{"NaN update", func(r int) []byte {
+			b := slices.Clone(nan)
+			binary.LittleEndian.PutUint32(b[4:], uint32(r))
+			return b
+		}, protocol.CodeBadUpdate},
+		{"future round", func(r int) []byte {
+			_, b, _ := protocol.Encode(&protocol.Update{Round: r + 5, Weights: make([]float64, dim)})
+			return b
+		}, protocol.CodeStaleRound},
+	} {
+		c.write(protocol.Binary, bad.b(rs.Round))
+		if v := verdictOf(c); v == nil || v.Code != bad.want {
+			t.Fatalf("%s: answer %v, want %s", bad.name, v, bad.want)
+		}
+		rs = inWindow(c)
+	}
 
 	// Malformed frames are fatal: the socket closes. LHA B (also sampled,
-	// q = 1) joins while round 1 is open, gets its round_start with the
-	// same model, and misbehaves; LHA A stays connected, so round 1 stays
-	// open.
+	// q = 1) joins, gets the round's round_start, and misbehaves.
 	for _, bad := range []struct {
 		kind protocol.Kind
 		b    []byte
@@ -310,39 +382,42 @@ func TestHostileUpdates(t *testing.T) {
 	} {
 		b := dialRaw(t, f, f.secrets.LHAs[1])
 		expect[*protocol.Welcome](b)
-		if again := expect[*protocol.RoundStart](b); again.Round != 1 || protocol.HashHex(again.Weights) != protocol.HashHex(rs.Weights) {
-			t.Fatalf("late joiner got round_start %d with another model", again.Round)
-		}
+		inWindow(b)
 		b.write(bad.kind, bad.b)
 		expectCode(b, protocol.CodeBadFrame)
 		expectClosed(b)
 	}
-	if f.srv.PublicStatus().Round != 0 {
-		t.Fatal("a rejected update completed the round")
+	parts, err := f.srv.ledger.Participation()
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, p := range parts {
+		if p.Received != 0 {
+			t.Fatalf("round %d took %d update(s): a rejected frame was aggregated", p.Round, p.Received)
+		}
+	}
+	rs = inWindow(c)
 	huge := make([]float64, dim)
 	huge[0] = 1e9 // re-clipped by the coordinator
-	c.send(&protocol.Update{Round: 1, Weights: huge})
-	if a := expect[*protocol.Accepted](c); a.Round != 1 {
-		t.Fatalf("accepted round %d", a.Round)
+	c.send(&protocol.Update{Round: rs.Round, Weights: huge})
+	if v := verdictOf(c); v != nil {
+		t.Fatalf("honest update answered %v", v)
 	}
-	res := expect[*protocol.RoundResult](c)
-	if res.Event.Round != 1 || res.Event.SampleRate != 1 {
-		t.Fatalf("result %+v", res.Event)
+	model, err := f.srv.ledger.Model(rs.Round)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := math.Abs(res.Weights[0] - rs.Weights[0]); d > f.file.ClipNorm/2+10*f.eng.Config.Sigma() {
+	if d := math.Abs(model[0] - rs.Weights[0]); d > f.file.ClipNorm/2+10*f.eng.Config.Sigma() {
 		t.Errorf("a 1e9 update moved weight 0 by %v: not re-clipped", d)
 	}
-	// Round 2 opens; a replay of round 1's update is refused.
-	if rs2 := expect[*protocol.RoundStart](c); rs2.Round != 2 || protocol.HashHex(rs2.Weights) != res.Event.ModelSHA256 {
-		t.Fatalf("round 2 starts from another model than round 1 released")
+	// A replay of that update in the next round is refused.
+	next := inWindow(c)
+	c.send(&protocol.Update{Round: rs.Round, Weights: huge})
+	if v := verdictOf(c); v == nil || v.Code != protocol.CodeStaleRound {
+		t.Fatalf("replay of round %d in round %d: %v, want stale_round", rs.Round, next.Round, v)
 	}
-	c.send(&protocol.Update{Round: 1, Weights: make([]float64, dim)})
-	expectCode(c, protocol.CodeStaleRound)
-	c.send(&protocol.Update{Round: 2, Weights: make([]float64, dim)})
-	expect[*protocol.Accepted](c)
 	if f.srv.PublicStatus().EpsilonSpent <= 0 {
-		t.Error("no ε spent after round 1")
+		t.Error("no ε spent")
 	}
 }
 
@@ -355,16 +430,33 @@ func hashOf(p []byte) [32]byte {
 }
 
 func TestDuplicateUpdateInRound(t *testing.T) {
-	f := start(t, study.File{Name: "dup", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 1, StartQuorum: 2, RoundDeadline: study.Duration(20 * time.Second)}, lhaNames(2), nil)
+	f := hostile(t)
 	a := dialRaw(t, f, f.secrets.LHAs[0])
-	b := dialRaw(t, f, f.secrets.LHAs[1])
-	rs := expect[*protocol.RoundStart](a)
-	expect[*protocol.RoundStart](b)
+	rs := inWindow(a)
+	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
 	expect[*protocol.Accepted](a)
+	if v := verdictOf(a); v == nil || v.Code != protocol.CodeDuplicateUpdate {
+		t.Fatalf("second update in round %d: %v, want duplicate_update", rs.Round, v)
+	}
+	parts, err := f.srv.ledger.Participation()
+	if err != nil || parts[rs.Round-1].Received != 1 {
+		t.Errorf("round %d participation %+v (%v): want the first update counted once", rs.Round, parts, err)
+	}
+}
+
+// TestLateFrame: a frame that arrives while no round takes updates (here:
+// in the slack between a round's close and its release) is answered
+// stale_round at the release, without being read.
+func TestLateFrame(t *testing.T) {
+	f := hostile(t)
+	a := dialRaw(t, f, f.secrets.LHAs[0])
+	rs := inWindow(a)
+	time.Sleep(rs.TimeLeft + 30*time.Millisecond) // inside the 100 ms slack
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
-	expectCode(a, protocol.CodeDuplicateUpdate)
+	if v := verdictOf(a); v == nil || v.Code != protocol.CodeStaleRound {
+		t.Fatalf("frame after the close: %v, want stale_round", v)
+	}
 }
 
 func TestConnectionRules(t *testing.T) {
@@ -448,7 +540,7 @@ func TestStatusEndpoints(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"round", "rounds", "epsilon_spent", "epsilon_budget", "delta", "noise_multiplier", "state"} {
+	for _, k := range []string{"round", "rounds", "epsilon_spent", "epsilon_budget", "delta", "noise_multiplier", "state", "schedule", "as_of"} {
 		if _, ok := st[k]; !ok {
 			t.Errorf("public status lacks %q", k)
 		}
@@ -486,7 +578,7 @@ func TestStatusEndpoints(t *testing.T) {
 
 func TestResumeResendsCommittedModel(t *testing.T) {
 	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(2), Template: study.File{Epsilon: 10, Rounds: 4,
-		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, StartQuorum: 1, RoundDeadline: study.Duration(300 * time.Millisecond)}})
+		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(300 * time.Millisecond)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +615,7 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- srv.Run(ctx) }()
 		for srv.PublicStatus().Round < rounds {
-			res := expect[*protocol.RoundResult](c) // dropouts: rounds end at the deadline
+			res := expect[*protocol.RoundResult](c) // dropouts: rounds end at their slot's close
 			hash, eps = res.Event.ModelSHA256, res.Event.Epsilon
 		}
 		cancel()
@@ -541,4 +633,85 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 	if len(rs) != 2 || rs[1].ModelSHA256 != h1 {
 		t.Errorf("ledger %+v", rs)
 	}
+}
+
+// waitUnauth polls until the server counts n unauthenticated connections.
+func waitUnauth(t *testing.T, s *Server, n int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); s.Unauthenticated() != n; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d unauthenticated connections, want %d", s.Unauthenticated(), n)
+		}
+	}
+}
+
+// dialStatus dials the websocket and returns the HTTP status of a refused
+// handshake (0 when the dial succeeded).
+func dialStatus(t *testing.T, f *fixture) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, f.wsURL(), nil)
+	if err == nil {
+		t.Cleanup(func() { ws.CloseNow() })
+		return 0
+	}
+	if resp == nil {
+		t.Fatalf("dial: %v", err)
+	}
+	return resp.StatusCode
+}
+
+// TestUnauthenticatedBounds: connections that have not sent a hello are
+// bounded per address and in total (over the bound: HTTP 503 before the
+// upgrade); a hello frees the place; a silent connection is closed at the
+// hello deadline.
+func TestUnauthenticatedBounds(t *testing.T) {
+	t.Run("per address", func(t *testing.T) {
+		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+			o.MaxUnauthenticatedPerAddr = 2
+		})
+		a, _ := dialRaw(t, f, ""), dialRaw(t, f, "")
+		waitUnauth(t, f.srv, 2)
+		if code := dialStatus(t, f); code != http.StatusServiceUnavailable {
+			t.Fatalf("third unauthenticated connection from one address: HTTP %d, want 503", code)
+		}
+		a.send(&protocol.Hello{Token: f.secrets.LHAs[0]})
+		expect[*protocol.Welcome](a)
+		waitUnauth(t, f.srv, 1)
+		if code := dialStatus(t, f); code != 0 {
+			t.Fatalf("after a hello freed a place: HTTP %d", code)
+		}
+	})
+	t.Run("in total", func(t *testing.T) {
+		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+			o.MaxUnauthenticated = 1
+		})
+		dialRaw(t, f, "")
+		waitUnauth(t, f.srv, 1)
+		if code := dialStatus(t, f); code != http.StatusServiceUnavailable {
+			t.Fatalf("second unauthenticated connection over a total of 1: HTTP %d, want 503", code)
+		}
+	})
+	t.Run("hello deadline", func(t *testing.T) {
+		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+			o.HelloTimeout = 300 * time.Millisecond
+		})
+		c := dialRaw(t, f, "")
+		t0 := time.Now()
+		expectClosed(c)
+		if d := time.Since(t0); d < 250*time.Millisecond {
+			t.Errorf("closed after %v, before the 300 ms hello deadline", d)
+		}
+		waitUnauth(t, f.srv, 0)
+	})
+	t.Run("defaults", func(t *testing.T) {
+		f := hostile(t)
+		if f.srv.maxUnauth != DefaultMaxUnauthenticated || f.srv.maxUnauthIP != DefaultMaxUnauthenticatedPerAddr || f.srv.helloTimeout != DefaultHelloTimeout {
+			t.Errorf("defaults %d, %d, %v", f.srv.maxUnauth, f.srv.maxUnauthIP, f.srv.helloTimeout)
+		}
+	})
 }

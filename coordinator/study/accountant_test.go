@@ -44,10 +44,10 @@ func TestStudyAccountantPLD(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.db")
 	e := openEngine(t, g, raw, path, nil)
 	for range 2 {
-		if _, err := e.Begin(); err != nil {
+		if _, err := e.Begin(nil); err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.Complete()
+		res, err := commit(e)
 		if err != nil {
 			t.Fatal(err)
 		}

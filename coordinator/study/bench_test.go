@@ -26,7 +26,7 @@ func BenchmarkAggregateRound(b *testing.B) {
 	for _, mode := range []string{"secure", "insecure-seed"} {
 		b.Run(fmt.Sprintf("%s/updates=%d", mode, n), func(b *testing.B) {
 			f, _, err := Create(CreateOptions{Names: benchNames(n), Template: File{Name: "bench", Epsilon: 10, Rounds: 1000,
-				ExpectedClients: n, RoundDeadline: Duration(time.Minute)}})
+				ExpectedClients: n, RoundLength: Duration(time.Minute)}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func BenchmarkAggregateRound(b *testing.B) {
 			var growth float64
 			b.ResetTimer()
 			for range b.N {
-				r, err := e.Begin()
+				r, err := e.Begin(nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -74,7 +74,7 @@ func BenchmarkAggregateRound(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				growth += float64(ms.HeapAlloc) - float64(before)
 				b.StartTimer()
-				if _, err := e.Complete(); err != nil {
+				if _, err := commit(e); err != nil {
 					b.Fatal(err)
 				}
 			}

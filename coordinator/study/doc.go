@@ -5,7 +5,7 @@
 // A study is described by a JSON file ([File], documented field by field in
 // docs/study-file.md): the privacy budget (ε, δ), rounds T, expected LHAs
 // per round m, clip bound S, local epochs E, learning rate, window H/P and
-// smoothing, the round deadline, and the enrolled LHAs, each with the
+// smoothing, the round schedule (round_length, round_slack), and the enrolled LHAs, each with the
 // SHA-256 of its secret join token (the tokens themselves are printed once
 // by `fedcast study new` and never stored). [Create] makes a new file with
 // fresh tokens; [Load] reads and validates one. N, the number of enrolled
@@ -18,16 +18,24 @@
 // privacy ledger (coordinator/ledger). It holds no sockets: a transport
 // (coordinator/server) calls
 //
-//	r, err := e.Begin(now)        // budget gate, Poisson sample from all N LHAs
-//	err = e.Submit(lha, round, Δw) // any number of times, as updates arrive
-//	res, err := e.Complete(now, online) // mean ÷ m + noise, ledger commit, then apply
+//	r, err := e.Begin(online)      // budget gate, Poisson sample from all N LHAs: open
+//	err = e.Submit(lha, round, Δw)  // while open, any number of times
+//	res, err := e.Complete()        // aggregating: mean ÷ m + noise, ledger commit: committed
+//	err = e.Release()               // after sending res: released, the next Begin may follow
+//	err = e.Abandon()               // instead of Complete: abandoned, aggregate reset
 //
 // and releases res only after Complete returned: Complete writes the round's
 // event and model to the ledger, synced, before it changes the state, so a
-// model is never released without its event on disk. [Open] on an existing
-// ledger resumes: the global model is the last committed one, the accountant
-// is recomposed from the committed events, the current round is the next
-// one; nothing committed is ever computed again.
+// model is never released without its event on disk. A round's phase
+// ([Phase]) makes its life cycle explicit: open → aggregating → committed
+// → released, or abandoned; every transition that discards a round's
+// aggregate (Abandon, a failed commit) resets it, so no update is ever
+// counted in two rounds, and a committed round cannot be abandoned. [Open]
+// on an existing ledger resumes after validating it (rounds numbered 1…k,
+// k ≤ T, each with the study's q, c, δ and the ε the accountant gives,
+// finite models of the right size): the global model is the last committed
+// one, the accountant is recomposed from the committed events, the current
+// round is the next one; nothing committed is ever computed again.
 //
 // # Randomness
 //

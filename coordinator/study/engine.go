@@ -27,6 +27,10 @@ var (
 	ErrDuplicate  = errors.New("study: update already received for this round")
 	ErrRoundOpen  = errors.New("study: a round is already open")
 	ErrMismatch   = errors.New("study: ledger does not match the study")
+	// ErrCommitted: Abandon of a round already in the ledger.
+	ErrCommitted = errors.New("study: the round is committed and must be released")
+	// ErrNotCommitted: Release without a committed round.
+	ErrNotCommitted = errors.New("study: no committed round to release")
 )
 
 // Finish reasons recorded in the ledger and sent to clients.
@@ -45,16 +49,56 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Round is the round in progress: admin-only information.
+// Phase is a round's place in its life cycle. A round is released at most
+// once:
+//
+//	open ──Complete──▶ aggregating ──(ledger commit)──▶ committed ──Release──▶ released
+//	  │                    │
+//	  └──Abandon───────────┴──▶ abandoned
+//
+// Abandon (and a failed commit) discards the round's aggregate: the next
+// round starts from an empty one, so no update is ever counted twice. A
+// committed round cannot be abandoned: it is in the ledger and must be
+// released (after a crash, the restart releases it).
+type Phase int
+
+// Round phases.
+const (
+	PhaseOpen        Phase = iota + 1 // taking updates (Submit)
+	PhaseAggregating                  // closed; aggregate, noise and commit in progress
+	PhaseCommitted                    // in the ledger, not yet released
+	PhaseReleased                     // released to the LHAs: the engine may Begin the next round
+	PhaseAbandoned                    // discarded with its aggregate; nothing of it was released
+)
+
+func (p Phase) String() string {
+	switch p {
+	case PhaseOpen:
+		return "open"
+	case PhaseAggregating:
+		return "aggregating"
+	case PhaseCommitted:
+		return "committed"
+	case PhaseReleased:
+		return "released"
+	case PhaseAbandoned:
+		return "abandoned"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
+}
+
+// Round is the round in progress: admin-only information. Its fields are
+// set by the engine; callers read them.
 type Round struct {
 	ID int
 	// Sampled are the sampled LHA indices, increasing.
 	Sampled  []int
 	Started  time.Time
-	Online   int // sampled LHAs connected at the start (set by the transport)
+	Online   int // sampled LHAs connected at the start (Begin's online)
 	Received int
 	Rejected int
 
+	phase    Phase
 	sampled  map[int]bool
 	done     map[int]bool
 	buffered map[int][]float64 // research mode: summed in LHA order at Complete
@@ -66,6 +110,9 @@ func (r *Round) IsSampled(lha int) bool { return r.sampled[lha] }
 // Answered reports whether LHA lha's update was accepted.
 func (r *Round) Answered(lha int) bool { return r.done[lha] }
 
+// Phase returns the round's phase.
+func (r *Round) Phase() Phase { return r.phase }
+
 // Result is a committed round, ready for release.
 type Result struct {
 	Event protocol.Event
@@ -76,7 +123,9 @@ type Result struct {
 }
 
 // Engine runs a study's rounds. It is not safe for concurrent use: the
-// transport serialises calls.
+// transport serialises calls. Its exported fields are the study's fixed
+// parameters and the committed state, for reading; every change goes
+// through the methods.
 type Engine struct {
 	File   *File
 	Study  protocol.Study
@@ -84,12 +133,10 @@ type Engine struct {
 	Model  *nn.MLP
 	// State is the committed state (round, global model, accountant).
 	State *fl.Server
-	// Log is the committed rounds' public events.
-	Log []protocol.Event
-	// Open is the round in progress, nil between rounds.
-	Open *Round
-	// FinishedReason is "" while the study runs.
-	FinishedReason string
+
+	log      []protocol.Event // the committed rounds' public events
+	current  *Round           // open, aggregating or committed; nil between rounds
+	finished string           // "" while the study runs
 
 	ledger   *ledger.Ledger
 	sampling *rand.Rand
@@ -154,6 +201,9 @@ func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) 
 		if g.Clients != len(f.LHAs) || len(g.Model) != dim {
 			return nil, fmt.Errorf("%w: ledger has N=%d and %d parameters, study file N=%d and %d", ErrMismatch, g.Clients, len(g.Model), len(f.LHAs), dim)
 		}
+		if err := fl.CheckUpdate(g.Model, dim); err != nil {
+			return nil, fmt.Errorf("%w: the ledger's initial model: %w", ErrMismatch, err)
+		}
 		if g.InsecureSeed != insecure {
 			return nil, fmt.Errorf("%w: the ledger was started with insecure seed %v, now %v: keep the same mode to resume", ErrMismatch, g.InsecureSeed, insecure)
 		}
@@ -173,7 +223,7 @@ func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
-	e.FinishedReason = reason
+	e.finished = reason
 	if reason == "" {
 		e.checkFinished()
 	}
@@ -192,7 +242,13 @@ func (e *Engine) replay() error {
 	}
 	q, c := e.Config.SampleRate(), e.Config.NoiseMultiplier
 	scratch := make([]float64, e.Model.NumParams())
-	for _, r := range rounds {
+	if len(rounds) > e.Config.Rounds {
+		return fmt.Errorf("%w: the ledger holds %d rounds, the study has T=%d", ErrMismatch, len(rounds), e.Config.Rounds)
+	}
+	for i, r := range rounds {
+		if r.Round != i+1 {
+			return fmt.Errorf("%w: ledger round %d is numbered %d", ErrMismatch, i+1, r.Round)
+		}
 		if r.SampleRate != q || r.NoiseMultiplier != c || r.Delta != e.File.Delta {
 			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
 		}
@@ -202,7 +258,7 @@ func (e *Engine) replay() error {
 		if math.Abs(eps-r.Epsilon) > 1e-9*math.Max(1, eps) {
 			return fmt.Errorf("%w: round %d recorded ε=%v but the %s accountant gives %v", ErrMismatch, r.Round, r.Epsilon, e.Config.AccountantKind(), eps)
 		}
-		e.Log = append(e.Log, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
+		e.log = append(e.log, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
 			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256, Accountant: string(e.Config.AccountantKind())})
 		if e.ordered {
 			// Same draws as the round consumed: N uniforms, then one
@@ -216,6 +272,9 @@ func (e *Engine) replay() error {
 		if err != nil {
 			return err
 		}
+		if err := fl.CheckUpdate(w, len(scratch)); err != nil {
+			return fmt.Errorf("%w: the model of round %d: %w", ErrMismatch, len(rounds), err)
+		}
 		e.State.Global = w
 	}
 	return nil
@@ -223,7 +282,7 @@ func (e *Engine) replay() error {
 
 // checkFinished records the end of the study when no further round fits.
 func (e *Engine) checkFinished() {
-	if e.FinishedReason != "" {
+	if e.finished != "" {
 		return
 	}
 	err := e.State.NextRoundFits()
@@ -231,11 +290,11 @@ func (e *Engine) checkFinished() {
 	case err == nil:
 		return
 	case errors.Is(err, fl.ErrStudyComplete):
-		e.FinishedReason = ReasonRounds
+		e.finished = ReasonRounds
 	default:
-		e.FinishedReason = ReasonBudget
+		e.finished = ReasonBudget
 	}
-	if ferr := e.ledger.Finish(e.FinishedReason, e.now()); ferr != nil && e.broken == nil {
+	if ferr := e.ledger.Finish(e.finished, e.now()); ferr != nil && e.broken == nil {
 		e.broken = ferr
 	}
 }
@@ -252,42 +311,98 @@ func (e *Engine) Global() []float64 { return e.State.Global }
 // Err returns the ledger error that stopped the engine, if any.
 func (e *Engine) Err() error { return e.broken }
 
+// Finished returns why the study ended (ReasonRounds, ReasonBudget), or ""
+// while it runs. It turns non-empty when the last round is committed, so
+// before that round is released.
+func (e *Engine) Finished() string { return e.finished }
+
+// Events returns the committed rounds' public events (a copy).
+func (e *Engine) Events() []protocol.Event { return slices.Clone(e.log) }
+
+// Current returns the round that is open, aggregating or committed (not yet
+// released), or nil.
+func (e *Engine) Current() *Round { return e.current }
+
+// resetAggregate discards whatever the aggregator holds.
+func (e *Engine) resetAggregate() { e.agg = fl.NewAggregator(e.Config, len(e.State.Global)) }
+
 // Begin opens the next round: it refuses a round that would exceed the
 // budget or T (ErrFinished, recording the end in the ledger), then draws the
-// Poisson sample from all N enrolled LHAs.
-func (e *Engine) Begin() (*Round, error) {
+// Poisson sample from all N enrolled LHAs. online (nil: none) tells which
+// LHAs are connected, for the admin's record (Round.Online) only: it never
+// changes who is sampled.
+func (e *Engine) Begin(online func(lha int) bool) (*Round, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
-	if e.Open != nil {
-		return nil, ErrRoundOpen
+	if e.current != nil {
+		return nil, fmt.Errorf("%w: round %d is %s", ErrRoundOpen, e.current.ID, e.current.phase)
 	}
 	e.checkFinished()
-	if e.FinishedReason != "" {
+	if e.finished != "" {
 		return nil, ErrFinished
 	}
+	if e.agg.Received() != 0 {
+		// Unreachable through the methods (every discarding transition
+		// resets); kept so that a future path cannot count an update twice.
+		e.resetAggregate()
+	}
 	sampled := e.State.Sample(e.sampling)
-	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: e.now(),
+	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: e.now(), phase: PhaseOpen,
 		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}
 	for _, i := range sampled {
 		r.sampled[i] = true
+		if online != nil && online(i) {
+			r.Online++
+		}
 	}
 	if e.ordered {
 		r.buffered = make(map[int][]float64, len(sampled))
 	}
-	e.Open = r
+	e.current = r
 	return r, nil
+}
+
+// Abandon discards the open (or aggregating) round and its aggregate:
+// nothing of it was released, and the next round starts from an empty
+// aggregate. A committed round cannot be abandoned (ErrCommitted); with no
+// round in progress Abandon does nothing.
+func (e *Engine) Abandon() error {
+	r := e.current
+	if r == nil {
+		return nil
+	}
+	if r.phase == PhaseCommitted {
+		return fmt.Errorf("%w: round %d", ErrCommitted, r.ID)
+	}
+	r.phase = PhaseAbandoned
+	r.buffered = nil
+	e.resetAggregate()
+	e.current = nil
+	return nil
+}
+
+// Release marks the committed round as released (its model has been sent),
+// so that the next round may Begin.
+func (e *Engine) Release() error {
+	r := e.current
+	if r == nil || r.phase != PhaseCommitted {
+		return ErrNotCommitted
+	}
+	r.phase = PhaseReleased
+	e.current = nil
+	return nil
 }
 
 // Submit takes LHA lha's update for round. The update is checked (round
 // open, LHA sampled, first update, length, finite) and re-clipped by
 // fl.Aggregator; w is not retained except in research mode.
 func (e *Engine) Submit(lha, round int, w []float64) error {
-	if e.FinishedReason != "" {
+	r := e.current
+	if e.finished != "" && r == nil {
 		return ErrFinished
 	}
-	r := e.Open
-	if r == nil || round != r.ID {
+	if r == nil || round != r.ID || r.phase != PhaseOpen {
 		return fmt.Errorf("%w: update for round %d", ErrStaleRound, round)
 	}
 	if !r.sampled[lha] {
@@ -311,19 +426,21 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 	return nil
 }
 
-// Complete closes the open round: the aggregate (÷ m) plus noise becomes
+// Complete closes the open round (open → aggregating → committed): the aggregate (÷ m) plus noise becomes
 // the next model, which is committed to the ledger with its privacy event
 // and participation record, durably, before the state changes. Only after
 // Complete returns may the result be released. A ledger failure stops the
-// engine (Err) and nothing is released.
+// engine (Err), the round is abandoned and nothing is released. The
+// caller then Releases the round.
 func (e *Engine) Complete() (*Result, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
-	r := e.Open
-	if r == nil {
+	r := e.current
+	if r == nil || r.phase != PhaseOpen {
 		return nil, ErrStaleRound
 	}
+	r.phase = PhaseAggregating
 	if e.ordered {
 		for _, i := range r.Sampled {
 			if w, ok := r.buffered[i]; ok {
@@ -337,6 +454,7 @@ func (e *Engine) Complete() (*Result, error) {
 	p, err := e.State.Propose(e.agg, e.noise)
 	if err != nil {
 		e.broken = fmt.Errorf("study: round %d: %w", r.ID, err)
+		e.Abandon()
 		return nil, e.broken
 	}
 	now := e.now()
@@ -348,22 +466,24 @@ func (e *Engine) Complete() (*Result, error) {
 		// The pending model was never released: dropping it is safe, but
 		// the study cannot go on without its ledger.
 		e.broken = err
+		e.Abandon()
 		return nil, err
 	}
 	e.State.Apply(p)
-	e.Open = nil
+	r.phase = PhaseCommitted
+	r.buffered = nil
 	ev := protocol.Event{Round: lr.Round, SampleRate: lr.SampleRate, NoiseMultiplier: lr.NoiseMultiplier,
 		Epsilon: lr.Epsilon, Delta: lr.Delta, ModelSHA256: lr.ModelSHA256, Accountant: string(e.Config.AccountantKind())}
-	e.Log = append(e.Log, ev)
+	e.log = append(e.log, ev)
 	e.checkFinished()
-	return &Result{Event: ev, Weights: e.State.Global, Finished: e.FinishedReason}, nil
+	return &Result{Event: ev, Weights: e.State.Global, Finished: e.finished}, nil
 }
 
 // LastResult returns the last committed round for re-sending (nil before
 // round 1).
 func (e *Engine) LastResult() *Result {
-	if len(e.Log) == 0 {
+	if len(e.log) == 0 {
 		return nil
 	}
-	return &Result{Event: e.Log[len(e.Log)-1], Weights: e.State.Global, Finished: e.FinishedReason}
+	return &Result{Event: e.log[len(e.log)-1], Weights: e.State.Global, Finished: e.finished}
 }

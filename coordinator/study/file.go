@@ -93,11 +93,17 @@ type File struct {
 	To   string `json:"to,omitempty"`
 	// Hidden are the hidden layer sizes. Defaults to [128, 64, 32].
 	Hidden []int `json:"hidden"`
-	// RoundDeadline is how long a round waits for updates. Defaults to 60s.
-	RoundDeadline Duration `json:"round_deadline"`
-	// RoundInterval is the least time between two round starts (0: start
-	// the next round at once). The demo uses it to be watchable.
-	RoundInterval Duration `json:"round_interval,omitempty"`
+	// RoundLength is L, the length of one slot of the study's public round
+	// schedule: round k opens at t₀ + (k−1)·L (t₀: the moment the start
+	// quorum was reached), takes updates until L − RoundSlack after it
+	// opened, and its model is released at the slot's end, when the next
+	// round opens. Defaults to 60s. It replaced round_deadline and
+	// round_interval (see Parse).
+	RoundLength Duration `json:"round_length"`
+	// RoundSlack is the end of each slot kept for aggregating, noising and
+	// committing the round: updates are taken until L − RoundSlack.
+	// Defaults to L/10; must be in (0, L/2].
+	RoundSlack Duration `json:"round_slack"`
 	// StartQuorum is how many LHAs must be online before round 1 starts,
 	// and again after a coordinator restart before the next round opens
 	// (there for at most RestartGrace). Rounds in between never wait. 0
@@ -106,10 +112,10 @@ type File struct {
 	StartQuorum int `json:"start_quorum,omitempty"`
 	// RestartGrace bounds the wait for StartQuorum after a restart of a
 	// study with committed rounds, so that the LHAs can reconnect before
-	// the next round spends budget; the round opens when the quorum is
-	// back or the grace has passed, whichever comes first. 0 means one
-	// RoundDeadline (see ResumeWait); `fedcast serve --restart-grace`
-	// overrides it.
+	// the next round spends budget; the round opens at the first slot of
+	// the schedule after the quorum is back or the grace has passed,
+	// whichever comes first. 0 means one RoundLength (see ResumeWait);
+	// `fedcast serve --restart-grace` overrides it.
 	RestartGrace Duration `json:"restart_grace,omitempty"`
 	// Origins are extra browser origins (host patterns as in
 	// websocket.AcceptOptions.OriginPatterns, e.g. "lha.example.org") allowed
@@ -153,8 +159,11 @@ func (f *File) Defaults() {
 	if len(f.Hidden) == 0 {
 		f.Hidden = []int{128, 64, 32}
 	}
-	if f.RoundDeadline == 0 {
-		f.RoundDeadline = Duration(60 * time.Second)
+	if f.RoundLength == 0 {
+		f.RoundLength = Duration(DefaultRoundLength)
+	}
+	if f.RoundSlack == 0 {
+		f.RoundSlack = f.RoundLength / 10
 	}
 }
 
@@ -219,17 +228,25 @@ func (f *File) Validate() error {
 			return configErr("hidden layer size %d, must be in [1, 4096]", h)
 		}
 	}
-	if f.RoundDeadline <= 0 {
-		return configErr("round_deadline is %v, must be > 0", time.Duration(f.RoundDeadline))
+	if f.RoundLength < Duration(MinRoundLength) {
+		return configErr("round_length is %v, must be ≥ %v", time.Duration(f.RoundLength), MinRoundLength)
 	}
-	if f.RoundInterval < 0 {
-		return configErr("round_interval is %v, must be ≥ 0", time.Duration(f.RoundInterval))
+	if f.RoundSlack <= 0 || f.RoundSlack > f.RoundLength/2 {
+		return configErr("round_slack is %v, must be in (0, round_length/2 = %v]", time.Duration(f.RoundSlack), time.Duration(f.RoundLength/2))
 	}
 	if f.RestartGrace < 0 {
 		return configErr("restart_grace is %v, must be ≥ 0", time.Duration(f.RestartGrace))
 	}
 	if f.StartQuorum < 0 || f.StartQuorum > len(f.LHAs) {
 		return configErr("start_quorum is %d, must be in [0, N=%d]", f.StartQuorum, len(f.LHAs))
+	}
+	// δ ≥ 1/N would allow a mechanism that publishes one LHA's data
+	// outright with probability δ·N ≥ 1 and still meet (ε, δ).
+	if n := len(f.LHAs); f.Delta*float64(n) >= 1 {
+		return configErr("delta is %v, must be < 1/N = %v (N = %d LHAs): a larger δ admits releasing an LHA's data outright", f.Delta, 1/float64(n), n)
+	}
+	if p := numParams(f.Layers()); p > protocol.MaxWeights {
+		return configErr("the model (history %d, hidden %v) has %d weights, more than a protocol frame carries (%d)", f.History, f.Hidden, p, protocol.MaxWeights)
 	}
 	if !validHash(f.AdminTokenSHA256) {
 		return configErr("admin_token_sha256 is not a hex SHA-256")
@@ -255,15 +272,58 @@ func (f *File) Validate() error {
 	return nil
 }
 
+// numParams counts an MLP's weights and biases without allocating them,
+// saturating at MaxWeights+1 (a file may name absurd sizes).
+func numParams(layers []int) int {
+	n := 0
+	for i := 1; i < len(layers); i++ {
+		in, out := layers[i-1], layers[i]
+		if in < 0 || out < 0 || in > protocol.MaxWeights || out > protocol.MaxWeights {
+			return protocol.MaxWeights + 1
+		}
+		n += (in + 1) * out
+		if n > protocol.MaxWeights {
+			return protocol.MaxWeights + 1
+		}
+	}
+	return n
+}
+
 func validHash(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == sha256.Size && s == strings.ToLower(s)
 }
 
+// Limits of the schedule and the model.
+const (
+	// DefaultRoundLength is round_length when the file gives none.
+	DefaultRoundLength = 60 * time.Second
+	// MinRoundLength is the shortest round_length accepted (tests use a
+	// few hundred milliseconds; real studies minutes).
+	MinRoundLength = 50 * time.Millisecond
+)
+
+// removedFields are study-file fields of earlier fedcast versions that are
+// refused with what to write instead.
+var removedFields = map[string]string{
+	"round_deadline": `rounds now follow a fixed public schedule: replace "round_deadline" (and "round_interval") by "round_length", the time from one round's start to the next (e.g. "round_length": "90s" for the former "round_deadline": "60s" plus "round_interval": "30s"); updates are taken until round_length − round_slack (default round_length/10)`,
+	"round_interval": `rounds now follow a fixed public schedule: replace "round_interval" (and "round_deadline") by "round_length", the time from one round's start to the next; updates are taken until round_length − round_slack (default round_length/10)`,
+}
+
 // Parse reads a study file, applies the defaults and validates it.
-// Unknown fields are refused (a typo must not silently change a study).
+// Unknown fields are refused (a typo must not silently change a study);
+// the removed round_deadline and round_interval are refused with a
+// message saying what to write instead.
 func Parse(b []byte) (*File, error) {
 	var f File
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) == nil {
+		for _, k := range []string{"round_deadline", "round_interval"} {
+			if _, ok := top[k]; ok {
+				return nil, configErr("field %q is no longer supported: %s", k, removedFields[k])
+			}
+		}
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
@@ -326,14 +386,13 @@ func (f *File) Quorum() int {
 }
 
 // ResumeWait returns the longest wait for the quorum after a restart:
-// RestartGrace, or one RoundDeadline when it is 0 (the time a round gives
-// its LHAs anyway, and ample for clients that reconnect with a backoff of
-// seconds).
+// RestartGrace, or one RoundLength when it is 0 (ample for clients that
+// reconnect with a backoff of seconds).
 func (f *File) ResumeWait() time.Duration {
 	if f.RestartGrace > 0 {
 		return time.Duration(f.RestartGrace)
 	}
-	return time.Duration(f.RoundDeadline)
+	return time.Duration(f.RoundLength)
 }
 
 // AccountantKind returns the study's accountant (RDP when none is named).
@@ -343,6 +402,8 @@ func (f *File) AccountantKind() privacy.AccountantKind {
 	}
 	return f.Accountant
 }
+// Window returns how long a round takes updates: RoundLength − RoundSlack.
+func (f *File) Window() time.Duration { return time.Duration(f.RoundLength - f.RoundSlack) }
 
 // SampleRate returns q = m/N.
 func (f *File) SampleRate() float64 { return float64(f.ExpectedClients) / float64(len(f.LHAs)) }
@@ -368,9 +429,10 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
 		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
 		Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
-		RoundDeadlineMillis: time.Duration(f.RoundDeadline).Milliseconds(),
-		InsecureSeed:        insecure,
-		Accountant:          string(f.AccountantKind()),
+		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
+		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
+		InsecureSeed:      insecure,
+		Accountant:        string(f.AccountantKind()),
 	}
 }
 

@@ -55,7 +55,14 @@ func TestParseRejects(t *testing.T) {
 		{"m > N", `"expected_clients": 2`, `"expected_clients": 5`},
 		{"version", `"version": 1`, `"version": 2`},
 		{"smoothing", `"smoothing": "centered"`, `"smoothing": "weekly"`},
-		{"deadline", `"round_deadline": "1m0s"`, `"round_deadline": "soon"`},
+		{"round length", `"round_length": "1m0s"`, `"round_length": "soon"`},
+		{"round length too short", `"round_length": "1m0s"`, `"round_length": "1ms"`},
+		{"slack over half the length", `"round_slack": "6s"`, `"round_slack": "31s"`},
+		{"negative slack", `"round_slack": "6s"`, `"round_slack": "-1s"`},
+		{"delta = 1/N", `"delta": 0.00001`, `"delta": 0.25`},
+		{"delta over 1/N", `"delta": 0.00001`, `"delta": 0.3`},
+		{"infinite delta", `"delta": 0.00001`, `"delta": 1e999`},
+		{"model larger than a frame", `"hidden": [`, `"hidden": [4096, 4096, 4096, `},
 		{"admin hash", `"admin_token_sha256": "`, `"admin_token_sha256": "zz`},
 		{"quorum", `"name": "test"`, `"name": "test", "start_quorum": 9`},
 		{"negative restart grace", `"name": "test"`, `"name": "test", "restart_grace": "-1s"`},
@@ -89,14 +96,15 @@ func TestQuorumAndResumeWait(t *testing.T) {
 		{"defaults: all N, one round deadline", ``, 4, time.Minute},
 		{"explicit quorum", `"start_quorum": 3,`, 3, time.Minute},
 		{"explicit grace", `"restart_grace": "15s",`, 4, 15 * time.Second},
-		{"grace follows the deadline", `"round_deadline": "2s",`, 4, 2 * time.Second},
-		{"grace over a short deadline", `"round_deadline": "2s", "restart_grace": "5s",`, 4, 5 * time.Second},
+		{"grace follows the round length", `"round_length": "2s",`, 4, 2 * time.Second},
+		{"grace over a short round", `"round_length": "2s", "restart_grace": "5s",`, 4, 5 * time.Second},
 		{"both", `"start_quorum": 1, "restart_grace": "250ms",`, 1, 250 * time.Millisecond},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			// The file's own round_deadline comes later and would win.
-			b := strings.Replace(string(raw), `"round_deadline": "1m0s",`, "", 1)
+			// The file's own round_length comes later and would win.
+			b := strings.Replace(string(raw), `"round_length": "1m0s",`, "", 1)
+			b = strings.Replace(b, `"round_slack": "6s",`, "", 1)
 			b = strings.Replace(b, "{", "{"+c.insert, 1)
 			f, err := Parse([]byte(b))
 			if err != nil {
@@ -185,7 +193,7 @@ func play(t *testing.T, e *Engine, data []fl.ClientData, stop int) {
 	tr := nn.NewTrainer(e.Model)
 	shuffle := rand.New(rand.NewPCG(1, 2))
 	for e.Rounds() < stop {
-		r, err := e.Begin()
+		r, err := e.Begin(nil)
 		if errors.Is(err, ErrFinished) {
 			return
 		}
@@ -201,7 +209,7 @@ func play(t *testing.T, e *Engine, data []fl.ClientData, stop int) {
 				t.Fatal(err)
 			}
 		}
-		res, err := e.Complete()
+		res, err := commit(e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,8 +235,8 @@ func TestMatchesSimulation(t *testing.T) {
 		t.Fatalf("resumed at round %d, want 3", e.Rounds())
 	}
 	play(t, e, data, f.Rounds)
-	if e.FinishedReason != ReasonRounds {
-		t.Fatalf("finished %q", e.FinishedReason)
+	if e.Finished() != ReasonRounds {
+		t.Fatalf("finished %q", e.Finished())
 	}
 
 	sim := &fl.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
@@ -245,7 +253,7 @@ func TestMatchesSimulation(t *testing.T) {
 	if got := e.EpsilonSpent(); math.Abs(got-want) > 1e-12 {
 		t.Errorf("ε spent %v, accountant predicts %v", got, want)
 	}
-	if got := e.Log[len(e.Log)-1].Epsilon; got > f.Epsilon {
+	if got := e.Events()[e.Rounds()-1].Epsilon; got > f.Epsilon {
 		t.Errorf("ε %v over budget %v", got, f.Epsilon)
 	}
 }
@@ -260,12 +268,12 @@ func TestSubmitRejects(t *testing.T) {
 	var r *Round
 	for r == nil || len(r.Sampled) == 0 || len(r.Sampled) == 8 {
 		if r != nil {
-			if _, err := e.Complete(); err != nil {
+			if _, err := commit(e); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var err error
-		if r, err = e.Begin(); err != nil {
+		if r, err = e.Begin(nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -305,7 +313,7 @@ func TestSubmitRejects(t *testing.T) {
 	if r.Received != 1 || r.Rejected != 3 {
 		t.Errorf("received %d rejected %d, want 1 and 3", r.Received, r.Rejected)
 	}
-	if _, err := e.Begin(); !errors.Is(err, ErrRoundOpen) {
+	if _, err := e.Begin(nil); !errors.Is(err, ErrRoundOpen) {
 		t.Errorf("second Begin: %v", err)
 	}
 }
@@ -319,13 +327,13 @@ func TestOversizedUpdateIsReclipped(t *testing.T) {
 	var r *Round
 	for {
 		var err error
-		if r, err = e.Begin(); err != nil {
+		if r, err = e.Begin(nil); err != nil {
 			t.Fatal(err)
 		}
 		if len(r.Sampled) > 0 {
 			break
 		}
-		if _, err := e.Complete(); err != nil {
+		if _, err := commit(e); err != nil {
 			t.Fatal(err)
 		}
 		before = append(before[:0], e.Global()...)
@@ -335,7 +343,7 @@ func TestOversizedUpdateIsReclipped(t *testing.T) {
 	if err := e.Submit(r.Sampled[0], r.ID, big); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Complete(); err != nil {
+	if _, err := commit(e); err != nil {
 		t.Fatal(err)
 	}
 	// Coordinate 0 moved by S/m + noise; the noise has σ = c·S/m. With a
@@ -351,14 +359,14 @@ func TestBudgetEndsStudy(t *testing.T) {
 	f, raw, _ := small(t, 4)
 	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "l.db"), nil)
 	for range f.Rounds {
-		if _, err := e.Begin(); err != nil {
+		if _, err := e.Begin(nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Complete(); err != nil {
+		if _, err := commit(e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Begin(); !errors.Is(err, ErrFinished) {
+	if _, err := e.Begin(nil); !errors.Is(err, ErrFinished) {
 		t.Fatalf("Begin after T rounds: %v", err)
 	}
 	if reason, _, _ := e.ledger.Finished(); reason != ReasonRounds {
@@ -386,5 +394,170 @@ func TestResumeRefusesOtherStudy(t *testing.T) {
 	seed := uint64(1)
 	if _, err := Open(f, raw, l, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume switching to insecure seed: %v", err)
+	}
+}
+
+// commit completes and releases the open round, as the server does at
+// the end of a slot.
+func commit(e *Engine) (*Result, error) {
+	res, err := e.Complete()
+	if err != nil {
+		return nil, err
+	}
+	return res, e.Release()
+}
+
+// TestRemovedScheduleFields: a study file of an earlier version, with
+// round_deadline or round_interval, is refused with what to write instead.
+func TestRemovedScheduleFields(t *testing.T) {
+	_, raw, _ := small(t, 4)
+	for _, field := range []string{`"round_deadline": "60s",`, `"round_interval": "5s",`, `"round_deadline": "60s", "round_interval": "0s",`} {
+		b := strings.Replace(string(raw), "{", "{"+field, 1)
+		_, err := Parse([]byte(b))
+		if !errors.Is(err, ErrConfig) {
+			t.Fatalf("%s: Parse error %v, want ErrConfig", field, err)
+		}
+		for _, want := range []string{"no longer supported", `"round_length"`, "round_slack"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: message %q does not say %q", field, err, want)
+			}
+		}
+	}
+}
+
+func TestScheduleDefaults(t *testing.T) {
+	f := File{RoundLength: Duration(2 * time.Second)}
+	f.Defaults()
+	if f.RoundSlack != Duration(200*time.Millisecond) || f.Window() != 1800*time.Millisecond {
+		t.Errorf("slack %v, window %v; want 200ms and 1.8s", time.Duration(f.RoundSlack), f.Window())
+	}
+	var g File
+	g.Defaults()
+	if time.Duration(g.RoundLength) != DefaultRoundLength || time.Duration(g.RoundSlack) != DefaultRoundLength/10 {
+		t.Errorf("defaults: length %v, slack %v", time.Duration(g.RoundLength), time.Duration(g.RoundSlack))
+	}
+}
+
+// TestNumParamsMatchesModel: the allocation-free count used by Validate is
+// the model's.
+func TestNumParamsMatchesModel(t *testing.T) {
+	for _, layers := range [][]int{{10, 128, 64, 32, 1}, {4, 8, 4, 1}, {1, 1}} {
+		if got, want := numParams(layers), nn.NewMLP(layers...).NumParams(); got != want {
+			t.Errorf("%v: numParams %d, model %d", layers, got, want)
+		}
+	}
+	if numParams([]int{10, 4096, 4096, 4096, 1}) <= protocol.MaxWeights {
+		t.Error("three hidden layers of 4096 fit a frame?")
+	}
+}
+
+// TestRoundLifeCycle walks a round through its phases and checks that each
+// transition is refused out of order.
+func TestRoundLifeCycle(t *testing.T) {
+	f, raw, _ := small(t, 4)
+	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "l.db"), nil)
+	if err := e.Release(); !errors.Is(err, ErrNotCommitted) {
+		t.Errorf("Release with no round: %v", err)
+	}
+	online := func(lha int) bool { return lha%2 == 0 }
+	r, err := e.Begin(online)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOnline := 0
+	for _, i := range r.Sampled {
+		if online(i) {
+			wantOnline++
+		}
+	}
+	if r.Phase() != PhaseOpen || e.Current() != r || r.Online != wantOnline {
+		t.Fatalf("after Begin: phase %v, online %d (want %d)", r.Phase(), r.Online, wantOnline)
+	}
+	if err := e.Release(); !errors.Is(err, ErrNotCommitted) {
+		t.Errorf("Release of an open round: %v", err)
+	}
+	if _, err := e.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase() != PhaseCommitted {
+		t.Fatalf("after Complete: %v", r.Phase())
+	}
+	if err := e.Submit(0, r.ID, make([]float64, len(e.Global()))); !errors.Is(err, ErrStaleRound) {
+		t.Errorf("Submit to a committed round: %v", err)
+	}
+	if _, err := e.Begin(nil); !errors.Is(err, ErrRoundOpen) {
+		t.Errorf("Begin before the release: %v", err)
+	}
+	if err := e.Abandon(); !errors.Is(err, ErrCommitted) {
+		t.Errorf("Abandon of a committed round: %v", err)
+	}
+	if _, err := e.Complete(); !errors.Is(err, ErrStaleRound) {
+		t.Errorf("second Complete: %v", err)
+	}
+	if err := e.Release(); err != nil || r.Phase() != PhaseReleased || e.Current() != nil {
+		t.Fatalf("Release: %v, phase %v", err, r.Phase())
+	}
+	r2, err := e.Begin(nil)
+	if err != nil || r2.ID != 2 {
+		t.Fatalf("Begin after release: round %v, %v", r2, err)
+	}
+	if err := e.Abandon(); err != nil || r2.Phase() != PhaseAbandoned || e.Current() != nil {
+		t.Fatalf("Abandon: %v, phase %v", err, r2.Phase())
+	}
+	if e.Rounds() != 1 {
+		t.Errorf("an abandoned round counted: %d rounds", e.Rounds())
+	}
+}
+
+// TestAbandonResetsAggregate is the regression test of the double count:
+// an update taken in a round that is then abandoned must not be in the
+// next round's sum. (Before rounds had phases, the server dropped the open
+// round with `eng.Open = nil` and the aggregator kept the update: the next
+// round summed it again, sensitivity 2S, unaccounted.)
+func TestAbandonResetsAggregate(t *testing.T) {
+	f, raw, _ := small(t, 4)
+	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "l.db"), nil)
+	var r *Round
+	for r == nil || len(r.Sampled) == 0 {
+		if r != nil {
+			if err := e.Abandon(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var err error
+		if r, err = e.Begin(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := make([]float64, len(e.Global()))
+	u[0] = 0.3
+	if err := e.Submit(r.Sampled[0], r.ID, u); err != nil {
+		t.Fatal(err)
+	}
+	if e.agg.Received() != 1 {
+		t.Fatalf("aggregate holds %d updates, want 1", e.agg.Received())
+	}
+	if err := e.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.agg.Received(); n != 0 {
+		t.Fatalf("after Abandon the aggregate still holds %d update(s)", n)
+	}
+	r2, err := e.Begin(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.ID != r.ID {
+		t.Errorf("the round after an abandoned one is %d, want %d again", r2.ID, r.ID)
+	}
+	if e.agg.Received() != 0 {
+		t.Fatalf("a new round starts with %d update(s) in its sum", e.agg.Received())
+	}
+	if _, err := commit(e); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := e.ledger.Participation()
+	if err != nil || len(parts) != 1 || parts[0].Received != 0 {
+		t.Errorf("participation %+v, %v; want one round with 0 received", parts, err)
 	}
 }

@@ -459,3 +459,88 @@ func TestLocalUpdateProgress(t *testing.T) {
 		t.Errorf("progress steps %v", steps)
 	}
 }
+
+// TestBudgetGateNaN: a NaN budget (or a NaN ε) never lets a round through.
+func TestBudgetGateNaN(t *testing.T) {
+	cfg := dpConfig()
+	if _, err := NewServer(cfg, []float64{1, 2, 3}, math.NaN(), 1e-5); err == nil {
+		t.Error("NewServer accepted a NaN budget")
+	}
+	s, err := NewServer(cfg, []float64{1, 2, 3}, 10, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EpsilonBudget = math.NaN()
+	if err := s.NextRoundFits(); !errors.Is(err, privacy.ErrBudgetExhausted) {
+		t.Errorf("NextRoundFits with a NaN budget: %v, want ErrBudgetExhausted", err)
+	}
+	if _, err := s.Propose(NewAggregator(cfg, 3), NewRand(1, StreamNoise)); err == nil {
+		t.Error("Propose with a NaN budget succeeded")
+	}
+	// A NaN δ makes ε NaN: refused as well.
+	s.EpsilonBudget, s.Delta = 10, math.NaN()
+	if err := s.NextRoundFits(); !errors.Is(err, privacy.ErrBudgetExhausted) {
+		t.Errorf("NextRoundFits with a NaN δ: %v, want ErrBudgetExhausted", err)
+	}
+}
+
+// TestServerJSONValidated: stored state that could not have come from a
+// run of the study is refused when read back, and the target is unchanged.
+func TestServerJSONValidated(t *testing.T) {
+	cfg := dpConfig()
+	s, err := NewServer(cfg, []float64{1, 2, 3}, 10, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(NewAggregator(cfg, 3), NewRand(1, StreamNoise)); err != nil {
+		t.Fatal(err)
+	}
+	good, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probe Server
+	if err := json.Unmarshal(good, &probe); err != nil {
+		t.Fatalf("honest state refused: %v", err)
+	}
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(good, &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	cases := []struct {
+		name string
+		b    []byte
+	}{
+		{"round over T", edit(func(m map[string]any) { m["round"] = cfg.Rounds + 1 })},
+		{"negative round", edit(func(m map[string]any) { m["round"] = -1 })},
+		{"round the accountant does not hold", edit(func(m map[string]any) { m["round"] = 2 })},
+		{"empty model", edit(func(m map[string]any) { m["global"] = []float64{} })},
+		{"NaN budget", edit(func(m map[string]any) { m["epsilon_budget"] = "nan" })},
+		{"zero budget", edit(func(m map[string]any) { m["epsilon_budget"] = 0 })},
+		{"infinite budget in DP mode", edit(func(m map[string]any) { m["epsilon_budget"] = "inf" })},
+		{"budget below ε spent", edit(func(m map[string]any) { m["epsilon_budget"] = 1e-9 })},
+		{"δ = 1", edit(func(m map[string]any) { m["delta"] = 1 })},
+		{"no accountant", edit(func(m map[string]any) { delete(m, "accountant") })},
+		{"accountant of no rounds", edit(func(m map[string]any) {
+			a := m["accountant"].(map[string]any)
+			rdp := a["rdp"].([]any)
+			for i := range rdp {
+				rdp[i] = 0
+			}
+		})},
+		{"bad config", edit(func(m map[string]any) { m["config"].(map[string]any)["clients"] = 0 })},
+	}
+	for _, c := range cases {
+		back := Server{Round: 77}
+		if err := json.Unmarshal(c.b, &back); err == nil {
+			t.Errorf("%s: accepted %s", c.name, c.b)
+		} else if back.Round != 77 {
+			t.Errorf("%s: refused state was partly stored", c.name)
+		}
+	}
+}

@@ -39,13 +39,76 @@ func (s *Server) MarshalJSON() ([]byte, error) {
 	return json.Marshal(serverJSON{(*serverAlias)(s), JSONFloat(s.EpsilonBudget)})
 }
 
-// UnmarshalJSON decodes what MarshalJSON wrote.
+// UnmarshalJSON decodes what MarshalJSON wrote and validates it before
+// use (errors wrap ErrConfig): a valid configuration, a non-empty finite
+// model, 0 ≤ Round ≤ T, and in DP mode a finite budget > 0, δ in (0, 1)
+// and an accountant that holds exactly Round rounds at the configured q
+// and c, whose ε is within the budget; in non-DP mode no accountant and an
+// infinite budget. On error s is unchanged.
 func (s *Server) UnmarshalJSON(b []byte) error {
-	v := serverJSON{serverAlias: (*serverAlias)(s)}
+	var t Server
+	v := serverJSON{serverAlias: (*serverAlias)(&t)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	s.EpsilonBudget = float64(v.EpsilonBudget)
+	t.EpsilonBudget = float64(v.EpsilonBudget)
+	if err := t.validate(); err != nil {
+		return err
+	}
+	*s = t
+	return nil
+}
+
+// validate checks a state read back from storage (see UnmarshalJSON).
+func (s *Server) validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: stored server state: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	if err := s.Config.Validate(); err != nil {
+		return err
+	}
+	if len(s.Global) == 0 {
+		return bad("empty model")
+	}
+	for i, w := range s.Global {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return bad("model weight %d is %v", i, w)
+		}
+	}
+	if s.Round < 0 || s.Round > s.Config.Rounds {
+		return bad("round %d outside [0, T=%d]", s.Round, s.Config.Rounds)
+	}
+	if !s.Config.DP {
+		if s.Accountant != nil || !math.IsInf(s.EpsilonBudget, 1) {
+			return bad("non-DP state with an accountant or a finite budget ε=%v", s.EpsilonBudget)
+		}
+		return nil
+	}
+	if !(s.EpsilonBudget > 0) || math.IsInf(s.EpsilonBudget, 0) {
+		return bad("budget ε=%v, must be finite and > 0", s.EpsilonBudget)
+	}
+	if err := privacy.CheckDelta(s.Delta); err != nil {
+		return bad("%v", err)
+	}
+	if s.Accountant == nil {
+		return bad("DP state without an accountant")
+	}
+	// The accountant must be what Round rounds at (q, c) compose to:
+	// otherwise ε would be reported from a history that did not happen.
+	want := privacy.NewAccountant(s.Accountant.Orders())
+	want.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, s.Round)
+	got, stored := want.RDP(), s.Accountant.RDP()
+	for i := range got {
+		if !(math.Abs(got[i]-stored[i]) <= 1e-9*math.Max(1, math.Abs(got[i]))) && got[i] != stored[i] {
+			return bad("the accountant does not hold %d rounds at q=%v, c=%v (order %d: RDP %v, want %v)",
+				s.Round, s.Config.SampleRate(), s.Config.NoiseMultiplier, i, stored[i], got[i])
+		}
+	}
+	if s.Round > 0 {
+		if eps, _ := s.Accountant.Epsilon(s.Delta); !(eps <= s.EpsilonBudget) {
+			return bad("ε spent %v is not within the budget %v", eps, s.EpsilonBudget)
+		}
+	}
 	return nil
 }
 
@@ -76,6 +139,7 @@ func NewServer(cfg Config, global []float64, epsilonBudget, delta float64) (*Ser
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	// !(eps <= budget), not eps > budget: a NaN on either side refuses.
 	if eps := s.epsilonAfter(cfg.Rounds, nil); !(eps <= epsilonBudget) {
 		return nil, fmt.Errorf("%w: %d rounds at q=%.4g, c=%.6g spend ε=%.6g > budget %.6g; raise the noise multiplier or lower the rounds",
 			privacy.ErrBudgetExhausted, cfg.Rounds, cfg.SampleRate(), cfg.NoiseMultiplier, eps, epsilonBudget)
@@ -137,6 +201,7 @@ func (s *Server) NextRoundFits() error {
 	}
 	a := s.Accountant.Clone()
 	a.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
+	// !(eps <= budget), not eps > budget: a NaN on either side refuses.
 	if eps := s.epsilonAfter(s.Round+1, a); !(eps <= s.EpsilonBudget) {
 		return fmt.Errorf("%w: round %d would take ε to %.6g > %.6g", privacy.ErrBudgetExhausted, s.Round+1, eps, s.EpsilonBudget)
 	}

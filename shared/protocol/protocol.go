@@ -161,9 +161,13 @@ type Study struct {
 	Layers []int `json:"layers"`
 	// Params is the length of the flat parameter vector.
 	Params int `json:"params"`
-	// RoundDeadline is how long the coordinator waits for updates, in
-	// milliseconds.
-	RoundDeadlineMillis int64 `json:"round_deadline_ms"`
+	// RoundLengthMillis is L, the length of one slot of the public round
+	// schedule in milliseconds: rounds open every L (see Schedule).
+	RoundLengthMillis int64 `json:"round_length_ms"`
+	// RoundSlackMillis is the end of each slot kept for aggregating and
+	// committing: updates are taken until L − slack after a round opens,
+	// and the model is released at the slot's end.
+	RoundSlackMillis int64 `json:"round_slack_ms"`
 	// InsecureSeed is true when the coordinator runs in research mode with
 	// reproducible (not secret) sampling and noise.
 	InsecureSeed bool `json:"insecure_seed,omitempty"`
@@ -197,9 +201,34 @@ const (
 	StateFinished = "finished"
 )
 
+// Schedule is the study's public round schedule. Slot j (j = 0, 1, …)
+// starts at Start + j·L; the round that opens at a slot's start takes
+// updates until L − slack later and is released at the slot's end, when
+// the next round opens. Before any restart round k opens at
+// Start + (k−1)·L; after a restart the study resumes at the next free
+// slot. Nothing in it depends on who takes part.
+type Schedule struct {
+	// Start is t₀, the moment the start quorum was reached (nil while the
+	// study waits for it).
+	Start *time.Time `json:"start,omitempty"`
+	// RoundLengthMillis is L, RoundSlackMillis the slack (as in Study).
+	RoundLengthMillis int64 `json:"round_length_ms"`
+	RoundSlackMillis  int64 `json:"round_slack_ms"`
+	// Round is the round that is open now, or opens next, at Opens; its
+	// updates must arrive by TrainBy and its model is released at
+	// Release. All zero/nil when no round is planned (waiting for the
+	// quorum, or finished).
+	Round   int        `json:"round,omitempty"`
+	Opens   *time.Time `json:"opens,omitempty"`
+	TrainBy *time.Time `json:"train_by,omitempty"`
+	Release *time.Time `json:"release,omitempty"`
+}
+
 // Welcome answers a valid hello.
 type Welcome struct {
 	Study Study `json:"study"`
+	// Schedule is the round schedule as of the last schedule tick.
+	Schedule *Schedule `json:"schedule,omitempty"`
 	// LHA is the name the coordinator enrolled this token under.
 	LHA string `json:"lha"`
 	// State is StateWaiting, StateRunning or StateFinished.
@@ -223,7 +252,10 @@ type Update struct {
 	Weights []float64
 }
 
-// Accepted confirms that the update for Round was taken.
+// Accepted acknowledges a binary frame as received. The coordinator sends
+// the same acknowledgement (Round 0) for every binary frame at once,
+// whatever its content: frames are checked only when the round closes,
+// and a rejected update is answered with an Error at the round's release.
 type Accepted struct {
 	Round int `json:"round"`
 }
@@ -233,6 +265,17 @@ type Accepted struct {
 type RoundResult struct {
 	Event   Event
 	Weights []float64
+	// Schedule is the public round schedule as of the release, with the
+	// round that opens at the release (nil from a coordinator without
+	// schedules).
+	Schedule *Schedule
+}
+
+// roundResultMeta is a round_result's metadata: the event and the
+// schedule.
+type roundResultMeta struct {
+	Event
+	Schedule *Schedule `json:"schedule,omitempty"`
 }
 
 // Finished says the study has ended.
@@ -372,7 +415,7 @@ func Encode(m Message) (Kind, []byte, error) {
 	case *RoundResult:
 		ev := m.Event
 		ev.ModelSHA256 = ""
-		meta, err := json.Marshal(ev)
+		meta, err := json.Marshal(roundResultMeta{Event: ev, Schedule: m.Schedule})
 		if err != nil {
 			return 0, nil, fmt.Errorf("protocol: encode round_result: %w", err)
 		}
@@ -511,9 +554,13 @@ func decodeBinary(b []byte) (Message, error) {
 		}
 		return &RoundStart{Round: round, TimeLeft: time.Duration(m.TimeLeftMillis) * time.Millisecond, Weights: w}, nil
 	default: // TypeRoundResult
-		var ev Event
-		if err := unmarshalStrict(meta, &ev); err != nil {
+		var rm roundResultMeta
+		if err := unmarshalStrict(meta, &rm); err != nil {
 			return nil, fmt.Errorf("%w: round_result metadata: %v", ErrMalformed, err)
+		}
+		ev := rm.Event
+		if sch := rm.Schedule; sch != nil && (sch.RoundLengthMillis < 0 || sch.RoundSlackMillis < 0 || sch.Round < 0 || sch.Round > MaxRound) {
+			return nil, fmt.Errorf("%w: round_result schedule %+v", ErrMalformed, *sch)
 		}
 		if ev.Round != round {
 			return nil, fmt.Errorf("%w: round_result event for round %d in a frame of round %d", ErrMalformed, ev.Round, round)
@@ -525,7 +572,7 @@ func decodeBinary(b []byte) (Message, error) {
 			return nil, fmt.Errorf("%w: round_result metadata must not carry the model hash", ErrMalformed)
 		}
 		ev.ModelSHA256 = hex.EncodeToString(sum[:])
-		return &RoundResult{Event: ev, Weights: w}, nil
+		return &RoundResult{Event: ev, Weights: w, Schedule: rm.Schedule}, nil
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 func sampleMessages() []Message {
 	w := []float64{0, -0.5, 1e-300, 3.25, -7}
+	t0 := time.Date(2026, 11, 24, 14, 0, 0, 0, time.UTC)
+	t1, t2, t3 := t0.Add(4*time.Minute), t0.Add(4*time.Minute+54*time.Second), t0.Add(5*time.Minute)
 	return []Message{
 		&Hello{Token: "tok_ABC-123"},
 		&Welcome{
@@ -19,16 +21,19 @@ func sampleMessages() []Message {
 				ExpectedClients: 100, SampleRate: 0.25, ClipNorm: 0.5, NoiseMultiplier: 4.88, LocalEpochs: 30,
 				LearningRate: 0.001, History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
 				From: "2020-11-01", To: "2020-12-01", Layers: []int{10, 128, 64, 32, 1}, Params: 11777,
-				RoundDeadlineMillis: 60000},
-			LHA:   "Kreis A",
-			State: StateRunning,
-			Log:   []Event{{Round: 1, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.21, Delta: 1e-5, ModelSHA256: "ab"}},
+				RoundLengthMillis: 60000, RoundSlackMillis: 6000},
+			LHA:      "Kreis A",
+			State:    StateRunning,
+			Schedule: &Schedule{Start: &t0, RoundLengthMillis: 60000, RoundSlackMillis: 6000, Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3},
+			Log:      []Event{{Round: 1, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.21, Delta: 1e-5, ModelSHA256: "ab"}},
 		},
 		&RoundStart{Round: 3, TimeLeft: 1500 * time.Millisecond, Weights: w},
 		&Update{Round: 3, Weights: w},
 		&Update{Round: 0, Weights: []float64{}},
 		&Accepted{Round: 3},
 		&RoundResult{Event: Event{Round: 3, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.4, Delta: 1e-5, ModelSHA256: HashHex(w)}, Weights: w},
+		&RoundResult{Event: Event{Round: 4, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.5, Delta: 1e-5, ModelSHA256: HashHex(w)}, Weights: w,
+			Schedule: &Schedule{Start: &t0, RoundLengthMillis: 60000, RoundSlackMillis: 6000, Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3}},
 		&Finished{Rounds: 75, Epsilon: 1.99, Reason: "rounds", ModelSHA256: HashHex(w)},
 		&Error{Code: CodeStaleRound, Message: "round 2 is closed", Round: 2},
 	}

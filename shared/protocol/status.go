@@ -6,7 +6,8 @@ import "time"
 // them and the browser dashboard that reads them.
 
 // Status is the public GET /api/status answer. Nothing in it depends on
-// which LHAs take part (spec §5: the sampled set stays secret).
+// which LHAs take part (spec §5: the sampled set stays secret), not even
+// when it changes: it is a snapshot taken at schedule ticks.
 type Status struct {
 	Round           int     `json:"round"` // rounds committed
 	Rounds          int     `json:"rounds"`
@@ -22,6 +23,11 @@ type Status struct {
 	SampleRate      float64 `json:"sample_rate"`
 	Protocol        int     `json:"protocol"`
 	FinishReason    string  `json:"finish_reason,omitempty"`
+	// Schedule is the public round schedule.
+	Schedule *Schedule `json:"schedule,omitempty"`
+	// AsOf is the schedule tick this status was taken at: the coordinator
+	// serves a snapshot that changes only at schedule ticks.
+	AsOf *time.Time `json:"as_of,omitempty"`
 }
 
 // AdminStatus is the admin-only GET /api/admin/status answer: the public

@@ -118,6 +118,7 @@ type Session struct {
 	sampled  map[int]bool
 	pending  []Outgoing // sent before Run had an observer
 	finished *protocol.Finished
+	schedule *protocol.Schedule // the public round schedule, from the last welcome
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
@@ -261,6 +262,9 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
 	s.state = w.State
+	s.mu.Lock()
+	s.schedule = w.Schedule
+	s.mu.Unlock()
 	for i, ev := range w.Log {
 		// PLD: the replayed log's ε is checked at its last round only
 		// (one PLD computation instead of one per round: slow in wasm);
@@ -314,6 +318,34 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 
 // Study returns the public study parameters.
 func (s *Session) Study() protocol.Study { return s.study }
+
+// Schedule returns the study's public round schedule as of the last
+// welcome (nil before joining, or from a coordinator without schedules).
+func (s *Session) Schedule() *protocol.Schedule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.schedule
+}
+
+// NextRound returns when the next round opens after now and by when its
+// update must arrive, computed from the public schedule (slots of
+// round_length from its start; updates until round_length − slack after
+// a round opens). ok is false before the schedule has started. After a
+// coordinator restart or an overrun the coordinator resumes at a later
+// slot; the round_start's time left is authoritative.
+func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
+	sch := s.Schedule()
+	if sch == nil || sch.Start == nil || sch.RoundLengthMillis <= 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
+	slack := time.Duration(sch.RoundSlackMillis) * time.Millisecond
+	opens = *sch.Start
+	if now.After(opens) {
+		opens = opens.Add((now.Sub(opens) + l - 1) / l * l)
+	}
+	return opens, opens.Add(l - slack), true
+}
 
 // LHA returns the name this token is enrolled under.
 func (s *Session) LHA() string { return s.lha }
@@ -490,6 +522,9 @@ func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
 			}
 			s.mu.Lock()
 			s.global = m.Weights
+			if m.Schedule != nil {
+				s.schedule = m.Schedule
+			}
 			sampled := s.sampled[m.Event.Round]
 			s.mu.Unlock()
 			if obs.Result != nil {
@@ -545,6 +580,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
 	}
 	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
+	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
 	if eps := s.epsilonAfter(m.Round, next); !(eps <= limit) {
 		return nil // over this LHA's own limit: sit the round out (a dropout)
 	}

@@ -44,7 +44,7 @@ type demoSecrets struct {
 type demoOptions struct {
 	lhas, rounds, expected int
 	epsilon                float64
-	interval, deadline     time.Duration
+	roundLength            time.Duration
 	once                   bool
 }
 
@@ -59,8 +59,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&o.rounds, "rounds", 20, "rounds per study")
 	fs.IntVar(&o.expected, "expected", 50, "expected LHAs per round m (DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
 	fs.Float64Var(&o.epsilon, "epsilon", 3, "privacy budget ε per study")
-	fs.DurationVar(&o.interval, "interval", 6*time.Second, "least time between round starts")
-	fs.DurationVar(&o.deadline, "deadline", 20*time.Second, "round deadline (your seat counts as a dropout if it misses it)")
+	fs.DurationVar(&o.roundLength, "round-length", 20*time.Second, "round length: rounds open every this long; updates are taken until 90 % of it (your seat counts as a dropout if it misses that)")
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -106,7 +105,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		// A restarted demo resumes after the simulated LHAs (its quorum)
-		// have reconnected, or one round deadline at most.
+		// have reconnected, or one round length at most.
 		c, err := openCoordinator(f, raw, dir, nil, static, nil, 0, log)
 		if err != nil {
 			return err
@@ -117,7 +116,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  your seat's synthetic case data: %s\n", filepath.Join(dir, "seat.csv"))
 		fmt.Fprintf(env.Stdout, "  coordinator dashboard:          %s/admin#%s\n", base, secrets.Admin)
 		fmt.Fprintf(env.Stdout, "  %d simulated LHAs + your seat; m=%d, T=%d, ε=%g; rounds start every %v\n",
-			o.lhas, o.expected, o.rounds, o.epsilon, o.interval)
+			o.lhas, o.expected, o.rounds, o.epsilon, o.roundLength)
 
 		sctx, stopSims := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -132,7 +131,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		stopSims()
 		wg.Wait()
 		if err == nil {
-			fmt.Fprintf(env.Stdout, "demo study finished: %d rounds, ε %.4g (%s)\n", c.engine.Rounds(), c.engine.EpsilonSpent(), c.engine.FinishedReason)
+			fmt.Fprintf(env.Stdout, "demo study finished: %d rounds, ε %.4g (%s)\n", c.engine.Rounds(), c.engine.EpsilonSpent(), c.engine.Finished())
 		}
 		if err != nil || o.once {
 			current.Store(nil)
@@ -219,7 +218,7 @@ func demoStudy(state string, sec *demoSecrets, o demoOptions) (dir string, f *st
 	}
 	f = &study.File{Version: study.FileVersion, Name: fmt.Sprintf("fedcast demo #%d", k), Epsilon: o.epsilon,
 		Rounds: o.rounds, ExpectedClients: o.expected, From: "2020-11-01", To: "2020-12-01",
-		RoundDeadline: study.Duration(o.deadline), RoundInterval: study.Duration(o.interval),
+		RoundLength: study.Duration(o.roundLength),
 		StartQuorum: o.lhas, AdminTokenSHA256: study.HashToken(sec.Admin)}
 	for i, tok := range sec.Simulated {
 		f.LHAs = append(f.LHAs, study.LHA{Name: fmt.Sprintf("Simulated LHA %02d", i+1), TokenSHA256: study.HashToken(tok)})

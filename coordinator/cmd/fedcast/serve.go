@@ -69,7 +69,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	state := fs.String("state", "", "state directory holding ledger.db (default: FILE without .json + \".state\")")
 	webDir := fs.String("web", web.DefaultDir, "directory of the built browser app")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	grace := fs.Duration("restart-grace", 0, "after a restart, wait at most this long for the study's quorum of LHAs to reconnect before the next round (0: the study file's restart_grace, by default one round deadline)")
+	grace := fs.Duration("restart-grace", 0, "after a restart, wait at most this long for the study's quorum of LHAs to reconnect before the next round (0: the study file's restart_grace, by default one round length)")
 	var seed seedFlag
 	fs.Var(&seed, "insecure-seed", "RESEARCH ONLY: reproducible sampling and noise from this seed (no privacy guarantee)")
 	var origins listFlag
@@ -142,7 +142,7 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 		return nil, err
 	}
 	if eng.Rounds() > 0 {
-		log.Info("resuming study", "name", f.Name, "rounds_committed", eng.Rounds(), "epsilon_spent", eng.EpsilonSpent(), "finished", eng.FinishedReason,
+		log.Info("resuming study", "name", f.Name, "rounds_committed", eng.Rounds(), "epsilon_spent", eng.EpsilonSpent(), "finished", eng.Finished(),
 			"quorum", f.Quorum(), "restart_grace", cmp.Or(restartGrace, f.ResumeWait()))
 	} else {
 		log.Info("study ready", "name", f.Name, "N", len(f.LHAs), "m", f.ExpectedClients, "q", f.SampleRate(),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
@@ -43,8 +42,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
 	fs.StringVar(&f.From, "from", "", "first day of the study window (YYYY-MM-DD; empty: all)")
 	fs.StringVar(&f.To, "to", "", "last day of the study window (YYYY-MM-DD; empty: all)")
-	deadline := fs.Duration("deadline", 60*time.Second, "round deadline")
-	interval := fs.Duration("interval", 0, "least time between round starts")
+	length := fs.Duration("round-length", study.DefaultRoundLength, "round length L: rounds open every L on a fixed public schedule; updates are taken until L minus the slack (L/10)")
 	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution, less noise for the same ε)")
 	if err := parseFlags(fs, args[1:]); err != nil {
@@ -55,7 +53,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return usagef("--accountant is rdp or pld", "%v", err)
 	}
 	f.Accountant = kind
-	f.RoundDeadline, f.RoundInterval = study.Duration(*deadline), study.Duration(*interval)
+	f.RoundLength = study.Duration(*length)
 	var names []string
 	switch {
 	case *namesFlag != "" && *n != 0:
