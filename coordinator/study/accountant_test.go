@@ -74,8 +74,8 @@ func TestStudyAccountantPLD(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume a PLD study: %v", err)
 	}
-	if r.EpsilonSpent() != want || len(r.Log) != 2 || r.Log[1].Accountant != "pld" {
-		t.Errorf("resumed: ε=%g, log %+v", r.EpsilonSpent(), r.Log)
+	if r.EpsilonSpent() != want || len(r.Events()) != 2 || r.Events()[1].Accountant != "pld" {
+		t.Errorf("resumed: ε=%g, log %+v", r.EpsilonSpent(), r.Events())
 	}
 
 	bad := strings.Replace(string(raw), `"accountant": "pld"`, `"accountant": "moments"`, 1)
