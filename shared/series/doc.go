@@ -72,7 +72,9 @@
 // DD.MM.YYYY, or DD/MM/YYYY or MM/DD/YYYY when some date in the file has
 // a number above 12 that shows the order; the first row sets the format.
 // Counts are non-negative whole numbers ("12.0" reads as 12; with ';' as
-// delimiter "12,0" too).
+// delimiter "12,0" too). The one exception: in a column named as new
+// cases per day (Cases_New, new_cases, …) a negative count is a
+// correction of earlier days, read as 0 with a NoticeCorrection warning.
 //
 // # Running totals, case lists, gaps: notices
 //

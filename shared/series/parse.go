@@ -64,7 +64,8 @@ type regionBuilder struct {
 // Dates are YYYY-MM-DD (or YYYY/MM/DD), DD.MM.YYYY, or DD/MM/YYYY and
 // MM/DD/YYYY when the file's dates tell which (a day above 12 somewhere).
 // Counts must be finite non-negative whole numbers up to MaxCount ("12.0"
-// is 12). Days missing between a region's first and last date are zero.
+// is 12), except that a column named as new cases per day may hold
+// negative corrections, read as 0 with a warning. Days missing between a region's first and last date are zero.
 // Regions come back sorted by name.
 //
 // The result's Columns say which column was taken for what, and its
@@ -133,6 +134,11 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 	regions := make(map[string]*regionBuilder)
 	var last *regionBuilder
 	rows, skipped := 0, 0
+	// Negative counts are corrections only in a column named as new cases
+	// per day (Cases_New, new_cases, …) read as daily counts; anywhere else
+	// they are refused with a hint.
+	correctable := cols.CasesAre == CasesDaily && isIn(casesNorm, newCasesNames)
+	var negs []negCount
 	var dates dateReader
 	for {
 		rec, err := t.next()
@@ -190,6 +196,15 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 
 		cs, _ := t.cell(rec, kCases)
 		v, cerr, hint := parseCount(cs, t.comma)
+		if cerr == ErrNegative && correctable {
+			// A column of new cases per day that a publisher derived from
+			// a running total goes negative where the total was corrected
+			// downwards: that day counts 0, with a warning (below).
+			if n, err := strconv.ParseFloat(strings.TrimSpace(cs), 64); err == nil && n < 0 && n >= -MaxCount {
+				negs = append(negs, negCount{area: name, day: day, amount: -n, line: t.line(kCases)})
+				v, cerr = 0, nil
+			}
+		}
 		if cerr != nil {
 			return nil, t.errAt(kCases, cs, cerr, hint)
 		}
@@ -257,6 +272,7 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 	notes = append(notes, dates.notices()...)
 	notes = append(notes, lineListNotice(builders, rows, skipped)...)
 	notes = append(notes, maybe...)
+	notes = append(notes, negativeNotices(negs, cols.Cases)...)
 	if running {
 		var n []Notice
 		builders, n, err = differences(builders, cols, file)

@@ -623,3 +623,43 @@ func zeroRunNotices(bs []*regionBuilder) []Notice {
 	}
 	return out
 }
+
+// negCount is a negative count in a column of new cases per day: a
+// correction of earlier days, read as 0.
+type negCount struct {
+	area   string
+	day    int64
+	amount float64
+	line   int
+}
+
+// negativeNotices warns about the negative counts read as 0 (see Parse):
+// how many, on which days, in which areas, and the largest with its line.
+func negativeNotices(negs []negCount, column string) []Notice {
+	if len(negs) == 0 {
+		return nil
+	}
+	big := negs[0]
+	lo, hi := negs[0].day, negs[0].day
+	var areas []string
+	seen := map[string]bool{}
+	for _, n := range negs {
+		if n.amount > big.amount {
+			big = n
+		}
+		lo, hi = min(lo, n.day), max(hi, n.day)
+		if !seen[n.area] {
+			seen[n.area] = true
+			areas = append(areas, n.area)
+		}
+	}
+	when := "on 1 day, " + fmtDay(lo)
+	if len(negs) > 1 {
+		when = fmt.Sprintf("on %s days between %s and %s", fmtInt(len(negs)), fmtDay(lo), fmtDay(hi))
+	}
+	return []Notice{{Code: NoticeCorrection, Level: Warning, Areas: areas, Line: big.line, From: dayTime(lo), To: dayTime(hi),
+		Message: fmt.Sprintf("%s is negative %s (corrections of earlier counts), in %s; the largest is −%s on %s in %s (line %d). "+
+			"Those days count 0 new cases.", quoteName(column), when, listAreas(areas),
+			strconv.FormatFloat(big.amount, 'f', -1, 64), fmtDay(big.day), quoteName(big.area), big.line),
+		Hint: "Small corrections do no harm. If one is large, the earlier days were over-counted: correct them at the source if you can, or keep the study period away from them."}}
+}

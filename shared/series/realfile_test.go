@@ -325,3 +325,47 @@ func TestParseBytes(t *testing.T) {
 		t.Errorf("%v %v", err1, err2)
 	}
 }
+
+// A column named as new cases per day goes negative where its publisher
+// corrected the running total downwards: such days count 0, with one
+// warning naming the largest and its line. A plain or unnamed column
+// still refuses a negative count.
+func TestParseNegativeNewCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		cases    []float64 // nil: an error is expected
+		msg      string
+	}{
+		{"per-district TSV", "Date\tCases\tCases_New\n2020-11-01\t10\t10\n2020-11-02\t8\t-2\n2020-11-03\t15\t7\n2020-11-04\t9\t-6\n",
+			[]float64{10, 0, 7, 0}, "\u201cCases_New\u201d is negative on 2 days between 2020-11-02 and 2020-11-04 (corrections of earlier counts), in area \u201cx\u201d; the largest is \u22126 on 2020-11-04 in \u201cx\u201d (line 5)"},
+		{"new_cases with areas", "date,region,new_cases\n2020-11-01,A,4\n2020-11-02,A,-1\n",
+			[]float64{4, 0}, "is negative on 1 day, 2020-11-02"},
+		{"plain cases column", "date,region,cases\n2020-11-01,A,4\n2020-11-02,A,-1\n", nil, ""},
+		{"line list", "Meldedatum,IdLandkreis,AnzahlFall\n2020-11-01,A,4\n2020-11-02,A,-1\n", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Parse(strings.NewReader(tc.in), "x.tsv")
+			if tc.cases == nil {
+				if !errors.Is(err, ErrNegative) {
+					t.Fatalf("got %v, want ErrNegative", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Regions[0].Cases; !slices.Equal(got, tc.cases) {
+				t.Errorf("cases %v, want %v", got, tc.cases)
+			}
+			var found bool
+			for _, n := range d.Warnings() {
+				if n.Code == NoticeCorrection && strings.Contains(n.Message, tc.msg) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no correction warning containing %q in %+v", tc.msg, d.Notices)
+			}
+		})
+	}
+}
