@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -111,7 +113,22 @@ type Forecast struct {
 	InputEnd time.Time // last day of the input window
 	Target   time.Time // the day forecast
 	Value    float64   // model output (unclamped)
-	Chart    *Chart
+	// Quantiles are the forecast's range at the hub levels, from this
+	// LHA's own recent errors (package forecast; computed here, not sent).
+	Quantiles forecast.Quantiles
+	Chart     *Chart
+}
+
+// Range95 says the 95 % range in words.
+func (f Forecast) Range95() string {
+	lo, hi, _ := f.Quantiles.Interval(0.95)
+	return "between " + FormatCount(lo) + " and " + FormatCount(hi)
+}
+
+// Range50 says the 50 % range in words.
+func (f Forecast) Range50() string {
+	lo, hi, _ := f.Quantiles.Interval(0.5)
+	return "between " + FormatCount(lo) + " and " + FormatCount(hi)
 }
 
 // Shown is the forecast as displayed: never below zero.
@@ -165,6 +182,8 @@ type JoinState struct {
 
 	// After training.
 	Forecasts   []Forecast
+	Recent      client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
+	Hub         string                // the forecasts as a hub CSV, for the download
 	Metrics     *metrics.Result
 	MetricsNote string
 
@@ -567,18 +586,25 @@ func (s *JoinState) forecast(model []float64) {
 		s.MetricsNote = err.Error()
 		return
 	}
-	live := opt
-	live.From, live.To = time.Time{}, time.Time{}
 	s.Forecasts = s.Forecasts[:0]
-	out := make([]float64, 1)
-	for _, r := range s.Data.Regions {
-		x, inputEnd, target, err := series.LatestInput(r, live)
-		if err != nil {
-			continue
+	s.Hub = ""
+	fcs, recent, err := client.Forecasts(st, s.Data, model)
+	if err != nil {
+		s.MetricsNote = err.Error()
+	}
+	s.Recent = recent
+	for _, f := range fcs {
+		r := s.Data.Region(f.Area)
+		s.Forecasts = append(s.Forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
+			Quantiles: f.Quantiles, Chart: forecastChart(r, s.smoothing(), f.InputEnd, f.Target, f.Quantiles)})
+	}
+	if len(fcs) > 0 {
+		var b strings.Builder
+		if err := forecast.WriteHub(&b, client.HubForecasts(fcs)); err != nil {
+			s.MetricsNote = err.Error()
+		} else {
+			s.Hub = b.String()
 		}
-		m.Predict(model, x, out)
-		s.Forecasts = append(s.Forecasts, Forecast{Area: r.Name, InputEnd: inputEnd, Target: target, Value: out[0],
-			Chart: forecastChart(r, s.smoothing(), inputEnd, target, out[0])})
 	}
 	areas, err := series.MakeWindows(s.Data, opt)
 	if err != nil {
@@ -597,8 +623,9 @@ func (s *JoinState) forecast(model []float64) {
 	s.Metrics = &res
 }
 
-// forecastChart plots the last six weeks of an area with its forecast.
-func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.Time, value float64) *Chart {
+// forecastChart plots the last six weeks of an area with its forecast:
+// the median as a dashed line, the 50 % and 95 % ranges as bands.
+func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.Time, q forecast.Quantiles) *Chart {
 	avg := make([]float64, len(r.Cases))
 	series.MovingAverage7(avg, r.Cases, sm)
 	from := len(r.Cases) - 42
@@ -612,8 +639,12 @@ func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.
 		smooth = append(smooth, Point{x, avg[i]})
 	}
 	last := r.Index(inputEnd)
-	shown := math.Max(0, value)
-	fc := []Point{{Day(inputEnd), avg[last]}, {Day(target), shown}}
+	at := avg[last]
+	fc := []Point{{Day(inputEnd), at}, {Day(target), q.Median()}}
+	band := func(coverage float64) []BandPoint {
+		lo, hi, _ := q.Interval(coverage)
+		return []BandPoint{{Day(inputEnd), at, at}, {Day(target), lo, hi}}
+	}
 	return &Chart{
 		Title:  "Forecast for " + r.Name,
 		XLabel: "date",
@@ -623,6 +654,10 @@ func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.
 			{Name: "reported each day", Class: "raw", Points: raw, Bars: true},
 			{Name: "7-day average", Class: "smooth", Points: smooth},
 			{Name: "forecast", Class: "forecast", Points: fc, Markers: true},
+		},
+		Bands: []Band{
+			{Name: "95 % range", Class: "band95", Points: band(0.95)},
+			{Name: "50 % range", Class: "band50", Points: band(0.5)},
 		},
 		VRefs: []Ref{{At: Day(r.End()), Label: "last reported day", Class: "today"}},
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/wasm/client"
@@ -258,6 +259,24 @@ func checkFinished(t *testing.T, name string, s *JoinState, csv []byte, match bo
 		}
 		if got := f.Target.Sub(f.InputEnd); got != 7*24*time.Hour {
 			t.Errorf("%s: target %v after the input", tc.name, got)
+		}
+		// The range: valid quantiles around the same median, drawn as two
+		// bands, and a hub file with every area and level.
+		if !f.Quantiles.Valid() || f.Quantiles.Median() <= 0 {
+			t.Errorf("%s: quantiles %v", tc.name, f.Quantiles)
+		}
+		if pl := f.Chart.Layout(); len(pl.Bands) != 2 || !strings.HasSuffix(pl.Bands[0].D, "Z") {
+			t.Errorf("%s: chart bands %+v", tc.name, pl.Bands)
+		}
+		hub, err := forecast.ReadHub(strings.NewReader(s.Hub))
+		if err != nil || len(hub) != 2 || hub[0].Location != f.Area || math.Abs(hub[0].Quantiles[6]-f.Quantiles[6]) > 5e-4 {
+			t.Errorf("%s: hub file %v (%v):\n%s", tc.name, hub, err, s.Hub)
+		}
+		if s.Recent.N == 0 || s.Recent.In95 < s.Recent.In50 {
+			t.Errorf("%s: recent coverage %+v", tc.name, s.Recent)
+		}
+		if u := HubDataURL(s.Hub); !strings.HasPrefix(u, "data:text/csv;charset=utf-8,reference_date%2Ctarget") && !strings.HasPrefix(u, "data:text/csv;charset=utf-8,reference_date,target") {
+			t.Errorf("%s: download link %.80s", tc.name, u)
 		}
 		if s.Metrics == nil || s.Metrics.N == 0 || math.IsNaN(s.Metrics.MAE) {
 			t.Errorf("%s: metrics %+v (%s)", tc.name, s.Metrics, s.MetricsNote)

@@ -79,19 +79,19 @@ type Calibrator struct {
 	// Lookback is the number of days of targets whose errors count: a
 	// forecast made on day d uses the errors of windows whose target lies
 	// in d−Lookback+1 … d (all already observed on d).
-	Lookback int
+	Lookback int `json:"lookback_days"`
 	// PriorScale is s₀, the spread (standard deviation) of the log error
 	// assumed before any error is seen.
-	PriorScale float64
+	PriorScale float64 `json:"prior_scale"`
 	// PriorWeight is k, the number of errors the prior counts as.
-	PriorWeight float64
+	PriorWeight float64 `json:"prior_weight"`
 	// Shift, between 0 and 1, is how much of the recent errors' median is
 	// used to move the median (0: the median is the point forecast).
-	Shift float64
+	Shift float64 `json:"shift"`
 	// Tail scales the 80 % and 95 % intervals relative to the normal shape
 	// (1: normal). Below 1 suits errors that are mostly small with a few
 	// large ones, whose standard deviation overstates the outer quantiles.
-	Tail float64
+	Tail float64 `json:"tail"`
 }
 
 // DefaultCalibrator returns the constants tuned on synthetic outbreaks

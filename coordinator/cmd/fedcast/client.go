@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/wasm/client"
@@ -20,13 +22,14 @@ func init() {
 }
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--model FILE]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--model FILE] [--hub FILE]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
 	modelOut := fs.String("model", "", "write the final global model as JSON here")
 	quiet := fs.Bool("quiet", false, "print only the summary")
+	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +91,17 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.Model()))
+	if *hubOut != "" {
+		fcs, cov, err := client.Forecasts(st, data, s.Model())
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, client.HubForecasts(fcs)) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "wrote the forecast of %d areas to %s (7 quantiles each); on your own recent days the 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
+			len(fcs), *hubOut, cov.In95, cov.N, cov.In50, cov.N)
+	}
 	if *modelOut != "" {
 		w := s.Model()
 		return writeJSONFile(env, *modelOut, struct {
