@@ -12,6 +12,9 @@ import (
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/series"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // Point forecasters the interval layer can wrap (Config.PointForecast).
@@ -316,4 +319,152 @@ func (r *Report) WriteHub(dir string) ([]string, error) {
 		files = append(files, name)
 	}
 	return files, nil
+}
+
+// intervalFigures draws the interval figures from the report's summaries:
+// coverage of the 50 % and 95 % intervals against ε (nominal levels
+// dashed), relative WIS against ε (1 = the baseline, dashed) and, per ε,
+// the PIT histogram.
+func (r *Report) intervalFigures(dir string) ([]string, error) {
+	var files []string
+	save := func(p *plot.Plot, name string) error {
+		written, err := saveFigure(p, dir, name, 6*vg.Inch, 4.5*vg.Inch)
+		files = append(files, written...)
+		return err
+	}
+	type series struct {
+		label string
+		get   func(Result) metrics.Summary
+		ref   float64
+	}
+	for _, f := range []struct {
+		name, title, ylabel string
+		lines               []series
+	}{
+		{"interval_coverage", "Coverage of the forecast ranges (mean ± sd across runs)", "share of outcomes inside",
+			[]series{{"95 % range", func(r Result) metrics.Summary { return r.Coverage95 }, 0.95},
+				{"50 % range", func(r Result) metrics.Summary { return r.Coverage50 }, 0.5}}},
+		{"relative_wis", "Relative WIS against the hub-style baseline (mean ± sd)", "relative WIS (below 1: better)",
+			[]series{{"quantile forecasts", func(r Result) metrics.Summary { return r.RelativeWIS }, 1}}},
+	} {
+		p := plot.New()
+		p.Title.Text = f.title
+		p.X.Label.Text = "privacy budget ε (log scale; non-DP at the right)"
+		p.Y.Label.Text = f.ylabel
+		p.X.Scale = plot.LogScale{}
+		p.Add(plotter.NewGrid())
+		n := 0
+		var xs plotter.XYs
+		for i, s := range f.lines {
+			var pts plotter.XYs
+			var errs plotter.YErrors
+			for _, res := range r.Results {
+				e := float64(res.Epsilon)
+				if math.IsInf(e, 1) {
+					e = nonDPx(r.Results)
+				}
+				m := s.get(res)
+				if math.IsNaN(m.Mean) {
+					continue
+				}
+				pts = append(pts, plotter.XY{X: e, Y: m.Mean})
+				errs = append(errs, struct{ Low, High float64 }{m.SD, m.SD})
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			xs = pts
+			l, sc, err := newLinePoints(pts)
+			if err != nil {
+				return files, err
+			}
+			col := palette[i%len(palette)]
+			l.Color, sc.GlyphStyle.Color = col, col
+			eb := &plotter.YErrorBars{XYs: pts, YErrors: errs}
+			eb.LineStyle.Color = col
+			eb.CapWidth = vg.Points(5)
+			ref, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: s.ref}, {X: pts[len(pts)-1].X * 1.0001, Y: s.ref}})
+			if err != nil {
+				return files, err
+			}
+			ref.Color = col
+			ref.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(l, sc, eb, ref)
+			p.Legend.Add(s.label, l, sc)
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		ticks := epsTicks(xs)
+		for i := range ticks {
+			if ticks[i].Value == nonDPx(r.Results) && hasNonDP(r.Results) {
+				ticks[i].Label = "non-DP"
+			}
+		}
+		p.X.Tick.Marker = ticks
+		p.Legend.Top = true
+		widenLogX(p, xs)
+		if err := save(p, f.name); err != nil {
+			return files, err
+		}
+	}
+	for _, res := range r.Results {
+		if res.Intervals == nil || len(res.Intervals.PIT) != forecast.PITBins {
+			continue
+		}
+		p := plot.New()
+		p.Title.Text = "PIT histogram, " + epsLabel(float64(res.Epsilon)) + " (all runs; flat = calibrated)"
+		p.X.Label.Text = "position of the outcome in the forecast distribution"
+		p.Y.Label.Text = "density (share ÷ bin width)"
+		var hs plotter.XYs
+		for b := range forecast.PITBins {
+			lo, hi := forecast.PITEdges[b], forecast.PITEdges[b+1]
+			dens := res.Intervals.PIT[b] / (hi - lo)
+			hs = append(hs, plotter.XY{X: lo, Y: dens}, plotter.XY{X: hi, Y: dens})
+		}
+		l, err := plotter.NewLine(hs)
+		if err != nil {
+			return files, err
+		}
+		l.Color = palette[0]
+		l.Width = vg.Points(2)
+		one, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 1}})
+		if err != nil {
+			return files, err
+		}
+		one.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(plotter.NewGrid(), l, one)
+		p.Legend.Add("observed", l)
+		p.Legend.Add("calibrated", one)
+		p.Legend.Top = true
+		if err := save(p, "pit_eps_"+fileEps(float64(res.Epsilon))); err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+// nonDPx is where non-DP is drawn on a log ε axis: twice the largest
+// finite ε (or 10 without one).
+func nonDPx(rs []Result) float64 {
+	m := 0.0
+	for _, r := range rs {
+		if e := float64(r.Epsilon); !math.IsInf(e, 1) {
+			m = math.Max(m, e)
+		}
+	}
+	if m == 0 {
+		return 10
+	}
+	return 2 * m
+}
+
+func hasNonDP(rs []Result) bool {
+	for _, r := range rs {
+		if math.IsInf(float64(r.Epsilon), 1) {
+			return true
+		}
+	}
+	return false
 }
