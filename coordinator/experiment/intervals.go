@@ -66,12 +66,14 @@ type RollingScores struct {
 type IntervalDetail struct {
 	ForecastsPerRun int             `json:"forecasts_per_run"`
 	BaselineWIS     metrics.Summary `json:"baseline_wis"`
-	// Pooled over runs; the Wilson interval treats forecasts as
-	// independent, which forecasts for the same dates are not: see
-	// ByTargetDate for the effective sample.
-	Coverage50Pooled Count          `json:"coverage_50_pooled"`
-	Coverage95Pooled Count          `json:"coverage_95_pooled"`
-	ByTargetDate     []DateCoverage `json:"by_target_date"`
+	// Per run: the mean count over runs (rounded) of the forecasts of one
+	// run, with its Wilson interval. The interval treats a run's forecasts
+	// as independent, which forecasts for the same dates are not (the
+	// areas share an epidemic): see ByTargetDate for the real sample.
+	Coverage50Pooled Count `json:"coverage_50_pooled"`
+	Coverage95Pooled Count `json:"coverage_95_pooled"`
+	// The same per target date.
+	ByTargetDate []DateCoverage `json:"by_target_date"`
 	// Intervals calibrated on the errors of the area's own training
 	// windows (the windows the model learnt from).
 	Coverage50InSample metrics.Summary `json:"coverage_50_in_sample"`
@@ -235,15 +237,18 @@ func summarizeIntervals(r *Result, runs []intervalRun) {
 	}
 	r.WIS, r.RelativeWIS = metrics.Summarize(wis), metrics.Summarize(rel)
 	r.Coverage50, r.Coverage95 = metrics.Summarize(c50), metrics.Summarize(c95)
+	nr := len(wis)
+	perRun := func(k int) int { return int(math.Round(float64(k) / float64(max(1, nr)))) }
 	det := &IntervalDetail{
 		BaselineWIS:      metrics.Summarize(base),
-		Coverage50Pooled: newCount(k50, n), Coverage95Pooled: newCount(k95, n),
+		Coverage50Pooled: newCount(perRun(k50), perRun(n)), Coverage95Pooled: newCount(perRun(k95), perRun(n)),
 		Coverage50InSample: metrics.Summarize(s50), Coverage95InSample: metrics.Summarize(s95),
 	}
 	if len(runs) > 0 {
 		det.ForecastsPerRun = runs[0].n
 	}
 	if n > 0 {
+		// PIT: pooled over runs (shares, so the run count cancels).
 		det.PIT = make([]float64, forecast.PITBins)
 		for i, v := range pit {
 			det.PIT[i] = float64(v) / float64(n)
@@ -257,7 +262,7 @@ func summarizeIntervals(r *Result, runs []intervalRun) {
 	for _, d := range dates {
 		c := byDate[d]
 		det.ByTargetDate = append(det.ByTargetDate, DateCoverage{
-			Target: d.Format(time.DateOnly), Coverage50: newCount(c[1], c[0]), Coverage95: newCount(c[2], c[0]),
+			Target: d.Format(time.DateOnly), Coverage50: newCount(perRun(c[1]), perRun(c[0])), Coverage95: newCount(perRun(c[2]), perRun(c[0])),
 		})
 	}
 	if rolling {

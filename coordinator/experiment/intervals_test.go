@@ -41,7 +41,7 @@ func TestRunIntervals(t *testing.T) {
 			}
 			// Every test window of a run is scored; one run's forecasts
 			// are kept for the hub file.
-			if d.ForecastsPerRun != r.TestWindows || d.Coverage95Pooled.N != 2*r.TestWindows || len(r.Hub) != r.TestWindows {
+			if d.ForecastsPerRun != r.TestWindows || d.Coverage95Pooled.N != r.TestWindows || len(r.Hub) != r.TestWindows {
 				t.Errorf("%s: %d forecasts per run, pooled n %d, %d hub forecasts; %d test windows",
 					point, d.ForecastsPerRun, d.Coverage95Pooled.N, len(r.Hub), r.TestWindows)
 			}
@@ -140,9 +140,10 @@ func TestSummarizeIntervals(t *testing.T) {
 	if r.WIS.Mean != 2.5 || r.Coverage50.Mean != 0.4 || r.Coverage95.Mean != 0.95 || r.Intervals.Coverage95InSample.Mean != 0.7 {
 		t.Errorf("summary: WIS %v, c50 %v, c95 %v, in-sample %v", r.WIS, r.Coverage50, r.Coverage95, r.Intervals.Coverage95InSample)
 	}
+	// Per run: 19 of 20 over two runs → 9.5 → 10 of 10 (rounded half away from 0).
 	c := r.Intervals.Coverage95Pooled
-	lo, hi := forecast.Wilson(19, 20, 1.959963984540054)
-	if c.Covered != 19 || c.N != 20 || c.Wilson != [2]float64{lo, hi} || c.Rate != 0.95 {
+	lo, hi := forecast.Wilson(10, 10, 1.959963984540054)
+	if c.Covered != 10 || c.N != 10 || c.Wilson != [2]float64{lo, hi} || c.Rate != 1 {
 		t.Errorf("pooled %+v", c)
 	}
 	if r.Intervals.PIT[3] != 0.2 || r.Intervals.PIT[0] != 0.05 {

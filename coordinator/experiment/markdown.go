@@ -146,7 +146,7 @@ func writeIntervalMarkdown(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\nQuantile forecasts around the %s point forecast, intervals from each area's own errors of the last %d days "+
 		"(prior spread %g worth %g errors, shift %g, tail %g). Relative WIS: ÷ the hub-style baseline's WIS on the same windows.\n\n",
 		r.Setting.PointForecast, cal.Lookback, cal.PriorScale, cal.PriorWeight, cal.Shift, cal.Tail)
-	fmt.Fprintln(w, "| ε | WIS | relative WIS | coverage 50 % | coverage 95 % | 95 %: covered / n [Wilson 95 %] | 95 % in-sample | rolling: relative WIS | rolling: coverage 50 % | rolling: coverage 95 % |")
+	fmt.Fprintln(w, "| ε | WIS | relative WIS | coverage 50 % | coverage 95 % | 95 %: covered / n per run [Wilson 95 %] | 95 % in-sample | rolling: relative WIS | rolling: coverage 50 % | rolling: coverage 95 % |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, res := range r.Results {
 		d := res.Intervals
@@ -170,7 +170,7 @@ func writeIntervalMarkdown(w io.Writer, r *Report) {
 		for _, bd := range d.ByTargetDate {
 			parts = append(parts, fmt.Sprintf("%s: 50 %% %.3f, 95 %% %.3f of %d", bd.Target, bd.Coverage50.Rate, bd.Coverage95.Rate, bd.Coverage95.N))
 		}
-		fmt.Fprintf(w, "\nBy test target date (ε = %s, all runs pooled): %s.", epsString(float64(r.Results[0].Epsilon)), strings.Join(parts, "; "))
+		fmt.Fprintf(w, "\nBy test target date (ε = %s, per run): %s.", epsString(float64(r.Results[0].Epsilon)), strings.Join(parts, "; "))
 		if d.Rolling != nil {
 			fmt.Fprintf(w, " Rolling origins: every study window, %d forecast dates, %d forecasts per run.", d.Rolling.Origins, d.Rolling.ForecastsPerRun)
 		}

@@ -91,7 +91,7 @@ func (r *Report) writeIntervalTable(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "\nQuantile forecasts (point forecaster: %s; intervals from each area's own recent errors):\n", r.Setting.PointForecast)
-	fmt.Fprintf(w, "%-6s %-16s %-16s %-16s %-16s %-26s %-16s %-16s\n", "ε", "WIS", "relative WIS", "coverage 50 %", "coverage 95 %", "pooled 95 % [Wilson]", "95 % in-sample", "rolling rel. WIS")
+	fmt.Fprintf(w, "%-6s %-16s %-16s %-16s %-16s %-26s %-16s %-16s\n", "ε", "WIS", "relative WIS", "coverage 50 %", "coverage 95 %", "95 %/run [Wilson]", "95 % in-sample", "rolling rel. WIS")
 	for _, res := range r.Results {
 		d := res.Intervals
 		if d == nil {
@@ -109,7 +109,7 @@ func (r *Report) writeIntervalTable(w io.Writer) {
 			pm(d.Coverage95InSample.Mean, d.Coverage95InSample.SD, 3), roll)
 	}
 	if d := r.Results[0].Intervals; d != nil && len(d.ByTargetDate) > 0 {
-		fmt.Fprintf(w, "Test target dates (ε = %s, all runs): ", epsString(float64(r.Results[0].Epsilon)))
+		fmt.Fprintf(w, "Test target dates (ε = %s, per run): ", epsString(float64(r.Results[0].Epsilon)))
 		for i, bd := range d.ByTargetDate {
 			if i > 0 {
 				fmt.Fprint(w, "; ")
