@@ -346,7 +346,7 @@ func (r *Report) intervalFigures(dir string) ([]string, error) {
 		name, title, ylabel string
 		lines               []series
 	}{
-		{"interval_coverage", "Coverage of the forecast ranges (mean ± sd across runs)", "share of outcomes inside",
+		{"interval_coverage", "Coverage of the forecast ranges (mean ± sd across runs; nominal dashed)", "share of outcomes inside",
 			[]series{{"95 % range", func(r Result) metrics.Summary { return r.Coverage95 }, 0.95},
 				{"50 % range", func(r Result) metrics.Summary { return r.Coverage50 }, 0.5}}},
 		{"relative_wis", "Relative WIS against the hub-style baseline (mean ± sd)", "relative WIS (below 1: better)",
@@ -388,10 +388,8 @@ func (r *Report) intervalFigures(dir string) ([]string, error) {
 			eb := &plotter.YErrorBars{XYs: pts, YErrors: errs}
 			eb.LineStyle.Color = col
 			eb.CapWidth = vg.Points(5)
-			ref, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: s.ref}, {X: pts[len(pts)-1].X * 1.0001, Y: s.ref}})
-			if err != nil {
-				return files, err
-			}
+			level := s.ref
+			ref := plotter.NewFunction(func(float64) float64 { return level })
 			ref.Color = col
 			ref.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 			p.Add(l, sc, eb, ref)
@@ -410,6 +408,13 @@ func (r *Report) intervalFigures(dir string) ([]string, error) {
 		p.X.Tick.Marker = ticks
 		p.Legend.Top = true
 		widenLogX(p, xs)
+		if f.name == "interval_coverage" {
+			p.Y.Min, p.Y.Max = 0, 1
+			p.Legend.Top = false // the 95 % line runs along the top
+		} else {
+			p.Y.Min = math.Min(p.Y.Min, 0.8)
+			p.Y.Max = math.Max(p.Y.Max, 1.1)
+		}
 		if err := save(p, f.name); err != nil {
 			return files, err
 		}
