@@ -291,3 +291,30 @@ func TestPageOf(t *testing.T) {
 		}
 	}
 }
+
+func TestChartBands(t *testing.T) {
+	c := &Chart{
+		Lines: []Line{{Name: "forecast", Points: []Point{{0, 10}, {4, 12}}}},
+		Bands: []Band{{Name: "95 % range", Class: "band95", Points: []BandPoint{{0, 10, 10}, {4, 6, 40}}},
+			{Name: "empty", Class: "x", Points: []BandPoint{{1, math.NaN(), 2}}}},
+	}
+	p := c.Layout()
+	if len(p.Bands) != 1 || p.Bands[0].Class != "band95" {
+		t.Fatalf("bands %+v: want the one drawable band", p.Bands)
+	}
+	// The y axis reaches the band's top (40), above every line point.
+	if top := p.YTicks[len(p.YTicks)-1]; !strings.Contains(top.Label, "40") {
+		t.Errorf("y axis tops out at %q, want it to include the band's 40", top.Label)
+	}
+	// The shape runs along the upper edge and back along the lower one.
+	if d := p.Bands[0].D; !strings.HasPrefix(d, "M") || strings.Count(d, "L") != 3 || !strings.HasSuffix(d, "Z") {
+		t.Errorf("band path %q", d)
+	}
+	legend := false
+	for _, l := range p.Legend {
+		legend = legend || l.Band && l.Name == "95 % range"
+	}
+	if !legend {
+		t.Errorf("legend %+v lacks the band", p.Legend)
+	}
+}
