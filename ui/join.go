@@ -131,8 +131,15 @@ func (f Forecast) Range50() string {
 	return "between " + FormatCount(lo) + " and " + FormatCount(hi)
 }
 
-// Shown is the forecast as displayed: never below zero.
-func (f Forecast) Shown() string { return FormatCount(math.Max(0, f.Value)) }
+// Shown is the forecast as displayed: the median of the range (the
+// model's output moved by its recent bias, see package forecast), or the
+// model's output when there is no range; never below zero.
+func (f Forecast) Shown() string {
+	if f.Quantiles != (forecast.Quantiles{}) {
+		return FormatCount(f.Quantiles.Median())
+	}
+	return FormatCount(math.Max(0, f.Value))
+}
 
 // TargetDate formats the forecast's date.
 func (f Forecast) TargetDate() string { return f.Target.Format("Monday 2 January 2006") }
