@@ -318,3 +318,16 @@ func TestChartBands(t *testing.T) {
 		t.Errorf("legend %+v lacks the band", p.Legend)
 	}
 }
+
+func TestForecastShown(t *testing.T) {
+	if got := (Forecast{Value: -3}).Shown(); got != "0" {
+		t.Errorf("no range, negative output: %q", got)
+	}
+	f := Forecast{Value: 5, Quantiles: forecast.Quantiles{1, 2, 4, 7, 9, 12, 20}}
+	if got := f.Shown(); got != "7" {
+		t.Errorf("with a range: %q, want the median 7", got)
+	}
+	if got := f.Range95() + "; " + f.Range50(); got != "between 1 and 20; between 4 and 9" {
+		t.Errorf("ranges in words: %q", got)
+	}
+}
