@@ -16,6 +16,9 @@ type Chart struct {
 	YLabel string // axis title with the unit, e.g. "cases per day"
 	Dates  bool   // x values are days (Day); ticks show dates
 	Lines  []Line
+	// Bands are shaded ranges (a forecast's 50 % and 95 % ranges), drawn
+	// under the lines.
+	Bands []Band
 	// HRefs are horizontal reference lines (a budget), VRefs vertical ones
 	// (the last reported day).
 	HRefs, VRefs []Ref
@@ -33,6 +36,16 @@ type Line struct {
 	Markers bool    // draw a dot at each point
 	Bars    bool    // draw thin vertical bars from 0 instead of a line
 }
+
+// A Band is a shaded range between a lower and an upper curve.
+type Band struct {
+	Name   string      // legend text
+	Class  string      // CSS class: fill ("band95", "band50")
+	Points []BandPoint // in x order
+}
+
+// BandPoint is the range of a band at one x.
+type BandPoint struct{ X, Lo, Hi float64 }
 
 // Point is one (x, y) value.
 type Point struct{ X, Y float64 }
@@ -64,6 +77,7 @@ type Plot struct {
 	XLabel, YLabel           string
 	XTicks, YTicks           []Tick
 	Paths                    []Path
+	Bands                    []Path // closed shapes, drawn before Paths
 	HRefs, VRefs             []RefLine
 	Legend                   []LegendItem
 	Empty                    bool // nothing to draw
@@ -96,6 +110,7 @@ type LegendItem struct {
 	Name  string
 	Class string
 	Bars  bool
+	Band  bool // a shaded range: drawn as a thick stroke
 }
 
 // ViewBox is the SVG viewBox attribute.
@@ -137,6 +152,15 @@ func (c *Chart) Layout() *Plot {
 			if !math.IsNaN(pt.Y) && !math.IsInf(pt.Y, 0) {
 				ymin, ymax = math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
 			}
+		}
+	}
+	for _, b := range c.Bands {
+		for _, pt := range b.Points {
+			if math.IsNaN(pt.X) || math.IsInf(pt.X, 0) || math.IsNaN(pt.Lo) || math.IsNaN(pt.Hi) || math.IsInf(pt.Hi, 0) {
+				continue
+			}
+			xmin, xmax = math.Min(xmin, pt.X), math.Max(xmax, pt.X)
+			ymin, ymax = math.Min(ymin, pt.Lo), math.Max(ymax, pt.Hi)
 		}
 	}
 	for _, r := range c.HRefs {
@@ -206,6 +230,30 @@ func (c *Chart) Layout() *Plot {
 		path.D = b.String()
 		p.Paths = append(p.Paths, path)
 	}
+	for _, bd := range c.Bands {
+		var b strings.Builder
+		var ok []BandPoint
+		for _, pt := range bd.Points {
+			if !math.IsNaN(pt.X) && !math.IsNaN(pt.Lo) && !math.IsNaN(pt.Hi) && !math.IsInf(pt.Hi, 0) {
+				ok = append(ok, pt)
+			}
+		}
+		if len(ok) < 2 {
+			continue
+		}
+		for i, pt := range ok {
+			cmd := "L"
+			if i == 0 {
+				cmd = "M"
+			}
+			b.WriteString(cmd + num(sx(pt.X)) + " " + num(sy(pt.Hi)))
+		}
+		for i := len(ok) - 1; i >= 0; i-- {
+			b.WriteString("L" + num(sx(ok[i].X)) + " " + num(sy(ok[i].Lo)))
+		}
+		b.WriteString("Z")
+		p.Bands = append(p.Bands, Path{D: b.String(), Class: bd.Class})
+	}
 	for _, r := range c.HRefs {
 		y := sy(r.At)
 		p.HRefs = append(p.HRefs, RefLine{X1: p.Left, Y1: y, X2: p.Right, Y2: y, LX: p.Right - 4, LY: y - 5, Label: r.Label, Class: r.Class})
@@ -221,6 +269,13 @@ func (c *Chart) Layout() *Plot {
 		}
 		p.Legend = append(p.Legend, LegendItem{X: lx, Y: 14, Name: l.Name, Class: l.Class, Bars: l.Bars})
 		lx += 34 + 7*float64(len([]rune(l.Name)))
+	}
+	for _, b := range c.Bands {
+		if b.Name == "" {
+			continue
+		}
+		p.Legend = append(p.Legend, LegendItem{X: lx, Y: 14, Name: b.Name, Class: b.Class, Band: true})
+		lx += 34 + 7*float64(len([]rune(b.Name)))
 	}
 	return p
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -110,11 +112,33 @@ type Forecast struct {
 	InputEnd time.Time // last day of the input window
 	Target   time.Time // the day forecast
 	Value    float64   // model output (unclamped)
-	Chart    *Chart
+	// Quantiles are the forecast's range at the hub levels, from this
+	// LHA's own recent errors (package forecast; computed here, not sent).
+	Quantiles forecast.Quantiles
+	Chart     *Chart
 }
 
-// Shown is the forecast as displayed: never below zero.
-func (f Forecast) Shown() string { return FormatCount(math.Max(0, f.Value)) }
+// Range95 says the 95 % range in words.
+func (f Forecast) Range95() string {
+	lo, hi, _ := f.Quantiles.Interval(0.95)
+	return "between " + FormatCount(lo) + " and " + FormatCount(hi)
+}
+
+// Range50 says the 50 % range in words.
+func (f Forecast) Range50() string {
+	lo, hi, _ := f.Quantiles.Interval(0.5)
+	return "between " + FormatCount(lo) + " and " + FormatCount(hi)
+}
+
+// Shown is the forecast as displayed: the median of the range (the
+// model's output moved by its recent bias, see package forecast), or the
+// model's output when there is no range; never below zero.
+func (f Forecast) Shown() string {
+	if f.Quantiles != (forecast.Quantiles{}) {
+		return FormatCount(f.Quantiles.Median())
+	}
+	return FormatCount(math.Max(0, f.Value))
+}
 
 // TargetDate formats the forecast's date.
 func (f Forecast) TargetDate() string { return f.Target.Format("Monday 2 January 2006") }
@@ -168,6 +192,8 @@ type JoinState struct {
 
 	// After training.
 	Forecasts   []Forecast
+	Recent      client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
+	Hub         string                // the forecasts as a hub CSV, for the download
 	Metrics     *metrics.Result
 	MetricsNote string
 
@@ -613,15 +639,25 @@ func (s *JoinState) forecast(model []float64) {
 		s.MetricsNote = err.Error()
 		return
 	}
-	fcs, err := client.Forecasts(st, model, s.Data)
+	s.Forecasts = s.Forecasts[:0]
+	s.Hub = ""
+	fcs, recent, err := client.Forecasts(st, s.Data, model)
 	if err != nil {
 		s.MetricsNote = err.Error()
-		return
 	}
-	s.Forecasts = s.Forecasts[:0]
+	s.Recent = recent
 	for _, f := range fcs {
-		s.Forecasts = append(s.Forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Value,
-			Chart: forecastChart(s.Data.Region(f.Area), s.smoothing(), f.InputEnd, f.Target, f.Value)})
+		r := s.Data.Region(f.Area)
+		s.Forecasts = append(s.Forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
+			Quantiles: f.Quantiles, Chart: forecastChart(r, s.smoothing(), f.InputEnd, f.Target, f.Quantiles)})
+	}
+	if len(fcs) > 0 {
+		var b strings.Builder
+		if err := forecast.WriteHub(&b, client.HubForecasts(fcs)); err != nil {
+			s.MetricsNote = err.Error()
+		} else {
+			s.Hub = b.String()
+		}
 	}
 	areas, err := series.MakeWindows(s.Data, opt)
 	if err != nil {
@@ -640,8 +676,9 @@ func (s *JoinState) forecast(model []float64) {
 	s.Metrics = &res
 }
 
-// forecastChart plots the last six weeks of an area with its forecast.
-func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.Time, value float64) *Chart {
+// forecastChart plots the last six weeks of an area with its forecast:
+// the median as a dashed line, the 50 % and 95 % ranges as bands.
+func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.Time, q forecast.Quantiles) *Chart {
 	avg := make([]float64, len(r.Cases))
 	series.MovingAverage7(avg, r.Cases, sm)
 	from := len(r.Cases) - 42
@@ -655,8 +692,12 @@ func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.
 		smooth = append(smooth, Point{x, avg[i]})
 	}
 	last := r.Index(inputEnd)
-	shown := math.Max(0, value)
-	fc := []Point{{Day(inputEnd), avg[last]}, {Day(target), shown}}
+	at := avg[last]
+	fc := []Point{{Day(inputEnd), at}, {Day(target), q.Median()}}
+	band := func(coverage float64) []BandPoint {
+		lo, hi, _ := q.Interval(coverage)
+		return []BandPoint{{Day(inputEnd), at, at}, {Day(target), lo, hi}}
+	}
 	return &Chart{
 		Title:  "Forecast for " + r.Name,
 		XLabel: "date",
@@ -666,6 +707,10 @@ func forecastChart(r *series.Region, sm series.Smoothing, inputEnd, target time.
 			{Name: "reported each day", Class: "raw", Points: raw, Bars: true},
 			{Name: "7-day average", Class: "smooth", Points: smooth},
 			{Name: "forecast", Class: "forecast", Points: fc, Markers: true},
+		},
+		Bands: []Band{
+			{Name: "95 % range", Class: "band95", Points: band(0.95)},
+			{Name: "50 % range", Class: "band50", Points: band(0.5)},
 		},
 		VRefs: []Ref{{At: Day(r.End()), Label: "last reported day", Class: "today"}},
 	}

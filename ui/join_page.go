@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -252,4 +253,39 @@ func (c *JoinPage) onArea(event vugu.DOMEvent) {
 
 func (c *JoinPage) onJoin(event vugu.DOMEvent) {
 	c.S.Join(context.Background())
+}
+
+// rangeWords says an area's forecast range in plain words.
+func (c *JoinPage) rangeWords(f Forecast) string {
+	return fmt.Sprintf("Likely range: %s cases per day. Such ranges are meant to hold 19 times out of 20; "+
+		"half of the time the count should fall %s.", f.Range95(), f.Range50())
+}
+
+// recentWords says how often the LHA's own recent outcomes fell inside the
+// ranges this page would have given at the time.
+func (c *JoinPage) recentWords() string {
+	r := c.S.Recent
+	if r.N == 0 {
+		return "Your file is too short to check the ranges on your own past days."
+	}
+	return fmt.Sprintf("On your own recent days (%d past forecasts, all areas together) the outcome fell inside the 19-in-20 range %d times "+
+		"and inside the half-the-time range %d times. Worked out in this browser; not sent anywhere.", r.N, r.In95, r.In50)
+}
+
+// hubHref is the download link of the forecast as a hub CSV (a data: URL,
+// made in this browser).
+func (c *JoinPage) hubHref() string { return HubDataURL(c.S.Hub) }
+
+// HubDataURL encodes a CSV as a data: URL for a download link.
+func HubDataURL(csv string) string {
+	return "data:text/csv;charset=utf-8," + url.PathEscape(csv)
+}
+
+// hubFileName names the downloaded file after the LHA and the last day.
+func (c *JoinPage) hubFileName() string {
+	name := "fedcast-forecast"
+	if len(c.S.Forecasts) > 0 {
+		name += "-" + c.S.Forecasts[0].InputEnd.Format(time.DateOnly)
+	}
+	return name + ".csv"
 }

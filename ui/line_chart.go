@@ -22,6 +22,9 @@ func (c *LineChart) pathClass(p Path) string {
 }
 
 func (c *LineChart) legendClass(l LegendItem) string {
+	if l.Band {
+		return "band"
+	}
 	if l.Bars {
 		return "bars"
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/wasm/client"
@@ -259,6 +260,24 @@ func checkFinished(t *testing.T, name string, s *JoinState, csv []byte, match bo
 		if got := f.Target.Sub(f.InputEnd); got != 7*24*time.Hour {
 			t.Errorf("%s: target %v after the input", tc.name, got)
 		}
+		// The range: valid quantiles around the same median, drawn as two
+		// bands, and a hub file with every area and level.
+		if !f.Quantiles.Valid() || f.Quantiles.Median() <= 0 {
+			t.Errorf("%s: quantiles %v", tc.name, f.Quantiles)
+		}
+		if pl := f.Chart.Layout(); len(pl.Bands) != 2 || !strings.HasSuffix(pl.Bands[0].D, "Z") {
+			t.Errorf("%s: chart bands %+v", tc.name, pl.Bands)
+		}
+		hub, err := forecast.ReadHub(strings.NewReader(s.Hub))
+		if err != nil || len(hub) != 2 || hub[0].Location != f.Area || math.Abs(hub[0].Quantiles[6]-f.Quantiles[6]) > 5e-4 {
+			t.Errorf("%s: hub file %v (%v):\n%s", tc.name, hub, err, s.Hub)
+		}
+		if s.Recent.N == 0 || s.Recent.In95 < s.Recent.In50 {
+			t.Errorf("%s: recent coverage %+v", tc.name, s.Recent)
+		}
+		if u := HubDataURL(s.Hub); !strings.HasPrefix(u, "data:text/csv;charset=utf-8,reference_date%2Ctarget") && !strings.HasPrefix(u, "data:text/csv;charset=utf-8,reference_date,target") {
+			t.Errorf("%s: download link %.80s", tc.name, u)
+		}
 		if s.Metrics == nil || s.Metrics.N == 0 || math.IsNaN(s.Metrics.MAE) {
 			t.Errorf("%s: metrics %+v (%s)", tc.name, s.Metrics, s.MetricsNote)
 		}
@@ -270,5 +289,45 @@ func TestPageOf(t *testing.T) {
 		if got := PageOf(path); got != want {
 			t.Errorf("PageOf(%q) = %s, want %s", path, got, want)
 		}
+	}
+}
+
+func TestChartBands(t *testing.T) {
+	c := &Chart{
+		Lines: []Line{{Name: "forecast", Points: []Point{{0, 10}, {4, 12}}}},
+		Bands: []Band{{Name: "95 % range", Class: "band95", Points: []BandPoint{{0, 10, 10}, {4, 6, 40}}},
+			{Name: "empty", Class: "x", Points: []BandPoint{{1, math.NaN(), 2}}}},
+	}
+	p := c.Layout()
+	if len(p.Bands) != 1 || p.Bands[0].Class != "band95" {
+		t.Fatalf("bands %+v: want the one drawable band", p.Bands)
+	}
+	// The y axis reaches the band's top (40), above every line point.
+	if top := p.YTicks[len(p.YTicks)-1]; !strings.Contains(top.Label, "40") {
+		t.Errorf("y axis tops out at %q, want it to include the band's 40", top.Label)
+	}
+	// The shape runs along the upper edge and back along the lower one.
+	if d := p.Bands[0].D; !strings.HasPrefix(d, "M") || strings.Count(d, "L") != 3 || !strings.HasSuffix(d, "Z") {
+		t.Errorf("band path %q", d)
+	}
+	legend := false
+	for _, l := range p.Legend {
+		legend = legend || l.Band && l.Name == "95 % range"
+	}
+	if !legend {
+		t.Errorf("legend %+v lacks the band", p.Legend)
+	}
+}
+
+func TestForecastShown(t *testing.T) {
+	if got := (Forecast{Value: -3}).Shown(); got != "0" {
+		t.Errorf("no range, negative output: %q", got)
+	}
+	f := Forecast{Value: 5, Quantiles: forecast.Quantiles{1, 2, 4, 7, 9, 12, 20}}
+	if got := f.Shown(); got != "7" {
+		t.Errorf("with a range: %q, want the median 7", got)
+	}
+	if got := f.Range95() + "; " + f.Range50(); got != "between 1 and 20; between 4 and 9" {
+		t.Errorf("ranges in words: %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/ui"
 )
@@ -125,6 +127,10 @@ func TestLHAJourney(t *testing.T) {
 		t.Errorf("no local metrics: %q", got)
 	}
 
+	// The range: two shaded bands on each area's chart, the range in
+	// words, the LHA's own recent coverage, and the hub CSV download.
+	checkForecastRange(t, ctx, d, target)
+
 	// Timing of one local round in this browser.
 	if m := regexp.MustCompile(`It took (\S+) in this browser`).FindStringSubmatch(text(t, ctx, "#train")); m != nil {
 		t.Logf("one local round (%d Adam steps) in Chromium: %s", c.file.LocalEpochs, m[1])
@@ -213,4 +219,53 @@ func TestLHAJourney(t *testing.T) {
 		t.Errorf("simulated LHA: %v", err)
 	default:
 	}
+}
+
+// checkForecastRange checks the forecast's range on the LHA page and the
+// downloaded hub file (the download link's data: URL, decoded and parsed).
+func checkForecastRange(t *testing.T, ctx chromedpCtx, d *series.Dataset, target time.Time) {
+	t.Helper()
+	for _, class := range []string{"band95", "band50"} {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Array.from(document.querySelectorAll("#forecast .band.`+class+` path")).filter(p => (p.getAttribute("d")||"").endsWith("Z")).length`))
+		if err != nil || n != len(d.Regions) {
+			t.Errorf("%d %s shapes on the forecast charts (%v), want one per area (%d)", n, class, err, len(d.Regions))
+		}
+	}
+	if got := text(t, ctx, "#forecast .forecast-range"); !strings.Contains(got, "Likely range: between") || !strings.Contains(got, "19 times out of 20") {
+		t.Errorf("range in words: %q", got)
+	}
+	if got := text(t, ctx, "#recent-coverage"); !regexp.MustCompile(`\(\d+ past forecasts.*inside the 19-in-20 range \d+ times`).MatchString(got) {
+		t.Errorf("recent coverage: %q", got)
+	}
+	link, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#hub-download"), "href"))
+	if err != nil {
+		t.Fatalf("download link: %v", err)
+	}
+	name, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#hub-download"), "download"))
+	if err != nil || !strings.HasSuffix(name.Value, ".csv") {
+		t.Errorf("download file name %q (%v)", name.Value, err)
+	}
+	const prefix = "data:text/csv;charset=utf-8,"
+	if !strings.HasPrefix(link.Value, prefix) {
+		t.Fatalf("download link %.60q", link.Value)
+	}
+	body, err := url.PathUnescape(strings.TrimPrefix(link.Value, prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := forecast.ReadHub(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("downloaded hub file: %v\n%s", err, body)
+	}
+	if len(fs) != len(d.Regions) || strings.Count(body, "\n") != 1+len(d.Regions)*forecast.NumLevels {
+		t.Fatalf("hub file has %d forecasts, %d lines:\n%s", len(fs), strings.Count(body, "\n"), body)
+	}
+	for i, f := range fs {
+		r := d.Regions[i]
+		if f.Location != r.Name || !f.ReferenceDate.Equal(r.End()) || !f.TargetEndDate.Equal(target) {
+			t.Errorf("hub forecast %d: %s %s → %s, want %s %s → %s", i, f.Location, f.ReferenceDate.Format(time.DateOnly),
+				f.TargetEndDate.Format(time.DateOnly), r.Name, r.End().Format(time.DateOnly), target.Format(time.DateOnly))
+		}
+	}
+	shotOf(t, ctx, "#forecast", "4-forecast-range")
 }

@@ -20,4 +20,14 @@
 // population stratum; test MAPE every few rounds (convergence); and, for the
 // figures, each area's MAPE in each run and the predicted-vs-true pairs of
 // the first run.
+//
+// Each run's point forecasts (the trained model, or persistence with
+// Config.PointForecast) are also turned into quantile forecasts by package
+// forecast, with each area's intervals calibrated on its own errors of
+// the windows whose targets are known at the forecast origin, and scored:
+// WIS, WIS relative to the hub-style baseline, coverage of the 50 % and
+// 95 % intervals (with counts, Wilson intervals and per target date),
+// coverage when calibrated on the training windows only, a PIT histogram
+// and a rolling-origin evaluation over every study window. See
+// docs/forecast-hub.md.
 package experiment

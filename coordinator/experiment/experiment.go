@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
@@ -69,6 +70,13 @@ type Config struct {
 	Workers int `json:"workers"`
 	// Progress, if set, receives one line per finished run.
 	Progress io.Writer `json:"-"`
+	// PointForecast is the point forecaster the quantile forecasts wrap:
+	// PointModel (default; the trained model) or PointPersistence (the
+	// last smoothed input; no training, so runs are instant).
+	PointForecast string `json:"point_forecast"`
+	// Calibration sets the intervals (see package forecast). Zero value:
+	// forecast.DefaultCalibrator().
+	Calibration forecast.Calibrator `json:"calibration"`
 }
 
 func (c *Config) defaults() {
@@ -98,6 +106,12 @@ func (c *Config) defaults() {
 	deff(&c.LearningRate, 1e-3)
 	if c.Hidden == nil {
 		c.Hidden = []int{128, 64, 32}
+	}
+	if c.PointForecast == "" {
+		c.PointForecast = PointModel
+	}
+	if c.Calibration == (forecast.Calibrator{}) {
+		c.Calibration = forecast.DefaultCalibrator()
 	}
 }
 
@@ -142,24 +156,35 @@ type ConvergencePoint struct {
 
 // Result is the outcome for one ε.
 type Result struct {
-	Epsilon         fl.JSONFloat       `json:"epsilon"` // a number, or "inf" for non-DP
-	NoiseMultiplier float64            `json:"noise_multiplier"`
-	EpsilonSpent    fl.JSONFloat       `json:"epsilon_spent"` // ε actually spent after T rounds at δ
-	Order           float64            `json:"rdp_order,omitempty"`
-	Runs            int                `json:"runs"`
-	Metrics         Summary            `json:"metrics"`
-	TestWindows     int                `json:"test_windows"`         // per run
-	ZeroTargets     int                `json:"zero_targets_dropped"` // per run, mean over runs rounded
-	ByPopulation    []StratumResult    `json:"by_population"`
-	Convergence     []ConvergencePoint `json:"convergence"`
-	PerRun          []metrics.Result   `json:"per_run"`
-	Seconds         float64            `json:"seconds"` // summed training time of its runs
+	Epsilon         fl.JSONFloat `json:"epsilon"` // a number, or "inf" for non-DP
+	NoiseMultiplier float64      `json:"noise_multiplier"`
+	EpsilonSpent    fl.JSONFloat `json:"epsilon_spent"` // ε actually spent after T rounds at δ
+	Order           float64      `json:"rdp_order,omitempty"`
+	Runs            int          `json:"runs"`
+	Metrics         Summary      `json:"metrics"`
+	// Quantile forecasts on the test windows (package forecast): mean ±
+	// sd over runs of the mean WIS, of the mean WIS divided by the
+	// hub-style baseline's on the same windows, and of the coverage of the
+	// 50 % and 95 % intervals.
+	WIS          metrics.Summary    `json:"wis"`
+	RelativeWIS  metrics.Summary    `json:"relative_wis"`
+	Coverage50   metrics.Summary    `json:"coverage_50"`
+	Coverage95   metrics.Summary    `json:"coverage_95"`
+	Intervals    *IntervalDetail    `json:"intervals,omitempty"`
+	TestWindows  int                `json:"test_windows"`         // per run
+	ZeroTargets  int                `json:"zero_targets_dropped"` // per run, mean over runs rounded
+	ByPopulation []StratumResult    `json:"by_population"`
+	Convergence  []ConvergencePoint `json:"convergence"`
+	PerRun       []metrics.Result   `json:"per_run"`
+	Seconds      float64            `json:"seconds"` // summed training time of its runs
 
 	// For figures (not in JSON): each area's MAPE in each run, and the
 	// first run's (true, predicted) test pairs.
 	AreaMAPE  []float64 `json:"-"`
 	PairsTrue []float64 `json:"-"`
 	PairsPred []float64 `json:"-"`
+	// Hub holds the first run's test-period quantile forecasts.
+	Hub []forecast.HubForecast `json:"-"`
 }
 
 // Report is a whole experiment.
@@ -198,6 +223,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.Epsilons) == 0 {
 		return nil, errors.New("experiment: no ε given")
 	}
+	if err := checkPointForecast(cfg.PointForecast); err != nil {
+		return nil, err
+	}
+	if err := cfg.Calibration.Validate(); err != nil {
+		return nil, err
+	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
 		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
 	})
@@ -232,6 +263,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, a := range areas {
 		st.WindowsPerArea[0] = min(st.WindowsPerArea[0], len(a.Windows))
 		st.WindowsPerArea[1] = max(st.WindowsPerArea[1], len(a.Windows))
+	}
+
+	iv := &intervalInputs{cal: cfg.Calibration, h: cfg.History, p: cfg.Horizon,
+		series: map[string]forecast.Series{}, all: areas}
+	if cfg.Smoothing == series.Centered {
+		iv.refShift = 3 // the centred average of the last input day needs 3 more reported days
+	}
+	for _, r := range cfg.Data.Regions {
+		iv.series[r.Name] = forecast.Smooth(r, cfg.Smoothing)
 	}
 
 	// Calibrate once per ε.
@@ -280,6 +320,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		conv    []float64
 		pairsT  []float64
 		pairsP  []float64
+		iv      intervalRun
 		seconds float64
 		err     error
 	}
@@ -314,6 +355,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					fcfg.Accountant = cfg.Accountant
 				}
 				ev := newEvaluator(model, rd)
+				if cfg.PointForecast == PointPersistence {
+					o.final = ev.evaluatePoint(forecast.Persistence, cfg.History)
+					o.perArea = ev.perAreaMAPE()
+					o.strata, o.strataN = ev.strata(cfg.Populations)
+					if jb.run == 0 {
+						o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
+					}
+					o.iv = iv.evaluateIntervals(rd, forecast.Persistence, jb.run == 0)
+					o.seconds = time.Since(t0).Seconds()
+					continue
+				}
 				sim := &fl.Simulation{
 					Model: model, Config: fcfg, Clients: rd.clients,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
@@ -335,6 +387,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if jb.run == 0 {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
+				o.iv = iv.evaluateIntervals(rd, modelPoint(model, srv.Global), jb.run == 0)
 				o.seconds = time.Since(t0).Seconds()
 				mu.Lock()
 				done++
@@ -369,6 +422,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for e := range results {
 		r := &results[e]
 		var finals []metrics.Result
+		var ivs []intervalRun
 		conv := map[int][]float64{}
 		byStratum := make([][]metrics.Result, len(strata))
 		stratumAreas := make([]int, len(strata))
@@ -379,6 +433,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			o := outs[j]
 			finals = append(finals, o.final)
+			ivs = append(ivs, o.iv)
 			r.Seconds += o.seconds
 			zeros += o.final.ZeroTargetsDropped
 			r.TestWindows = o.final.N
@@ -398,6 +453,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r.PerRun = finals
 		r.Metrics = summarize(finals)
+		summarizeIntervals(r, ivs)
 		r.ZeroTargets = int(math.Round(float64(zeros) / float64(len(finals))))
 		for s, st := range strata {
 			if len(byStratum[s]) > 0 {
@@ -425,6 +481,10 @@ type runData struct {
 	// testArea[i] is the area index of test window i; areaNames by index.
 	testArea  []int
 	areaNames []string
+	// testEnd[i] is the last input day of test window i; testIdx[a] the
+	// indices of area a's test windows.
+	testEnd []time.Time
+	testIdx [][]int
 }
 
 func newRunData(train, test []series.Area) runData {
@@ -433,9 +493,12 @@ func newRunData(train, test []series.Area) runData {
 		x, y := series.Stack([]series.Area{a})
 		rd.clients[i] = fl.ClientData{X: x, Y: y}
 	}
+	rd.testIdx = make([][]int, len(test))
 	for i, a := range test {
 		rd.areaNames = append(rd.areaNames, a.Region)
 		for _, w := range a.Windows {
+			rd.testIdx[i] = append(rd.testIdx[i], len(rd.testY))
+			rd.testEnd = append(rd.testEnd, w.InputEnd)
 			rd.testX = append(rd.testX, w.X...)
 			rd.testY = append(rd.testY, w.Y)
 			rd.testArea = append(rd.testArea, i)
@@ -459,6 +522,24 @@ func newEvaluator(m *nn.MLP, rd *runData) *evaluator {
 func (e *evaluator) evaluate(global []float64) metrics.Result {
 	e.model.Predict(global, e.rd.testX, e.pred)
 	return metrics.Compute(e.y, e.pred)
+}
+
+// evaluatePoint predicts the test windows with a point forecaster.
+func (e *evaluator) evaluatePoint(point forecast.Point, h int) metrics.Result {
+	for i := range e.pred {
+		e.pred[i] = point(e.rd.testX[i*h : (i+1)*h])
+	}
+	return metrics.Compute(e.y, e.pred)
+}
+
+// modelPoint is the point forecaster of a trained model (one per
+// goroutine: it reuses its output slice).
+func modelPoint(m *nn.MLP, params []float64) forecast.Point {
+	out := make([]float64, 1)
+	return func(x []float64) float64 {
+		m.Predict(params, x, out)
+		return out[0]
+	}
 }
 
 // perAreaMAPE returns each area's MAPE from the last evaluate (areas whose

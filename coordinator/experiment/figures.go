@@ -77,6 +77,11 @@ func (r *Report) SummaryFigures(dir string) ([]string, error) {
 			}
 		}
 	}
+	ivFiles, err := r.intervalFigures(dir)
+	files = append(files, ivFiles...)
+	if err != nil {
+		return files, err
+	}
 	if p, err := r.convergencePlot(); err != nil {
 		return files, err
 	} else if p != nil {
@@ -223,7 +228,21 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64))
 		p.Legend.Add("non-DP", base)
 	}
 	p.Legend.Top = true
+	widenLogX(p, pts)
 	return p, nil
+}
+
+// widenLogX gives a log x axis room when every point has the same x (one
+// ε): gonum would otherwise widen it by ±1 and reach 0.
+func widenLogX(p *plot.Plot, pts plotter.XYs) {
+	for _, q := range pts {
+		if q.X != pts[0].X {
+			return
+		}
+	}
+	if len(pts) > 0 {
+		p.X.Min, p.X.Max = pts[0].X/2, pts[0].X*2
+	}
 }
 
 // epsTicks labels the ε axis at the grid's own values.

@@ -87,6 +87,7 @@ func WriteMarkdown(w io.Writer, names []string, reps []*Report) error {
 		if len(r.Results) > 0 && r.Results[0].ZeroTargets > 0 {
 			fmt.Fprintf(w, "\n%d of %d test targets per run are zero and are left out of MAPE and MdAPE.\n", r.Results[0].ZeroTargets, r.Results[0].TestWindows)
 		}
+		writeIntervalMarkdown(w, r)
 		// Strata.
 		fmt.Fprintln(w, "\nMAE by county population (mean ± sd across runs; areas per stratum in brackets):")
 		fmt.Fprintln(w)
@@ -133,5 +134,46 @@ func compact(v float64) string {
 		return fmt.Sprintf("%.3g", v)
 	default:
 		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+// writeIntervalMarkdown renders the quantile forecasts' scores of r.
+func writeIntervalMarkdown(w io.Writer, r *Report) {
+	if len(r.Results) == 0 || r.Results[0].Intervals == nil {
+		return
+	}
+	cal := r.Setting.Calibration
+	fmt.Fprintf(w, "\nQuantile forecasts around the %s point forecast, intervals from each area's own errors of the last %d days "+
+		"(prior spread %g worth %g errors, shift %g, tail %g). Relative WIS: ÷ the hub-style baseline's WIS on the same windows.\n\n",
+		r.Setting.PointForecast, cal.Lookback, cal.PriorScale, cal.PriorWeight, cal.Shift, cal.Tail)
+	fmt.Fprintln(w, "| ε | WIS | relative WIS | coverage 50 % | coverage 95 % | 95 %: covered / n per run [Wilson 95 %] | 95 % in-sample | rolling: relative WIS | rolling: coverage 50 % | rolling: coverage 95 % |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, res := range r.Results {
+		d := res.Intervals
+		if d == nil {
+			continue
+		}
+		rw, r50, r95 := "–", "–", "–"
+		if d.Rolling != nil {
+			rw = pm(d.Rolling.RelativeWIS.Mean, d.Rolling.RelativeWIS.SD, 3)
+			r50 = pm(d.Rolling.Coverage50.Mean, d.Rolling.Coverage50.SD, 3)
+			r95 = pm(d.Rolling.Coverage95.Mean, d.Rolling.Coverage95.SD, 3)
+		}
+		c := d.Coverage95Pooled
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d / %d [%.3f, %.3f] | %s | %s | %s | %s |\n", epsString(float64(res.Epsilon)),
+			pm(res.WIS.Mean, res.WIS.SD, 2), pm(res.RelativeWIS.Mean, res.RelativeWIS.SD, 3),
+			pm(res.Coverage50.Mean, res.Coverage50.SD, 3), pm(res.Coverage95.Mean, res.Coverage95.SD, 3),
+			c.Covered, c.N, c.Wilson[0], c.Wilson[1], pm(d.Coverage95InSample.Mean, d.Coverage95InSample.SD, 3), rw, r50, r95)
+	}
+	if d := r.Results[0].Intervals; len(d.ByTargetDate) > 0 {
+		var parts []string
+		for _, bd := range d.ByTargetDate {
+			parts = append(parts, fmt.Sprintf("%s: 50 %% %.3f, 95 %% %.3f of %d", bd.Target, bd.Coverage50.Rate, bd.Coverage95.Rate, bd.Coverage95.N))
+		}
+		fmt.Fprintf(w, "\nBy test target date (ε = %s, per run): %s.", epsString(float64(r.Results[0].Epsilon)), strings.Join(parts, "; "))
+		if d.Rolling != nil {
+			fmt.Fprintf(w, " Rolling origins: every study window, %d forecast dates, %d forecasts per run.", d.Rolling.Origins, d.Rolling.ForecastsPerRun)
+		}
+		fmt.Fprintln(w)
 	}
 }

@@ -35,6 +35,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(r.Results) > 0 && r.Results[0].ZeroTargets > 0 {
 		fmt.Fprintf(w, "\n%d of %d test targets per run are zero and were left out of MAPE/MdAPE.\n", r.Results[0].ZeroTargets, r.Results[0].TestWindows)
 	}
+	r.writeIntervalTable(w)
 	fmt.Fprintf(w, "\nWall time %.1f s on %d core(s).\n", s.WallSeconds, s.GOMAXPROCS)
 	return nil
 }
@@ -82,4 +83,44 @@ func fileEps(e float64) string {
 		return "inf"
 	}
 	return strings.ReplaceAll(fmt.Sprintf("%g", e), ".", "p")
+}
+
+// writeIntervalTable prints the quantile forecasts' scores per ε.
+func (r *Report) writeIntervalTable(w io.Writer) {
+	if len(r.Results) == 0 || r.Results[0].Intervals == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nQuantile forecasts (point forecaster: %s; intervals from each area's own recent errors):\n", r.Setting.PointForecast)
+	fmt.Fprintf(w, "%-6s %-16s %-16s %-16s %-16s %-26s %-16s %-16s\n", "ε", "WIS", "relative WIS", "coverage 50 %", "coverage 95 %", "95 %/run [Wilson]", "95 % in-sample", "rolling rel. WIS")
+	for _, res := range r.Results {
+		d := res.Intervals
+		if d == nil {
+			continue
+		}
+		roll := "-"
+		if d.Rolling != nil {
+			roll = pm(d.Rolling.RelativeWIS.Mean, d.Rolling.RelativeWIS.SD, 3)
+		}
+		c := d.Coverage95Pooled
+		fmt.Fprintf(w, "%-6s %-16s %-16s %-16s %-16s %-26s %-16s %-16s\n", epsString(float64(res.Epsilon)),
+			pm(res.WIS.Mean, res.WIS.SD, 2), pm(res.RelativeWIS.Mean, res.RelativeWIS.SD, 3),
+			pm(res.Coverage50.Mean, res.Coverage50.SD, 3), pm(res.Coverage95.Mean, res.Coverage95.SD, 3),
+			fmt.Sprintf("%d/%d [%.3f, %.3f]", c.Covered, c.N, c.Wilson[0], c.Wilson[1]),
+			pm(d.Coverage95InSample.Mean, d.Coverage95InSample.SD, 3), roll)
+	}
+	if d := r.Results[0].Intervals; d != nil && len(d.ByTargetDate) > 0 {
+		fmt.Fprintf(w, "Test target dates (ε = %s, per run): ", epsString(float64(r.Results[0].Epsilon)))
+		for i, bd := range d.ByTargetDate {
+			if i > 0 {
+				fmt.Fprint(w, "; ")
+			}
+			fmt.Fprintf(w, "%s: 50 %% %.3f, 95 %% %.3f (n=%d)", bd.Target, bd.Coverage50.Rate, bd.Coverage95.Rate, bd.Coverage95.N)
+		}
+		fmt.Fprintln(w)
+		if d.Rolling != nil {
+			fmt.Fprintf(w, "Rolling origins (every study window, %d origins, %d forecasts per run): coverage 50 %% %s, 95 %% %s\n",
+				d.Rolling.Origins, d.Rolling.ForecastsPerRun, pm(d.Rolling.Coverage50.Mean, d.Rolling.Coverage50.SD, 3),
+				pm(d.Rolling.Coverage95.Mean, d.Rolling.Coverage95.SD, 3))
+		}
+	}
 }

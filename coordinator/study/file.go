@@ -402,6 +402,7 @@ func (f *File) AccountantKind() privacy.AccountantKind {
 	}
 	return f.Accountant
 }
+
 // Window returns how long a round takes updates: RoundLength − RoundSlack.
 func (f *File) Window() time.Duration { return time.Duration(f.RoundLength - f.RoundSlack) }
 

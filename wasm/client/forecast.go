@@ -1,53 +1,145 @@
 package client
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
-// Forecast is a model's forecast for one area of the LHA's data.
-type Forecast struct {
-	Area     string
-	InputEnd time.Time // last day of the input window
-	Target   time.Time // the day forecast
-	// Value is the model's output: the 7-day average of new cases per
-	// day on Target. It is not clamped; show max(0, Value).
-	Value float64
+// AreaForecast is one area's live forecast: the point forecast of the
+// final model and quantiles calibrated on the LHA's own recent errors
+// (package forecast). Everything here is computed on this computer and
+// never sent.
+type AreaForecast struct {
+	Area         string
+	LastReported time.Time // last day in the LHA's file for the area (hub reference_date)
+	InputEnd     time.Time // last day of the input window
+	Target       time.Time // the day forecast
+	Point        float64   // the model's output (unclamped)
+	Quantiles    forecast.Quantiles
+	Errors       int // past errors the interval rests on (all areas pooled)
 }
 
-// Forecasts computes each area's forecast with model for the study st:
-// the newest complete input window of every area (series.LatestInput;
-// the study's from/to do not apply, a forecast looks past the data), fed
-// through the study's network. Areas too short for one input window are
-// left out. The browser page and `fedcast client` both use it.
-func Forecasts(st protocol.Study, model []float64, data *series.Dataset) ([]Forecast, error) {
+// RecentCoverage says how often the LHA's own recent outcomes fell inside
+// the intervals this method would have given at the time (every forecast
+// origin whose outcome is known, over the calibration lookback, all areas
+// pooled).
+type RecentCoverage struct {
+	N, In50, In95 int
+}
+
+// ErrModelLayout is returned when the model does not fit the study's layers.
+var ErrModelLayout = errors.New("client: the model does not match the study's layers")
+
+// Forecasts computes each area's live quantile forecast from the final
+// global model, and the recent coverage of the same interval method on
+// the LHA's own data. Areas too short for an input are left out.
+func Forecasts(st protocol.Study, data *series.Dataset, model []float64) ([]AreaForecast, RecentCoverage, error) {
+	var cov RecentCoverage
 	if len(st.Layers) < 2 {
-		return nil, fmt.Errorf("%w: %d layers", ErrBadStudy, len(st.Layers))
+		return nil, cov, fmt.Errorf("%w: %v", ErrModelLayout, st.Layers)
 	}
 	m := nn.NewMLP(st.Layers...)
 	if m.NumParams() != len(model) {
-		return nil, fmt.Errorf("%w: the model has %d numbers, the study's layout %d", ErrBadStudy, len(model), m.NumParams())
+		return nil, cov, fmt.Errorf("%w: %d numbers, the layout %v needs %d", ErrModelLayout, len(model), st.Layers, m.NumParams())
 	}
-	opt, err := windowOptions(st)
+	out := make([]float64, 1)
+	point := func(x []float64) float64 {
+		m.Predict(model, x, out)
+		return out[0]
+	}
+	return PointForecasts(st, data, point)
+}
+
+// PointForecasts is Forecasts for any point forecaster.
+func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point) ([]AreaForecast, RecentCoverage, error) {
+	var cov RecentCoverage
+	sm, err := series.ParseSmoothing(st.Smoothing)
 	if err != nil {
-		return nil, err
+		return nil, cov, fmt.Errorf("%w: %w", ErrBadStudy, err)
 	}
-	opt.From, opt.To = time.Time{}, time.Time{}
-	var out []Forecast
-	y := make([]float64, 1)
+	live := series.WindowOptions{History: st.History, Horizon: st.Horizon, Smoothing: sm}
+	h, p := st.History, st.Horizon
+	if h == 0 {
+		h = series.DefaultHistory
+	}
+	if p == 0 {
+		p = series.DefaultHorizon
+	}
+	cal := forecast.DefaultCalibrator()
+	type areaInput struct {
+		r        *series.Region
+		s        forecast.Series
+		inputEnd time.Time
+		target   time.Time
+	}
+	var ins []areaInput
+	var ss []forecast.Series
+	var first, last time.Time
 	for _, r := range data.Regions {
-		x, inputEnd, target, err := series.LatestInput(r, opt)
+		_, inputEnd, target, err := series.LatestInput(r, live)
 		if err != nil {
 			continue
 		}
-		m.Predict(model, x, y)
-		out = append(out, Forecast{Area: r.Name, InputEnd: inputEnd, Target: target, Value: y[0]})
+		s := forecast.Smooth(r, sm)
+		ins = append(ins, areaInput{r: r, s: s, inputEnd: inputEnd, target: target})
+		ss = append(ss, s)
+		// Recent origins: those whose target is known (≤ inputEnd), over
+		// the lookback; their own calibration reaches a lookback further.
+		from := inputEnd.AddDate(0, 0, -p-cal.Lookback+1-cal.Lookback)
+		if first.IsZero() || from.Before(first) {
+			first = from
+		}
+		if inputEnd.After(last) {
+			last = inputEnd
+		}
 	}
-	return out, nil
+	if len(ins) == 0 {
+		return nil, cov, fmt.Errorf("client: no area of the file has %d days of data for a forecast", h+6)
+	}
+	pool := forecast.PoolErrors(ss, h, p, point, first, last)
+	var fs []AreaForecast
+	for _, a := range ins {
+		os := cal.Backtest(a.s, h, p, point, pool, []time.Time{a.inputEnd})
+		if len(os) == 1 {
+			o := os[0]
+			fs = append(fs, AreaForecast{Area: a.r.Name, LastReported: series.Date(a.r.End()), InputEnd: o.InputEnd,
+				Target: o.Target, Point: o.Point, Quantiles: o.Quantiles, Errors: o.Errors})
+		}
+		var ends []time.Time
+		for d := a.inputEnd.AddDate(0, 0, -p-cal.Lookback+1); !d.After(a.inputEnd.AddDate(0, 0, -p)); d = d.AddDate(0, 0, 1) {
+			ends = append(ends, d)
+		}
+		for _, o := range cal.Backtest(a.s, h, p, point, pool, ends) {
+			if math.IsNaN(o.Y) {
+				continue
+			}
+			cov.N++
+			if forecast.Covered(o.Quantiles, 0.5, o.Y) {
+				cov.In50++
+			}
+			if forecast.Covered(o.Quantiles, 0.95, o.Y) {
+				cov.In95++
+			}
+		}
+	}
+	return fs, cov, nil
+}
+
+// HubForecasts converts forecasts to hub rows: reference_date the area's
+// last reported day, target_end_date the day forecast.
+func HubForecasts(fs []AreaForecast) []forecast.HubForecast {
+	out := make([]forecast.HubForecast, len(fs))
+	for i, f := range fs {
+		out[i] = forecast.HubForecast{Location: f.Area, ReferenceDate: f.LastReported, TargetEndDate: f.Target, Quantiles: f.Quantiles}
+	}
+	return out
 }
 
 // windowOptions are the study's windowing settings.

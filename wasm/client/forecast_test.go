@@ -1,18 +1,72 @@
 package client
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/synth"
 )
+
+func TestForecastsAndHub(t *testing.T) {
+	d, _, err := synth.Generate(synth.Options{Areas: 4, Days: 70, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 1}}
+	// A model that predicts the last input value: weight 1 on x[9].
+	model := make([]float64, 11)
+	model[9] = 1
+	fs, cov, err := Forecasts(st, d, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pfs, pcov, err := PointForecasts(st, d, forecast.Persistence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 4 || cov != pcov || cov.N == 0 || cov.In95 < cov.In50 {
+		t.Fatalf("%d forecasts, coverage %+v (persistence %+v)", len(fs), cov, pcov)
+	}
+	last := d.Regions[0].End()
+	for i, f := range fs {
+		if f.Quantiles != pfs[i].Quantiles {
+			t.Errorf("%s: the copying model and persistence differ: %v vs %v", f.Area, f.Quantiles, pfs[i].Quantiles)
+		}
+		if !f.Quantiles.Valid() || f.Errors == 0 {
+			t.Errorf("%s: quantiles %v from %d errors", f.Area, f.Quantiles, f.Errors)
+		}
+		if !f.LastReported.Equal(last) || f.Target.Sub(f.LastReported) != 4*24*time.Hour || f.Target.Sub(f.InputEnd) != 7*24*time.Hour {
+			t.Errorf("%s: last reported %s, input end %s, target %s", f.Area, f.LastReported, f.InputEnd, f.Target)
+		}
+		if lo, hi, _ := f.Quantiles.Interval(0.95); !(lo <= f.Quantiles.Median() && f.Quantiles.Median() <= hi && lo < hi) {
+			t.Errorf("%s: 95 %% interval %v … %v around %v", f.Area, lo, hi, f.Quantiles.Median())
+		}
+	}
+	var buf bytes.Buffer
+	if err := forecast.WriteHub(&buf, HubForecasts(fs)); err != nil {
+		t.Fatal(err)
+	}
+	back, err := forecast.ReadHub(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 4 || back[2].Location != fs[2].Area || back[2].Horizon() != 4 {
+		t.Errorf("hub file read back: %+v", back)
+	}
+	if _, _, err := Forecasts(st, d, model[:5]); !errors.Is(err, ErrModelLayout) {
+		t.Errorf("short model: %v", err)
+	}
+}
 
 // A one-layer network with weights 1/H and no bias forecasts the mean of
 // its input window: 20 for a series that is 20 every day.
-func TestForecasts(t *testing.T) {
+func TestForecastsMeanModel(t *testing.T) {
 	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", Layers: []int{10, 1},
 		From: "2020-11-01", To: "2020-11-20"} // from/to do not limit a forecast
 	model := make([]float64, 11)
@@ -28,7 +82,7 @@ func TestForecasts(t *testing.T) {
 		{Name: "A", Start: start, Cases: flat},
 		{Name: "short", Start: start, Cases: []float64{1, 2, 3}},
 	}}
-	fcs, err := Forecasts(st, model, d)
+	fcs, _, err := Forecasts(st, d, model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +95,10 @@ func TestForecasts(t *testing.T) {
 	if f.Area != "A" || !f.InputEnd.Equal(start.AddDate(0, 0, 26)) || !f.Target.Equal(start.AddDate(0, 0, 33)) {
 		t.Errorf("forecast %+v, want area A, input to 2020-11-27, target 2020-12-04", f)
 	}
-	if math.Abs(f.Value-20) > 1e-12 {
-		t.Errorf("value %v, want 20", f.Value)
+	if math.Abs(f.Point-20) > 1e-12 {
+		t.Errorf("value %v, want 20", f.Point)
 	}
-	if _, err := Forecasts(st, model[:10], d); !errors.Is(err, ErrBadStudy) {
-		t.Errorf("wrong model length: %v, want ErrBadStudy", err)
+	if _, _, err := Forecasts(st, d, model[:10]); !errors.Is(err, ErrModelLayout) {
+		t.Errorf("wrong model length: %v, want ErrModelLayout", err)
 	}
 }

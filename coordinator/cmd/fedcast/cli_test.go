@@ -107,12 +107,21 @@ func TestSimulateSmallJSON(t *testing.T) {
 	}
 	jsonPath := filepath.Join(dir, "out.json")
 	code, out, errs := fedcast(t, "simulate", "--cases", cases, "--counties", pops, "--epsilon", "3,inf", "--runs", "2",
-		"--rounds", "3", "--clients-per-round", "6", "--local-epochs", "2", "--split", "random", "--seed", "9", "--eval-every", "1", "--json", jsonPath, "--quiet")
+		"--rounds", "3", "--clients-per-round", "6", "--local-epochs", "2", "--split", "random", "--seed", "9", "--eval-every", "1", "--json", jsonPath, "--quiet",
+		"--hub", filepath.Join(dir, "hub"))
 	if code != 0 {
 		t.Fatalf("simulate exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "MAPE") || !strings.Contains(out, "inf") {
+	if !strings.Contains(out, "MAPE") || !strings.Contains(out, "inf") || !strings.Contains(out, "relative WIS") {
 		t.Errorf("table:\n%s", out)
+	}
+	for _, e := range []string{"3", "inf"} {
+		if b, err := os.ReadFile(filepath.Join(dir, "hub", "fedcast-eps-"+e+".csv")); err != nil || !strings.HasPrefix(string(b), "reference_date,target,horizon,target_end_date,location,output_type,output_type_id,value\n") {
+			t.Errorf("simulate --hub: ε=%s: %v\n%.200s", e, err, b)
+		}
+	}
+	if code, _, errs := fedcast(t, "simulate", "--point-forecast", "oracle"); code == 0 || !strings.Contains(errs, "persistence") {
+		t.Errorf("unknown --point-forecast: exit %d: %s", code, errs)
 	}
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {

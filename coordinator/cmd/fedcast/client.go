@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/wasm/client"
@@ -24,13 +25,14 @@ func init() {
 }
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--model FILE]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--model FILE] [--hub FILE]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
 	modelOut := fs.String("model", "", "write the final global model as JSON here")
 	quiet := fs.Bool("quiet", false, "print only the summary")
+	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -96,7 +98,17 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.Model()))
-	printForecasts(env.Stdout, st, s.Model(), data)
+	fcs, cov, ferr := client.Forecasts(st, data, s.Model())
+	printForecasts(env.Stdout, st, fcs, cov, ferr)
+	if *hubOut != "" {
+		if ferr != nil {
+			return ferr
+		}
+		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, client.HubForecasts(fcs)) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "wrote the forecast of %d areas to %s (7 quantiles each)\n", len(fcs), *hubOut)
+	}
 	if *modelOut != "" {
 		w := s.Model()
 		return writeJSONFile(env, *modelOut, struct {
@@ -112,8 +124,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 // printForecasts writes the final model's forecast for each area of the
 // LHA's data: the day it is for and the expected 7-day average of new
 // cases per day (never below zero), as the browser page shows them.
-func printForecasts(w io.Writer, st protocol.Study, model []float64, data *series.Dataset) {
-	fcs, err := client.Forecasts(st, model, data)
+func printForecasts(w io.Writer, st protocol.Study, fcs []client.AreaForecast, cov client.RecentCoverage, err error) {
 	if err != nil {
 		fmt.Fprintf(w, "no forecast: %v\n", err)
 		return
@@ -122,12 +133,20 @@ func printForecasts(w io.Writer, st protocol.Study, model []float64, data *serie
 		fmt.Fprintln(w, "no forecast: no area has enough days for one input window")
 		return
 	}
-	fmt.Fprintf(w, "forecast with the final model (7-day average of new cases per day, from the last %d days of data):\n", max(st.History, 1))
+	fmt.Fprintf(w, "forecast with the final model (7-day average of new cases per day, from the last %d days of data; 95 %% range from this LHA's own recent errors):\n", max(st.History, 1))
 	for _, f := range fcs {
-		fmt.Fprintf(w, "  %s: %s for %s (input up to %s)\n", f.Area, strconv.FormatFloat(math.Max(0, f.Value), 'f', 1, 64),
-			f.Target.Format(time.DateOnly), f.InputEnd.Format(time.DateOnly))
+		lo, hi, _ := f.Quantiles.Interval(0.95)
+		fmt.Fprintf(w, "  %s: %s for %s (between %s and %s; input up to %s)\n", f.Area, oneDecimal(f.Quantiles.Median()),
+			f.Target.Format(time.DateOnly), oneDecimal(lo), oneDecimal(hi), f.InputEnd.Format(time.DateOnly))
+	}
+	if cov.N > 0 {
+		fmt.Fprintf(w, "on this LHA's own recent days such 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
+			cov.In95, cov.N, cov.In50, cov.N)
 	}
 }
+
+// oneDecimal formats a forecast value, never below 0.
+func oneDecimal(v float64) string { return strconv.FormatFloat(math.Max(0, v), 'f', 1, 64) }
 
 // studyDays returns the study window (zero for an open end or a date
 // that does not parse; TrainingData has checked them).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/wasm/client"
 )
 
 // seriesFixture is a case file of the series package's tests.
@@ -162,12 +163,14 @@ func TestPrintForecasts(t *testing.T) {
 	}
 	d := &series.Dataset{Regions: []*series.Region{{Name: "09162", Start: start, Cases: flat}}}
 	var b bytes.Buffer
-	printForecasts(&b, st, model, d)
-	if !strings.Contains(b.String(), "  09162: 20.0 for 2020-12-04 (input up to 2020-11-27)\n") {
+	fcs, cov, err := client.Forecasts(st, d, model)
+	printForecasts(&b, st, fcs, cov, err)
+	if out := b.String(); !strings.Contains(out, "  09162: 20.0 for 2020-12-04 (between ") || !strings.Contains(out, "; input up to 2020-11-27)\n") {
 		t.Errorf("printed:\n%s", b.String())
 	}
 	b.Reset()
-	printForecasts(&b, st, model[:3], d)
+	fcs, cov, err = client.Forecasts(st, d, model[:3])
+	printForecasts(&b, st, fcs, cov, err)
 	if !strings.HasPrefix(b.String(), "no forecast: ") {
 		t.Errorf("printed %q for a model of the wrong size", b.String())
 	}

@@ -28,7 +28,8 @@ func init() {
 
 const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD --to YYYY-MM-DD --epsilon LIST --runs N
        [--rounds 75 --clients-per-round 100 --local-epochs 30 --clip 0.5 --delta 1e-5
-        --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR]
+        --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR
+        --point-forecast model|persistence --hub DIR]
 
 Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
 
@@ -55,6 +56,8 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	evalEvery := fs.Int("eval-every", 5, "record test MAPE every this many rounds (convergence)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")
+	point := fs.String("point-forecast", experiment.PointModel, "point forecaster the quantile forecasts wrap: model (the trained model) or persistence (last value; no training)")
+	hubDir := fs.String("hub", "", "write the first run's test-period quantile forecasts per ε as hub CSV files into this directory")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,7 +72,10 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	cfg := experiment.Config{
 		Epsilons: eps, Runs: *runs, Rounds: *rounds, ClientsPerRound: *m, LocalEpochs: *epochs,
 		Clip: *clip, Delta: *delta, LearningRate: *lr, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
-		CasesFile: *cases, PopulationFile: *counties, Accountant: kind,
+		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
+	}
+	if *point != experiment.PointModel && *point != experiment.PointPersistence {
+		return usagef("use --point-forecast model or --point-forecast persistence", "unknown point forecaster %q", *point)
 	}
 	for _, c := range []struct {
 		name string
@@ -145,6 +151,13 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "wrote %s\n", *jsonOut)
+	}
+	if *hubDir != "" {
+		files, err := rep.WriteHub(*hubDir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "wrote %d hub files into %s\n", len(files), *hubDir)
 	}
 	if *outDir != "" {
 		files, err := rep.WriteFiles(*outDir)
