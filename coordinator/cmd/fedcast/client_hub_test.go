@@ -45,7 +45,7 @@ func TestClientHub(t *testing.T) {
 	demoDone := make(chan int, 1)
 	go func() {
 		demoDone <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "3",
-			"--rounds", "3", "--epsilon", "3", "--interval", "1s", "--deadline", "20s", "--once", "--log-level", "error"})
+			"--rounds", "3", "--epsilon", "3", "--round-length", "2s", "--once", "--log-level", "error"})
 	}()
 	re := regexp.MustCompile(`join as an LHA in your browser: (\S+)\n\s+your seat's synthetic case data: (\S+)\n`)
 	var m []string
