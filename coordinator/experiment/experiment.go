@@ -62,7 +62,9 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
 	EvalEvery int `json:"eval_every"`
-	// Workers is the number of runs trained at once. Default GOMAXPROCS.
+	// Workers is the number of goroutines training, over all runs and the
+	// clients within them (one pool: a run alone trains its clients on all
+	// of them, several runs share them). Default GOMAXPROCS.
 	Workers int `json:"workers"`
 	// Progress, if set, receives one line per finished run.
 	Progress io.Writer `json:"-"`
@@ -281,11 +283,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	done := 0
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for w := 0; w < cfg.Workers; w++ {
+	// One pool of cfg.Workers slots for runs and clients: each run holds a
+	// slot and takes free ones for helpers round by round, so a lone run
+	// (or the last runs of a grid) trains its clients on every core.
+	pool := fl.NewPool(cfg.Workers)
+	for w := 0; w < min(cfg.Workers, len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				if err := pool.Acquire(ctx); err != nil {
+					outs[j].err = err
+					continue
+				}
 				jb := jobs[j]
 				o := &outs[j]
 				t0 := time.Now()
@@ -302,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				sim := &fl.Simulation{
 					Model: model, Config: fcfg, Clients: rd.clients,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
-					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: 1,
+					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
 					OnRound: func(e fl.Event, g []float64) {
 						if e.Round%cfg.EvalEvery == 0 {
 							o.conv = append(o.conv, ev.evaluate(g).MAPE)
@@ -311,6 +321,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				srv, err := sim.Run(ctx)
 				if err != nil {
+					pool.Release()
 					o.err = err
 					continue
 				}
@@ -321,6 +332,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
 				o.seconds = time.Since(t0).Seconds()
+				pool.Release()
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {
