@@ -374,3 +374,23 @@ func BenchmarkKernels(b *testing.B) {
 		})
 	}
 }
+
+// TestPredictLargeBatchMatchesScalar covers MLP.Predict on batches larger
+// than the AVX-512 path's chunk of predictChunk samples.
+func TestPredictLargeBatchMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	m := NewMLP(10, 128, 64, 32, 1)
+	p := make([]float64, m.NumParams())
+	m.Init(p, rng)
+	for _, n := range []int{predictChunk - 1, predictChunk, predictChunk + 1, 2*predictChunk + 37} {
+		x := wildSlice(rng, n*10, 0.3)
+		want := make([]float64, n)
+		withKernels("scalar", func() { m.Predict(p, x, want) })
+		for _, k := range []string{"avx2", "avx512"} {
+			got := make([]float64, n)
+			if withKernels(k, func() { m.Predict(p, x, got) }) && !sameBits(t, k+" prediction", got, want) {
+				t.Fatalf("batch of %d", n)
+			}
+		}
+	}
+}
