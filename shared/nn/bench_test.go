@@ -55,7 +55,9 @@ import (
 //	Gradient flat         108 µs          54 µs             2.0×
 //	Predict (13 windows)  32.3 µs         26.0 µs           1.24×
 //
-// i.e. about 0.85 ms per client round on a quiet core. What is left: the
+// CPU time (perf stat task-clock, 500 rounds, four alternating pairs) is
+// the steadier measure there: 1.55× less with AVX-512, i.e. about 1.0 ms per
+// client round on a quiet core. What is left: the
 // per-step transpose (≈ 18 %), Adam (≈ 19 %) and the products themselves.
 
 // benchData returns the spec's workload: a 10-128-64-32-1 network with
