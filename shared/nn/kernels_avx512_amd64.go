@@ -23,10 +23,10 @@ func addRowsVec(dst, m []float64, stride int, vals []float64, idx []int32) {
 	addRowsAVX2(dst, m, stride, vals, idx)
 }
 
-// addRowsAVX512 is addRowsScalar with dst cut into blocks of 32, 16 or 8
+// addRowsAVX512 is addRowsScalar with dst cut into blocks of 32 or 8
 // elements held in registers while every group of four rows is added,
 //
-//	dst[j:j+8] = dst[j:j+8] + (((v0·r0 + v1·r1) + v2·r2) + v3·r3)
+//	dst[j:j+8] = (((dst[j:j+8] + v0·r0) + v1·r1) + v2·r2) + v3·r3
 //
 // lane by lane, groups in the order of vals; the last len(dst) mod 8
 // elements use masked loads and stores (the unused lanes compute on zeros

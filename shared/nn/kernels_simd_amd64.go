@@ -16,8 +16,8 @@ import (
 // computes exactly the scalar kernel's expression for output element i,
 // operation for operation and in the same order — products rounded by their
 // own VMULPD, sums by separate VADDPD (no fused multiply-add; the compiler
-// only fuses the explicit MulAdd method, never used here), the four products
-// of a group summed left to right before being added to the destination.
+// only fuses the explicit MulAdd method, never used here), each product
+// added to the running sum in the scalar kernel's order.
 // VSQRTPD and VDIVPD are correctly rounded IEEE operations, like math.Sqrt
 // and / on scalars. So the results are bit-identical to the scalar kernels,
 // which kernels_simd_test.go checks on random shapes and values.
@@ -114,7 +114,7 @@ func adamUpdate(p, g, m, v []float64, c adamConsts) {
 // addRowsAVX2 is addRowsScalar with dst cut into blocks of 16, 8 or 4
 // elements held in registers while every group of four rows is added:
 //
-//	dst[j:j+4] = dst[j:j+4] + (((v0·r0 + v1·r1) + v2·r2) + v3·r3)
+//	dst[j:j+4] = (((dst[j:j+4] + v0·r0) + v1·r1) + v2·r2) + v3·r3
 //
 // lane by lane, groups in the order of vals, as addRowsScalar does element by
 // element. The last len(dst) mod 4 elements go through addRowsScalar itself.
