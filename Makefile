@@ -4,8 +4,8 @@ BIN     := bin
 WEB     := $(BIN)/web
 GOROOT  := $(shell $(GO) env GOROOT)
 # Native builds use Go 1.26's experimental SIMD package for the training
-# kernels (shared/nn: AVX2, bit-identical to the scalar code, picked at run
-# time). Every other build (wasm, plain `go build`) uses the scalar kernels.
+# kernels (shared/nn: AVX-512 or AVX2, bit-identical to the scalar code,
+# picked at run time). Every other build (wasm, plain `go build`) uses the scalar kernels.
 SIMD    := GOEXPERIMENT=simd
 WASMEXEC_DIR := $(GOROOT)/lib/wasm
 

@@ -9,8 +9,10 @@
 // Run r of an experiment seeded with s uses fl.RunSeed(s, r) for its
 // initial model, client sampling, noise and (with the random split) the
 // train/test split, so any single run can be reproduced alone, and every ε
-// sees the same initial models and splits (common random numbers). Runs are
-// spread over the cores; the results do not depend on how many.
+// sees the same initial models and splits (common random numbers). Runs and
+// the clients within each round share one pool of Config.Workers goroutines
+// (fl.Pool): a single run trains its clients on every core, a grid runs
+// several runs at once; the results do not depend on how many.
 //
 // # What is reported
 //

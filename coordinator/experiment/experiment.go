@@ -66,7 +66,9 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
 	EvalEvery int `json:"eval_every"`
-	// Workers is the number of runs trained at once. Default GOMAXPROCS.
+	// Workers is the number of goroutines training, over all runs and the
+	// clients within them (one pool: a run alone trains its clients on all
+	// of them, several runs share them). Default GOMAXPROCS.
 	Workers int `json:"workers"`
 	// Progress, if set, receives one line per finished run.
 	Progress io.Writer `json:"-"`
@@ -336,11 +338,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	done := 0
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for w := 0; w < cfg.Workers; w++ {
+	// One pool of cfg.Workers slots for runs and clients: each run holds a
+	// slot and takes free ones for helpers round by round, so a lone run
+	// (or the last runs of a grid) trains its clients on every core.
+	pool := fl.NewPool(cfg.Workers)
+	for w := 0; w < min(cfg.Workers, len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				if err := pool.Acquire(ctx); err != nil {
+					outs[j].err = err
+					continue
+				}
 				jb := jobs[j]
 				o := &outs[j]
 				t0 := time.Now()
@@ -369,7 +379,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				sim := &fl.Simulation{
 					Model: model, Config: fcfg, Clients: rd.clients,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
-					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: 1,
+					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
 					OnRound: func(e fl.Event, g []float64) {
 						if e.Round%cfg.EvalEvery == 0 {
 							o.conv = append(o.conv, ev.evaluate(g).MAPE)
@@ -378,6 +388,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				srv, err := sim.Run(ctx)
 				if err != nil {
+					pool.Release()
 					o.err = err
 					continue
 				}
@@ -389,6 +400,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				o.iv = iv.evaluateIntervals(rd, modelPoint(model, srv.Global), jb.run == 0)
 				o.seconds = time.Since(t0).Seconds()
+				pool.Release()
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -127,15 +128,22 @@ func TestRunIndependentOfWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Workers = 3
-	b, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range a.Results {
-		for r := range a.Results[i].PerRun {
-			if a.Results[i].PerRun[r] != b.Results[i].PerRun[r] {
-				t.Errorf("ε %v run %d: %+v with 1 worker, %+v with 3", a.Results[i].Epsilon, r, a.Results[i].PerRun[r], b.Results[i].PerRun[r])
+	// 3 workers: runs in parallel, helpers only at the tail; 16: more slots
+	// than runs, so every run trains its clients on helpers from the start.
+	for _, w := range []int{3, 16} {
+		cfg.Workers = w
+		b, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range a.Results {
+			for r := range a.Results[i].PerRun {
+				if a.Results[i].PerRun[r] != b.Results[i].PerRun[r] {
+					t.Errorf("ε %v run %d: %+v with 1 worker, %+v with %d", a.Results[i].Epsilon, r, a.Results[i].PerRun[r], b.Results[i].PerRun[r], w)
+				}
+			}
+			if !reflect.DeepEqual(a.Results[i].Convergence, b.Results[i].Convergence) {
+				t.Errorf("ε %v: convergence differs between 1 and %d workers", a.Results[i].Epsilon, w)
 			}
 		}
 	}

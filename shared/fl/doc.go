@@ -38,7 +38,8 @@
 // changing the state, so that a coordinator can commit both to its ledger
 // before applying ([Server.Apply]) and releasing them. A [Simulation] runs a
 // whole study in process on many cores, with results that do not depend on
-// the number of workers.
+// the number of workers; a [Pool] shares the cores between simulations
+// running at once (an experiment's runs) without oversubscribing them.
 //
 // # Randomness
 //

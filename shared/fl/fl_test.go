@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/nn"
@@ -402,6 +403,60 @@ func TestSimulationIndependentOfWorkers(t *testing.T) {
 	want, _ := privacy.Epsilon(cfg.SampleRate(), cfg.NoiseMultiplier, cfg.Rounds, 1e-5)
 	if a.EpsilonSpent() != want {
 		t.Errorf("ε spent %v, accountant says %v", a.EpsilonSpent(), want)
+	}
+}
+
+// Simulations sharing a Pool (an experiment's runs) give the same model as
+// one worker alone, and give every slot back.
+func TestSimulationPoolShared(t *testing.T) {
+	clients := toyClients(20, rand.New(rand.NewPCG(4, 4)))
+	cfg := Config{Clients: 20, ExpectedClients: 6, Rounds: 4, ClipNorm: 0.5, NoiseMultiplier: 1.1, DP: true, LocalEpochs: 5, LearningRate: 1e-3}
+	sim := func(seed uint64, workers int, pool *Pool) *Simulation {
+		return &Simulation{Model: nn.NewMLP(4, 16, 8, 1), Config: cfg, Clients: clients, Epsilon: 50, Delta: 1e-5, Seed: seed, Workers: workers, Pool: pool}
+	}
+	pool := NewPool(2)
+	const runs = 3
+	got := make([][]float64, runs)
+	var wg sync.WaitGroup
+	for r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := pool.Acquire(context.Background()); err != nil {
+				t.Error(err)
+				return
+			}
+			defer pool.Release()
+			srv, err := sim(uint64(r), 4, pool).Run(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[r] = srv.Global
+		}()
+	}
+	wg.Wait()
+	for r := range runs {
+		srv, err := sim(uint64(r), 1, nil).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[r], srv.Global) {
+			t.Errorf("run %d: the pooled simulation differs from the 1-worker one", r)
+		}
+	}
+	for i := range pool.Size() {
+		if !pool.TryAcquire() {
+			t.Fatalf("slot %d of %d still taken after every run ended", i+1, pool.Size())
+		}
+	}
+	if pool.TryAcquire() {
+		t.Error("the pool gave out more slots than it has")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := pool.Acquire(ctx); err != context.Canceled {
+		t.Errorf("Acquire on a full pool with a cancelled context: %v, want context.Canceled", err)
 	}
 }
 

@@ -35,8 +35,15 @@ type Simulation struct {
 	// reproducible, never use one for a release.
 	Seed uint64
 	// Workers is the number of goroutines training clients; 0 means
-	// runtime.GOMAXPROCS(0).
+	// runtime.GOMAXPROCS(0). With a Pool it is the most this simulation
+	// uses at once: the goroutine calling Run plus helpers that each take
+	// a slot of the pool for one round.
 	Workers int
+	// Pool, if set, is shared by simulations running at the same time (an
+	// experiment's runs) so that together they never train on more
+	// goroutines than the pool has slots. The goroutine calling Run must
+	// hold a slot of its own (Pool.Acquire) for the whole call.
+	Pool *Pool
 	// OnRound, if set, is called after each committed round with its event
 	// and the new global model (which must not be retained or modified).
 	OnRound func(ev Event, global []float64)
@@ -68,10 +75,10 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// Trainers are made when a goroutine first needs one: with a shared
+	// pool, most runs of a large experiment never get a helper.
 	trainers := make([]*nn.Trainer, workers)
-	for i := range trainers {
-		trainers[i] = nn.NewTrainer(s.Model)
-	}
+	trainers[0] = nn.NewTrainer(s.Model)
 	var updates [][]float64
 	for srv.Round < cfg.Rounds {
 		if err := ctx.Err(); err != nil {
@@ -101,34 +108,88 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 	return srv, nil
 }
 
-// train computes the updates of the sampled clients into updates[i], using
-// up to len(trainers) goroutines.
+// train computes the updates of the sampled clients into updates[i], on
+// the calling goroutine and up to len(trainers)−1 helpers (with a Pool, only
+// as many helpers as it has free slots). Clients are handed out one at a
+// time, so the fastest goroutine takes the most; each update depends only
+// on its client and the global model, so the result is the same whoever
+// computes it.
 func (s *Simulation) train(trainers []*nn.Trainer, global []float64, sampled []int, updates [][]float64) {
-	if len(trainers) == 1 || len(sampled) < 2 {
-		for i, c := range sampled {
-			d := s.Clients[c]
-			LocalUpdate(trainers[0], global, d.X, d.Y, s.Config, updates[i])
-		}
-		return
-	}
 	var next atomic.Int64
+	work := func(t *nn.Trainer) {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(sampled) {
+				return
+			}
+			d := s.Clients[sampled[i]]
+			LocalUpdate(t, global, d.X, d.Y, s.Config, updates[i])
+		}
+	}
 	var wg sync.WaitGroup
-	for _, t := range trainers {
+	for h := 1; h < len(trainers) && h < len(sampled); h++ {
+		if s.Pool != nil && !s.Pool.TryAcquire() {
+			break
+		}
+		if trainers[h] == nil {
+			trainers[h] = nn.NewTrainer(s.Model)
+		}
 		wg.Add(1)
 		go func(t *nn.Trainer) {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(sampled) {
-					return
-				}
-				d := s.Clients[sampled[i]]
-				LocalUpdate(t, global, d.X, d.Y, s.Config, updates[i])
+			if s.Pool != nil {
+				defer s.Pool.Release()
 			}
-		}(t)
+			work(t)
+		}(trainers[h])
 	}
+	work(trainers[0])
 	wg.Wait()
 }
+
+// A Pool is a fixed number of slots for goroutines that train clients,
+// shared by the simulations of one experiment: each run holds one slot
+// while it runs, and a run takes free slots for helpers round by round, so
+// one run alone uses every core and many runs never oversubscribe them.
+// A Pool is safe for concurrent use.
+type Pool struct {
+	slots chan struct{}
+}
+
+// NewPool returns a pool of n slots; n < 1 means runtime.GOMAXPROCS(0).
+func NewPool(n int) *Pool {
+	if n < 1 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return &Pool{slots: make(chan struct{}, n)}
+}
+
+// Size returns the number of slots.
+func (p *Pool) Size() int { return cap(p.slots) }
+
+// Acquire takes a slot, waiting until one is free or ctx is done (then it
+// returns ctx's error and holds no slot).
+func (p *Pool) Acquire(ctx context.Context) error {
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TryAcquire takes a slot if one is free and reports whether it did.
+func (p *Pool) TryAcquire() bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Release returns a slot taken by Acquire or TryAcquire.
+func (p *Pool) Release() { <-p.slots }
 
 func configErr(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)

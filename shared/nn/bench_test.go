@@ -39,10 +39,26 @@ import (
 //	Gradient flat         75 µs       41 µs      1.8×    (248 µs / 137 µs = 1.8×)
 //	Predict (13 windows)  49 µs       18 µs      2.7×    (108 µs / 65 µs = 1.7×)
 //
-// The round is still above 1 ms: about a fifth is the Adam update (divider
+// The round was still above 1 ms: about a fifth was the Adam update (divider
 // bound: VSQRTPD and two VDIVPD per four parameters), a third the blocked
 // multiply-adds, and the rest per-row overhead on short rows (10 inputs, 13
 // samples), compaction of non-zero activations and the per-step transpose.
+//
+// With AVX-512 (kernels_avx512_amd64.go: dense register-blocked layer
+// products, made exact by the sequential sums, and Adam 8 wide), on the
+// same kind of machine under heavy load (load average 6–23), minimum of 5
+// alternating runs of -benchtime 200x; BenchmarkKernels runs the three
+// kernel sets side by side:
+//
+//	                      AVX2 (before)   AVX-512 (after)   ratio
+//	ClientRound flat      8.71 ms         4.77 ms           1.83×
+//	Gradient flat         108 µs          54 µs             2.0×
+//	Predict (13 windows)  32.3 µs         26.0 µs           1.24×
+//
+// CPU time (perf stat task-clock, 500 rounds, four alternating pairs) is
+// the steadier measure there: 1.55× less with AVX-512, i.e. about 1.0 ms per
+// client round on a quiet core. What is left: the
+// per-step transpose (≈ 18 %), Adam (≈ 19 %) and the products themselves.
 
 // benchData returns the spec's workload: a 10-128-64-32-1 network with
 // PyTorch-default initial weights and n windows of raw case counts.

@@ -49,42 +49,49 @@
 //     workspace (sized lazily for the largest batch seen, then reused with no
 //     allocation) and is NOT safe for concurrent use: one per goroutine.
 //   - Results are deterministic and bit-identical on every platform, native
-//     and GOOS=js GOARCH=wasm alike: the kernels fix the summation order and
-//     forbid fused multiply-add. MLP.Predict returns the same bits as the
-//     Trainer's forward pass.
-//   - Zero activations are skipped rather than multiplied (ReLU zeroes about
-//     half of them). This changes no finite result; it only means a zero
-//     activation times an infinite weight contributes 0 instead of NaN.
+//     and GOOS=js GOARCH=wasm alike, scalar, AVX2 and AVX-512 kernels alike:
+//     the kernels fix the summation order and forbid fused multiply-add.
+//     MLP.Predict returns the same bits as the Trainer's forward pass.
+//   - Every sum of products is sequential: it starts at +0 and adds one
+//     rounded product at a time in index order (a layer's bias is added
+//     after its sum). A zero product then never changes a sum, so the
+//     scalar kernels skip zero activations and deltas (ReLU zeroes about
+//     half of them) and the AVX-512 kernels multiply densely, with the same
+//     bits. The one exception is non-finite values: a zero activation times
+//     an infinite weight contributes 0 when skipped and NaN when multiplied.
+//     Such a round has already diverged (its update is not finite either
+//     way and the aggregator rejects it), but its bits may differ between
+//     the dense and the sparse kernels.
 //
 // # Speed
 //
 // The arithmetic is hand-written flat loops (kernels.go): each pass adds four
-// scaled rows at once, skipping zero activations in the forward pass and zero
-// deltas in the backward pass, so it does roughly half the multiply-adds of a
-// dense implementation. Benchmarks (bench_test.go) compare it with a dense
-// implementation on gonum's BLAS, which is assembly natively and pure Go in
-// WebAssembly; the figures are recorded there. In short, one client round
-// (30 steps, 13 windows, 10-128-64-32-1) takes about 3.5 ms natively and
-// 11–16 ms in node's WebAssembly (PyTorch, one thread: 10.8 ms), with no
-// allocation after the first call.
+// scaled rows at once (one after the other), skipping zero activations in
+// the forward pass and zero deltas in the backward pass, so it does roughly
+// half the multiply-adds of a dense implementation. Benchmarks
+// (bench_test.go) compare it with a dense implementation on gonum's BLAS.
+// One client round (30 steps, 13 windows, 10-128-64-32-1) takes about
+// 3–3.5 ms natively with these scalar loops and 11–16 ms in node's
+// WebAssembly (PyTorch, one thread: 10.8 ms), with no allocation after the
+// first call.
 //
 // # SIMD (GOEXPERIMENT=simd, amd64)
 //
-// Built with GOEXPERIMENT=simd on amd64, the package also compiles AVX2
-// versions of the kernels (kernels_simd_amd64.go, on Go's experimental
-// simd/archsimd) and uses them when the CPU reports AVX2; every other build,
-// WebAssembly included, compiles only the scalar kernels (kernels_generic.go
-// dispatches to them). The AVX2 kernels vectorise across independent outputs
-// (four destination elements, four parameters, four biases per vector) so
-// that each lane performs the scalar kernel's own sequence of rounded
-// multiplications and additions, in the same order, without fused
-// multiply-add; square roots and divisions are the correctly rounded VSQRTPD
-// and VDIVPD. Results are therefore bit-identical to the scalar build (and to
-// WebAssembly): kernels_simd_test.go compares both on random shapes and
-// values, and TestGolden pins the same hash in both builds. A client round
-// takes about 1.5 ms with AVX2 instead of 3.1–3.5 ms (Gradient 41 µs instead
-// of 75, Predict of 13 windows 18 µs instead of 48); a fifth of the round is
-// the Adam update, whose square root and two divisions per parameter run at
-// the divider's throughput and cannot be replaced by multiplications without
-// changing bits.
+// Built with GOEXPERIMENT=simd on amd64, the package also compiles vector
+// versions of the kernels on Go's experimental simd/archsimd and picks them
+// at run time: AVX-512 (kernels_avx512_amd64.go) when the CPU has it, else
+// AVX2 (kernels_simd_amd64.go); every other build, WebAssembly included,
+// compiles only the scalar kernels (kernels_generic.go dispatches to them).
+// Each lane performs the scalar kernel's own sequence of rounded
+// multiplications and additions for one output element, in the same order,
+// without fused multiply-add; square roots and divisions are the correctly
+// rounded VSQRTPD and VDIVPD. The AVX2 kernels vectorise the sparse row
+// additions four outputs wide. The AVX-512 kernels compute each layer as
+// dense small matrix products (four samples or four weight rows per pass,
+// 16 outputs in registers, so each load serves four products) and the Adam
+// update eight parameters per vector; by the sequential-sum rule above the
+// dense products equal the sparse ones bit for bit. kernels_simd_test.go
+// compares scalar, AVX2 and AVX-512 on random shapes and values, and
+// TestGolden pins the same hash in every build. Figures: bench_test.go and
+// docs/benchmarks.md.
 package nn

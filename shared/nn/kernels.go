@@ -2,16 +2,20 @@ package nn
 
 // The kernels below are the whole arithmetic of the package. They are plain
 // Go loops over flat slices, written so that
-//   - zero activations are skipped (ReLU leaves about half of them zero, and
-//     0·w adds nothing to a sum, so skipping changes no result bit);
+//   - every sum of products is sequential: it starts at +0 and adds one
+//     rounded product at a time, in index order (a bias is added after its
+//     sum). A product that is ±0 then never changes a sum (x + ±0 = x for
+//     x ≠ 0, and +0 + −0 = +0), so these kernels skip zero activations and
+//     zero deltas (ReLU zeroes about half of them) while the vector kernels
+//     (kernels_*_amd64.go) may compute every product densely, and both give
+//     the same bits whenever the activations are finite;
 //   - four rows are combined per pass over the destination, which reuses each
-//     destination load/store four times (the compiler keeps the four scalars
-//     in registers) and gives four independent products per element;
+//     destination load/store four times (still added one after the other);
 //   - every product is rounded before it is added (the explicit float64
 //     conversions forbid fused multiply-add), so results are bit-identical on
 //     every GOARCH, natively and in WebAssembly.
 //
-// addRows and dotRows evaluate exactly the same expression tree, so a forward
+// addRows and forwardGather evaluate exactly the same sums, so a forward
 // pass through either (Trainer or MLP.Predict) gives identical bits.
 
 // compactScalar stores the non-zero entries of a in vals and their indices
@@ -30,12 +34,10 @@ func compactScalar(a, vals []float64, idx []int32) int {
 	return n
 }
 
-// addRowsScalar adds Σ_k vals[k]·m[idx[k]·stride : idx[k]·stride+len(dst)]
-// to dst, four rows at a time in the order of vals:
+// addRowsScalar adds vals[k]·m[idx[k]·stride:][:len(dst)] to dst one row
+// after the other (k in order), each product rounded before it is added:
 //
-//	dst[j] = dst[j] + (((v0·r0[j] + v1·r1[j]) + v2·r2[j]) + v3·r3[j])
-//
-// per group of four (then three, two or one) non-zero activations.
+//	dst[j] = (((dst[j] + v0·r0[j]) + v1·r1[j]) + v2·r2[j]) + v3·r3[j] …
 func addRowsScalar(dst, m []float64, stride int, vals []float64, idx []int32) {
 	n := len(dst)
 	k := 0
@@ -46,26 +48,13 @@ func addRowsScalar(dst, m []float64, stride int, vals []float64, idx []int32) {
 		r2 := m[int(idx[k+2])*stride:][:n]
 		r3 := m[int(idx[k+3])*stride:][:n]
 		for j := range dst {
-			dst[j] += float64(v0*r0[j]) + float64(v1*r1[j]) + float64(v2*r2[j]) + float64(v3*r3[j])
+			s := dst[j] + float64(v0*r0[j])
+			s += float64(v1 * r1[j])
+			s += float64(v2 * r2[j])
+			dst[j] = s + float64(v3*r3[j])
 		}
 	}
-	switch len(vals) - k {
-	case 3:
-		v0, v1, v2 := vals[k], vals[k+1], vals[k+2]
-		r0 := m[int(idx[k])*stride:][:n]
-		r1 := m[int(idx[k+1])*stride:][:n]
-		r2 := m[int(idx[k+2])*stride:][:n]
-		for j := range dst {
-			dst[j] += float64(v0*r0[j]) + float64(v1*r1[j]) + float64(v2*r2[j])
-		}
-	case 2:
-		v0, v1 := vals[k], vals[k+1]
-		r0 := m[int(idx[k])*stride:][:n]
-		r1 := m[int(idx[k+1])*stride:][:n]
-		for j := range dst {
-			dst[j] += float64(v0*r0[j]) + float64(v1*r1[j])
-		}
-	case 1:
+	for ; k < len(vals); k++ {
 		v0 := vals[k]
 		r0 := m[int(idx[k])*stride:][:n]
 		for j := range dst {
@@ -74,39 +63,48 @@ func addRowsScalar(dst, m []float64, stride int, vals []float64, idx []int32) {
 	}
 }
 
-// forwardGather adds W·a to z, W being len(z)×fi row-major and a given by its
-// non-zero entries (vals, idx). It is the transposed twin of addRows (which
-// runs over Wᵀ) and rounds identically.
-func forwardGather(z, w []float64, fi int, vals []float64, idx []int32) {
+// forwardGather writes W·a + b into z, W being len(z)×fi row-major and a
+// given by its non-zero entries (vals, idx): each z[j] is the sequential
+// sum of the products from +0, then + b[j]. It is the transposed twin of
+// addRows (which runs over Wᵀ) and rounds identically.
+func forwardGather(z, w, b []float64, fi int, vals []float64, idx []int32) {
 	nv := len(vals)
 	idx = idx[:nv]
+	b = b[:len(z)]
 	for j := range z {
 		row := w[j*fi:][:fi]
-		s := z[j]
-		k := 0
-		for ; k+4 <= nv; k += 4 {
-			s += float64(vals[k]*row[idx[k]]) + float64(vals[k+1]*row[idx[k+1]]) +
-				float64(vals[k+2]*row[idx[k+2]]) + float64(vals[k+3]*row[idx[k+3]])
+		s := 0.0
+		for k, v := range vals {
+			s += float64(v * row[idx[k]])
 		}
-		switch nv - k {
-		case 3:
-			s += float64(vals[k]*row[idx[k]]) + float64(vals[k+1]*row[idx[k+1]]) + float64(vals[k+2]*row[idx[k+2]])
-		case 2:
-			s += float64(vals[k]*row[idx[k]]) + float64(vals[k+1]*row[idx[k+1]])
-		case 1:
-			s += float64(vals[k] * row[idx[k]])
-		}
-		z[j] = s
+		z[j] = s + b[j]
 	}
 }
 
-// weightGradScalar adds the gradient of one layer's weights and biases to
-// gW (fo×fi) and gb (fo) given the layer's deltas d (n×fo) and inputs prev
-// (n×fi):
+// addBiasScalar adds b to every row of the n×len(b) matrix z.
+func addBiasScalar(z, b []float64) {
+	fo := len(b)
+	for s := 0; s+fo <= len(z); s += fo {
+		row := z[s:][:fo]
+		for j, v := range b {
+			row[j] += v
+		}
+	}
+}
+
+// weightGradScalar writes the gradient of one layer's weights and biases
+// into gW (fo×fi) and gb (fo) given the layer's deltas d (n×fo) and inputs
+// prev (n×fi), each element a plain sequential sum over the samples in
+// order, starting from +0:
 //
-//	∂/∂b_j += Σ_s δ_sj (summed over s in order),
-//	∂/∂W_j· += Σ_s δ_sj a_s· (addRows over the samples with δ_sj ≠ 0).
+//	∂/∂b_j  = ((0 + δ_0j) + δ_1j) + …
+//	∂/∂W_jk = ((0 + δ_0j·a_0k) + δ_1j·a_1k) + …
 //
+// Because the sum starts at +0 and adds one rounded term at a time, a term
+// δ_sj·a_sk = ±0 never changes it (x + ±0 = x for x ≠ 0, and +0 + −0 = +0):
+// so this kernel skips the samples with δ_sj = 0 and the vector kernels
+// compute every term densely, with the same bits whenever a is finite.
+// Four samples are added per pass over a row, still one after the other.
 // vals and idx are scratch of length ≥ n.
 func weightGradScalar(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
 	fo := len(gb)
@@ -123,8 +121,10 @@ func weightGradScalar(gW, gb, d, prev []float64, fi int, vals []float64, idx []i
 				k++
 			}
 		}
-		gb[j] += sum
-		addRows(gW[j*fi:][:fi], prev, fi, vals[:k], idx[:k])
+		gb[j] = sum
+		row := gW[j*fi:][:fi]
+		clear(row)
+		addRows(row, prev, fi, vals[:k], idx[:k])
 	}
 }
 

@@ -11,6 +11,16 @@ func addRows(dst, m []float64, stride int, vals []float64, idx []int32) {
 
 func relu(z []float64) { reluScalar(z) }
 
+func addBias(z, b []float64) { addBiasScalar(z, b) }
+
+func forwardLayer(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
+	forwardLayerSparse(z, a, wt, b, fi, vals, idx)
+}
+
+func backLayer(g, d, w []float64, fi int, vals []float64, idx []int32) {
+	backLayerSparse(g, d, w, fi, vals, idx)
+}
+
 func maskInactive(g, a []float64) { maskInactiveScalar(g, a) }
 
 func transpose(wt, w []float64, fo, fi int) { transposeScalar(wt, w, fo, fi) }

@@ -16,8 +16,8 @@ import (
 // computes exactly the scalar kernel's expression for output element i,
 // operation for operation and in the same order — products rounded by their
 // own VMULPD, sums by separate VADDPD (no fused multiply-add; the compiler
-// only fuses the explicit MulAdd method, never used here), the four products
-// of a group summed left to right before being added to the destination.
+// only fuses the explicit MulAdd method, never used here), each product
+// added to the running sum in the scalar kernel's order.
 // VSQRTPD and VDIVPD are correctly rounded IEEE operations, like math.Sqrt
 // and / on scalars. So the results are bit-identical to the scalar kernels,
 // which kernels_simd_test.go checks on random shapes and values.
@@ -28,7 +28,7 @@ var useSIMD = archsimd.X86.AVX2()
 
 func addRows(dst, m []float64, stride int, vals []float64, idx []int32) {
 	if useSIMD {
-		addRowsAVX2(dst, m, stride, vals, idx)
+		addRowsVec(dst, m, stride, vals, idx)
 		return
 	}
 	addRowsScalar(dst, m, stride, vals, idx)
@@ -42,11 +42,37 @@ func compact(a, vals []float64, idx []int32) int {
 }
 
 func weightGrad(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
+	if useSIMD && useAVX512 {
+		weightGradAVX512(gW, gb, d, prev, fi)
+		return
+	}
 	if useSIMD {
-		weightGradAVX2(gW, gb, d, prev, fi, vals, idx)
+		weightGradAVX2(gW, gb, d, prev, fi)
 		return
 	}
 	weightGradScalar(gW, gb, d, prev, fi, vals, idx)
+}
+
+func addBias(z, b []float64) { addBiasScalar(z, b) }
+
+// forwardLayer and backLayer are the dense matrix products of
+// kernels_avx512_amd64.go on AVX-512 CPUs (equal in every bit to the sparse
+// ones of train.go, see kernels.go) and the sparse ones otherwise.
+func forwardLayer(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
+	if useSIMD && useAVX512 {
+		matMulAVX512(z, a, wt, b, len(a)/fi, fi, len(b))
+		return
+	}
+	forwardLayerSparse(z, a, wt, b, fi, vals, idx)
+}
+
+func backLayer(g, d, w []float64, fi int, vals []float64, idx []int32) {
+	if useSIMD && useAVX512 {
+		fo := len(w) / fi
+		matMulAVX512(g, d, w, nil, len(d)/fo, fo, fi)
+		return
+	}
+	backLayerSparse(g, d, w, fi, vals, idx)
 }
 
 func relu(z []float64) {
@@ -74,6 +100,10 @@ func transpose(wt, w []float64, fo, fi int) {
 }
 
 func adamUpdate(p, g, m, v []float64, c adamConsts) {
+	if useSIMD && useAVX512 {
+		adamUpdateAVX512(p, g, m, v, c)
+		return
+	}
 	if useSIMD {
 		adamUpdateAVX2(p, g, m, v, c)
 		return
@@ -84,7 +114,7 @@ func adamUpdate(p, g, m, v []float64, c adamConsts) {
 // addRowsAVX2 is addRowsScalar with dst cut into blocks of 16, 8 or 4
 // elements held in registers while every group of four rows is added:
 //
-//	dst[j:j+4] = dst[j:j+4] + (((v0·r0 + v1·r1) + v2·r2) + v3·r3)
+//	dst[j:j+4] = (((dst[j:j+4] + v0·r0) + v1·r1) + v2·r2) + v3·r3
 //
 // lane by lane, groups in the order of vals, as addRowsScalar does element by
 // element. The last len(dst) mod 4 elements go through addRowsScalar itself.
@@ -127,10 +157,10 @@ func addRows16(dst *[16]float64, m []float64, stride int, vals []float64, idx []
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
 		b2 := archsimd.BroadcastFloat64x4(vals[k+2])
 		b3 := archsimd.BroadcastFloat64x4(vals[k+3])
-		d0 = d0.Add(b0.Mul(at(r0, 0)).Add(b1.Mul(at(r1, 0))).Add(b2.Mul(at(r2, 0))).Add(b3.Mul(at(r3, 0))))
-		d1 = d1.Add(b0.Mul(at(r0, 4)).Add(b1.Mul(at(r1, 4))).Add(b2.Mul(at(r2, 4))).Add(b3.Mul(at(r3, 4))))
-		d2 = d2.Add(b0.Mul(at(r0, 8)).Add(b1.Mul(at(r1, 8))).Add(b2.Mul(at(r2, 8))).Add(b3.Mul(at(r3, 8))))
-		d3 = d3.Add(b0.Mul(at(r0, 12)).Add(b1.Mul(at(r1, 12))).Add(b2.Mul(at(r2, 12))).Add(b3.Mul(at(r3, 12))))
+		d0 = d0.Add(b0.Mul(at(r0, 0))).Add(b1.Mul(at(r1, 0))).Add(b2.Mul(at(r2, 0))).Add(b3.Mul(at(r3, 0)))
+		d1 = d1.Add(b0.Mul(at(r0, 4))).Add(b1.Mul(at(r1, 4))).Add(b2.Mul(at(r2, 4))).Add(b3.Mul(at(r3, 4)))
+		d2 = d2.Add(b0.Mul(at(r0, 8))).Add(b1.Mul(at(r1, 8))).Add(b2.Mul(at(r2, 8))).Add(b3.Mul(at(r3, 8)))
+		d3 = d3.Add(b0.Mul(at(r0, 12))).Add(b1.Mul(at(r1, 12))).Add(b2.Mul(at(r2, 12))).Add(b3.Mul(at(r3, 12)))
 	}
 	switch nv - k {
 	case 3:
@@ -140,19 +170,19 @@ func addRows16(dst *[16]float64, m []float64, stride int, vals []float64, idx []
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
 		b2 := archsimd.BroadcastFloat64x4(vals[k+2])
-		d0 = d0.Add(b0.Mul(at(r0, 0)).Add(b1.Mul(at(r1, 0))).Add(b2.Mul(at(r2, 0))))
-		d1 = d1.Add(b0.Mul(at(r0, 4)).Add(b1.Mul(at(r1, 4))).Add(b2.Mul(at(r2, 4))))
-		d2 = d2.Add(b0.Mul(at(r0, 8)).Add(b1.Mul(at(r1, 8))).Add(b2.Mul(at(r2, 8))))
-		d3 = d3.Add(b0.Mul(at(r0, 12)).Add(b1.Mul(at(r1, 12))).Add(b2.Mul(at(r2, 12))))
+		d0 = d0.Add(b0.Mul(at(r0, 0))).Add(b1.Mul(at(r1, 0))).Add(b2.Mul(at(r2, 0)))
+		d1 = d1.Add(b0.Mul(at(r0, 4))).Add(b1.Mul(at(r1, 4))).Add(b2.Mul(at(r2, 4)))
+		d2 = d2.Add(b0.Mul(at(r0, 8))).Add(b1.Mul(at(r1, 8))).Add(b2.Mul(at(r2, 8)))
+		d3 = d3.Add(b0.Mul(at(r0, 12))).Add(b1.Mul(at(r1, 12))).Add(b2.Mul(at(r2, 12)))
 	case 2:
 		r0 := row16(m, int(idx[k])*stride)
 		r1 := row16(m, int(idx[k+1])*stride)
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
-		d0 = d0.Add(b0.Mul(at(r0, 0)).Add(b1.Mul(at(r1, 0))))
-		d1 = d1.Add(b0.Mul(at(r0, 4)).Add(b1.Mul(at(r1, 4))))
-		d2 = d2.Add(b0.Mul(at(r0, 8)).Add(b1.Mul(at(r1, 8))))
-		d3 = d3.Add(b0.Mul(at(r0, 12)).Add(b1.Mul(at(r1, 12))))
+		d0 = d0.Add(b0.Mul(at(r0, 0))).Add(b1.Mul(at(r1, 0)))
+		d1 = d1.Add(b0.Mul(at(r0, 4))).Add(b1.Mul(at(r1, 4)))
+		d2 = d2.Add(b0.Mul(at(r0, 8))).Add(b1.Mul(at(r1, 8)))
+		d3 = d3.Add(b0.Mul(at(r0, 12))).Add(b1.Mul(at(r1, 12)))
 	case 1:
 		r0 := row16(m, int(idx[k])*stride)
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
@@ -183,8 +213,8 @@ func addRows8(dst *[8]float64, m []float64, stride int, vals []float64, idx []in
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
 		b2 := archsimd.BroadcastFloat64x4(vals[k+2])
 		b3 := archsimd.BroadcastFloat64x4(vals[k+3])
-		d0 = d0.Add(b0.Mul(at8(r0, 0)).Add(b1.Mul(at8(r1, 0))).Add(b2.Mul(at8(r2, 0))).Add(b3.Mul(at8(r3, 0))))
-		d1 = d1.Add(b0.Mul(at8(r0, 4)).Add(b1.Mul(at8(r1, 4))).Add(b2.Mul(at8(r2, 4))).Add(b3.Mul(at8(r3, 4))))
+		d0 = d0.Add(b0.Mul(at8(r0, 0))).Add(b1.Mul(at8(r1, 0))).Add(b2.Mul(at8(r2, 0))).Add(b3.Mul(at8(r3, 0)))
+		d1 = d1.Add(b0.Mul(at8(r0, 4))).Add(b1.Mul(at8(r1, 4))).Add(b2.Mul(at8(r2, 4))).Add(b3.Mul(at8(r3, 4)))
 	}
 	switch nv - k {
 	case 3:
@@ -194,15 +224,15 @@ func addRows8(dst *[8]float64, m []float64, stride int, vals []float64, idx []in
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
 		b2 := archsimd.BroadcastFloat64x4(vals[k+2])
-		d0 = d0.Add(b0.Mul(at8(r0, 0)).Add(b1.Mul(at8(r1, 0))).Add(b2.Mul(at8(r2, 0))))
-		d1 = d1.Add(b0.Mul(at8(r0, 4)).Add(b1.Mul(at8(r1, 4))).Add(b2.Mul(at8(r2, 4))))
+		d0 = d0.Add(b0.Mul(at8(r0, 0))).Add(b1.Mul(at8(r1, 0))).Add(b2.Mul(at8(r2, 0)))
+		d1 = d1.Add(b0.Mul(at8(r0, 4))).Add(b1.Mul(at8(r1, 4))).Add(b2.Mul(at8(r2, 4)))
 	case 2:
 		r0 := row8(m, int(idx[k])*stride)
 		r1 := row8(m, int(idx[k+1])*stride)
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
-		d0 = d0.Add(b0.Mul(at8(r0, 0)).Add(b1.Mul(at8(r1, 0))))
-		d1 = d1.Add(b0.Mul(at8(r0, 4)).Add(b1.Mul(at8(r1, 4))))
+		d0 = d0.Add(b0.Mul(at8(r0, 0))).Add(b1.Mul(at8(r1, 0)))
+		d1 = d1.Add(b0.Mul(at8(r0, 4))).Add(b1.Mul(at8(r1, 4)))
 	case 1:
 		r0 := row8(m, int(idx[k])*stride)
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
@@ -224,20 +254,20 @@ func addRows4(dst *[4]float64, m []float64, stride int, vals []float64, idx []in
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
 		b2 := archsimd.BroadcastFloat64x4(vals[k+2])
 		b3 := archsimd.BroadcastFloat64x4(vals[k+3])
-		d0 = d0.Add(b0.Mul(load4(m, int(idx[k])*stride)).Add(b1.Mul(load4(m, int(idx[k+1])*stride))).
-			Add(b2.Mul(load4(m, int(idx[k+2])*stride))).Add(b3.Mul(load4(m, int(idx[k+3])*stride))))
+		d0 = d0.Add(b0.Mul(load4(m, int(idx[k])*stride))).Add(b1.Mul(load4(m, int(idx[k+1])*stride))).
+			Add(b2.Mul(load4(m, int(idx[k+2])*stride))).Add(b3.Mul(load4(m, int(idx[k+3])*stride)))
 	}
 	switch nv - k {
 	case 3:
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
 		b2 := archsimd.BroadcastFloat64x4(vals[k+2])
-		d0 = d0.Add(b0.Mul(load4(m, int(idx[k])*stride)).Add(b1.Mul(load4(m, int(idx[k+1])*stride))).
-			Add(b2.Mul(load4(m, int(idx[k+2])*stride))))
+		d0 = d0.Add(b0.Mul(load4(m, int(idx[k])*stride))).Add(b1.Mul(load4(m, int(idx[k+1])*stride))).
+			Add(b2.Mul(load4(m, int(idx[k+2])*stride)))
 	case 2:
 		b0 := archsimd.BroadcastFloat64x4(vals[k])
 		b1 := archsimd.BroadcastFloat64x4(vals[k+1])
-		d0 = d0.Add(b0.Mul(load4(m, int(idx[k])*stride)).Add(b1.Mul(load4(m, int(idx[k+1])*stride))))
+		d0 = d0.Add(b0.Mul(load4(m, int(idx[k])*stride))).Add(b1.Mul(load4(m, int(idx[k+1])*stride)))
 	case 1:
 		d0 = d0.Add(archsimd.BroadcastFloat64x4(vals[k]).Mul(load4(m, int(idx[k])*stride)))
 	}
@@ -282,39 +312,93 @@ func compactBranchless(a, vals []float64, idx []int32) int {
 	return n
 }
 
-// weightGradAVX2 is weightGradScalar with the bias sums four outputs per
-// vector (lane j adds δ_0j, δ_1j, … in sample order, starting from +0 like
-// the scalar sum) and a branchless gather of each output's non-zero deltas.
-func weightGradAVX2(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
+// weightGradAVX2 is weightGradAVX512 (dense, four rows of gW at a time)
+// with four lanes per vector: blocks of 8 and 4 columns, the last fi mod 4
+// columns element by element in the same order.
+func weightGradAVX2(gW, gb, d, prev []float64, fi int) {
 	fo := len(gb)
 	n := len(d) / fo
+	d = d[:n*fo]
+	prev = prev[:n*fi]
+	gW = gW[:fo*fi]
 	fo4 := fo &^ 3
 	for j := 0; j < fo4; j += 4 {
 		var sum archsimd.Float64x4
 		for s := range n {
 			sum = sum.Add(load4(d, s*fo+j))
 		}
-		load4(gb, j).Add(sum).Store((*[4]float64)(gb[j : j+4]))
+		sum.Store((*[4]float64)(gb[j : j+4]))
 	}
 	for j := fo4; j < fo; j++ {
 		sum := 0.0
 		for s := range n {
 			sum += d[s*fo+j]
 		}
-		gb[j] += sum
+		gb[j] = sum
 	}
-	vals = vals[:n]
-	idx = idx[:n]
-	for j := range fo {
+	fi4 := fi &^ 3
+	j := 0
+	for ; j+4 <= fo; j += 4 {
 		k := 0
-		for s := range n {
-			v := d[s*fo+j]
-			vals[k] = v
-			idx[k] = int32(s)
-			k += nonZero(v)
+		for ; k+8 <= fi; k += 8 {
+			var a0, a1, b0, b1, c0, c1, e0, e1 archsimd.Float64x4
+			for s := range n {
+				x0, x1 := load4(prev, s*fi+k), load4(prev, s*fi+k+4)
+				ds := d[s*fo+j:][:4]
+				v := archsimd.BroadcastFloat64x4(ds[0])
+				a0, a1 = a0.Add(v.Mul(x0)), a1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x4(ds[1])
+				b0, b1 = b0.Add(v.Mul(x0)), b1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x4(ds[2])
+				c0, c1 = c0.Add(v.Mul(x0)), c1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x4(ds[3])
+				e0, e1 = e0.Add(v.Mul(x0)), e1.Add(v.Mul(x1))
+			}
+			st8(gW, j*fi+k, a0, a1)
+			st8(gW, (j+1)*fi+k, b0, b1)
+			st8(gW, (j+2)*fi+k, c0, c1)
+			st8(gW, (j+3)*fi+k, e0, e1)
 		}
-		addRowsAVX2(gW[j*fi:][:fi], prev, fi, vals[:k], idx[:k])
+		for ; k < fi4; k += 4 {
+			var a0, b0, c0, e0 archsimd.Float64x4
+			for s := range n {
+				x0 := load4(prev, s*fi+k)
+				ds := d[s*fo+j:][:4]
+				a0 = a0.Add(archsimd.BroadcastFloat64x4(ds[0]).Mul(x0))
+				b0 = b0.Add(archsimd.BroadcastFloat64x4(ds[1]).Mul(x0))
+				c0 = c0.Add(archsimd.BroadcastFloat64x4(ds[2]).Mul(x0))
+				e0 = e0.Add(archsimd.BroadcastFloat64x4(ds[3]).Mul(x0))
+			}
+			a0.Store((*[4]float64)(gW[j*fi+k:][:4]))
+			b0.Store((*[4]float64)(gW[(j+1)*fi+k:][:4]))
+			c0.Store((*[4]float64)(gW[(j+2)*fi+k:][:4]))
+			e0.Store((*[4]float64)(gW[(j+3)*fi+k:][:4]))
+		}
 	}
+	for ; j < fo; j++ {
+		for k := 0; k < fi4; k += 4 {
+			var a0 archsimd.Float64x4
+			for s := range n {
+				a0 = a0.Add(archsimd.BroadcastFloat64x4(d[s*fo+j]).Mul(load4(prev, s*fi+k)))
+			}
+			a0.Store((*[4]float64)(gW[j*fi+k:][:4]))
+		}
+	}
+	for j := range fo {
+		for k := fi4; k < fi; k++ {
+			sum := 0.0
+			for s := range n {
+				sum += float64(d[s*fo+j] * prev[s*fi+k])
+			}
+			gW[j*fi+k] = sum
+		}
+	}
+}
+
+// st8 stores two vectors at s[o:o+8].
+func st8(s []float64, o int, a, b archsimd.Float64x4) {
+	a.Store((*[4]float64)(s[o : o+4]))
+	b.Store((*[4]float64)(s[o+4 : o+8]))
 }
 
 // reluAVX2 is reluScalar: lanes with z ≤ 0 (an ordered comparison, false
@@ -424,16 +508,20 @@ func adamUpdateAVX2(p, g, m, v []float64, c adamConsts) {
 }
 
 // predictMinBatch is the batch size from which MLP.Predict transposes the
-// weights to use addRowsAVX2 (transposing costs about as much as the scalar
-// forward pass of two or three samples).
+// weights to use the vector kernels (transposing costs about as much as the
+// scalar forward pass of two or three samples).
 const predictMinBatch = 4
 
-// predictScratch is MLP.Predict's workspace for the AVX2 path, pooled so
+// predictChunk is the number of samples MLP.Predict pushes through the
+// network at once on the AVX-512 path (bounds its workspace).
+const predictChunk = 64
+
+// predictScratch is MLP.Predict's workspace for the vector paths, pooled so
 // that Predict stays allocation-free in steady state and safe for concurrent
 // use.
 type predictScratch struct {
 	wt   []float64 // transposed weights, at params' offsets
-	act  []float64 // two activation rows
+	act  []float64 // two activation slabs (predictChunk rows, or one row)
 	vals []float64
 	idx  []int32
 }
@@ -441,8 +529,8 @@ type predictScratch struct {
 var predictPool = sync.Pool{New: func() any { return new(predictScratch) }}
 
 // predictFast is MLP.Predict through the Trainer's forward arithmetic
-// (compact, addRows over transposed weights, relu), which gives the same
-// bits as forwardGather.
+// (forwardLayer over transposed weights, relu), which gives the same bits
+// as forwardGather.
 func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 	if !useSIMD || n < predictMinBatch {
 		return false
@@ -452,8 +540,8 @@ func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 	if len(sc.wt) < m.n {
 		sc.wt = make([]float64, m.n)
 	}
-	if len(sc.act) < 2*m.width {
-		sc.act = make([]float64, 2*m.width)
+	if len(sc.act) < 2*predictChunk*m.width {
+		sc.act = make([]float64, 2*predictChunk*m.width)
 		sc.vals = make([]float64, m.width)
 		sc.idx = make([]int32, m.width)
 	}
@@ -462,22 +550,25 @@ func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 		transposeAVX2(sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.wOff[l-1]:m.bOff[l-1]], m.sizes[l], m.sizes[l-1])
 	}
 	in, out := m.In(), m.Out()
-	cur, next := sc.act[:m.width], sc.act[m.width:2*m.width]
-	for s := range n {
-		prev := x[s*in : (s+1)*in]
+	chunk := 1
+	if useAVX512 {
+		chunk = predictChunk
+	}
+	cur, next := sc.act[:chunk*m.width], sc.act[chunk*m.width:2*chunk*m.width]
+	for s0 := 0; s0 < n; s0 += chunk {
+		c := min(chunk, n-s0)
+		prev := x[s0*in : (s0+c)*in]
 		for l := 1; l <= L; l++ {
-			fo := m.sizes[l]
-			nz := compactBranchless(prev, sc.vals, sc.idx)
-			z := next[:fo]
-			copy(z, params[m.bOff[l-1]:m.bOff[l-1]+fo])
-			addRowsAVX2(z, sc.wt[m.wOff[l-1]:m.bOff[l-1]], fo, sc.vals[:nz], sc.idx[:nz])
+			fi, fo := m.sizes[l-1], m.sizes[l]
+			z := next[:c*fo]
+			forwardLayer(z, prev, sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.bOff[l-1]:][:fo], fi, sc.vals, sc.idx)
 			if l < L {
-				reluAVX2(z)
+				relu(z)
 			}
 			prev = z
 			cur, next = next, cur
 		}
-		copy(dst[s*out:(s+1)*out], prev[:out])
+		copy(dst[s0*out:(s0+c)*out], prev[:c*out])
 	}
 	return true
 }

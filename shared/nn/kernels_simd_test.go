@@ -91,6 +91,13 @@ func TestAddRowsSIMDMatchesScalar(t *testing.T) {
 			if !sameBits(t, "addRows", got, want) {
 				t.Fatalf("len(dst) = %d, stride %d, %d rows", n, stride, nv)
 			}
+			if archsimd.X86.AVX512() {
+				got = append(got[:0], dst...)
+				addRowsAVX512(got, m, stride, vals, idx)
+				if !sameBits(t, "addRows AVX-512", got, want) {
+					t.Fatalf("len(dst) = %d, stride %d, %d rows", n, stride, nv)
+				}
+			}
 		}
 	}
 }
@@ -174,9 +181,16 @@ func TestWeightGradSIMDMatchesScalar(t *testing.T) {
 		wantW, wantB := append([]float64(nil), gW...), append([]float64(nil), gb...)
 		weightGradScalar(wantW, wantB, d, prev, fi, vals, idx)
 		gotW, gotB := append([]float64(nil), gW...), append([]float64(nil), gb...)
-		weightGradAVX2(gotW, gotB, d, prev, fi, vals, idx)
+		weightGradAVX2(gotW, gotB, d, prev, fi)
 		if !sameBits(t, "weight gradient", gotW, wantW) || !sameBits(t, "bias gradient", gotB, wantB) {
 			t.Fatalf("n = %d, %d×%d", n, fo, fi)
+		}
+		if archsimd.X86.AVX512() {
+			gotW, gotB = append(gotW[:0], gW...), append(gotB[:0], gb...)
+			weightGradAVX512(gotW, gotB, d, prev, fi)
+			if !sameBits(t, "weight gradient AVX-512", gotW, wantW) || !sameBits(t, "bias gradient AVX-512", gotB, wantB) {
+				t.Fatalf("n = %d, %d×%d", n, fo, fi)
+			}
 		}
 	}
 }
@@ -208,6 +222,49 @@ func TestAdamSIMDMatchesScalar(t *testing.T) {
 			if !sameBits(t, "Adam p", pg, pw) || !sameBits(t, "Adam m", mg, mw) || !sameBits(t, "Adam v", vg, vw) {
 				t.Fatalf("n = %d, step %d, options %+v", n, step, o)
 			}
+			if archsimd.X86.AVX512() {
+				pg, mg, vg = append(pg[:0], p...), append(mg[:0], m...), append(vg[:0], v...)
+				adamUpdateAVX512(pg, g, mg, vg, c)
+				if !sameBits(t, "Adam p AVX-512", pg, pw) || !sameBits(t, "Adam m AVX-512", mg, mw) || !sameBits(t, "Adam v AVX-512", vg, vw) {
+					t.Fatalf("n = %d, step %d, options %+v", n, step, o)
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulAVX512MatchesSparse checks the dense layer products against
+// the sparse scalar ones (zero terms skipped) on inputs half zeros, signed
+// zeros included, with and without bias, on ragged shapes.
+func TestMatMulAVX512MatchesSparse(t *testing.T) {
+	if !archsimd.X86.AVX512() {
+		t.Skip("CPU has no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 300 {
+		n, fi, fo := 1+rng.IntN(20), 1+rng.IntN(40), 1+rng.IntN(40)
+		if trial%50 == 0 {
+			n, fi, fo = 13, 128, 64
+		}
+		a := wildSlice(rng, n*fi, 0.5)
+		wt := wildSlice(rng, fi*fo, 0.1)
+		b := wildSlice(rng, fo, 0.3)
+		vals, idx := make([]float64, max(fi, fo)), make([]int32, max(fi, fo))
+		want := wildSlice(rng, n*fo, 0)
+		got := append([]float64(nil), want...)
+		withKernels("scalar", func() { forwardLayerSparse(want, a, wt, b, fi, vals, idx) })
+		matMulAVX512(got, a, wt, b, n, fi, fo)
+		if !sameBits(t, "forward layer", got, want) {
+			t.Fatalf("n %d, %d → %d", n, fi, fo)
+		}
+		// Back-propagation: g = d·W with W fo×fi (here wt read as fi rows of fo).
+		d := wildSlice(rng, n*fi, 0.5)
+		want = wildSlice(rng, n*fo, 0)
+		got = append([]float64(nil), want...)
+		withKernels("scalar", func() { backLayerSparse(want, d, wt, fo, vals, idx) })
+		matMulAVX512(got, d, wt, nil, n, fi, fo)
+		if !sameBits(t, "back-propagated delta", got, want) {
+			t.Fatalf("n %d, %d → %d", n, fi, fo)
 		}
 	}
 }
@@ -216,7 +273,6 @@ func TestAdamSIMDMatchesScalar(t *testing.T) {
 // Gradient, 7 Adam steps and Predict, on odd layer widths, batches of 1…40
 // and inputs that are half zeros (so whole units are dead for some samples).
 func TestTrainerSIMDMatchesScalar(t *testing.T) {
-	needAVX2(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	for n := 1; n <= 40; n++ {
 		var sizes []int
@@ -255,15 +311,86 @@ func TestTrainerSIMDMatchesScalar(t *testing.T) {
 			m.Predict(r.trained, x, r.pred)
 			return r
 		}
-		var simd, scalar result
-		withSIMD(true, func() { simd = run() })
-		withSIMD(false, func() { scalar = run() })
-		ok := sameBits(t, "loss", []float64{simd.loss, simd.trainLoss}, []float64{scalar.loss, scalar.trainLoss}) &&
-			sameBits(t, "gradient", simd.grad, scalar.grad) &&
-			sameBits(t, "trained parameters", simd.trained, scalar.trained) &&
-			sameBits(t, "prediction", simd.pred, scalar.pred)
-		if !ok {
-			t.Fatalf("network %v, batch %d", sizes, n)
+		var scalar result
+		withKernels("scalar", func() { scalar = run() })
+		for _, k := range []string{"avx2", "avx512"} {
+			var simd result
+			if !withKernels(k, func() { simd = run() }) {
+				continue
+			}
+			ok := sameBits(t, k+" loss", []float64{simd.loss, simd.trainLoss}, []float64{scalar.loss, scalar.trainLoss}) &&
+				sameBits(t, k+" gradient", simd.grad, scalar.grad) &&
+				sameBits(t, k+" trained parameters", simd.trained, scalar.trained) &&
+				sameBits(t, k+" prediction", simd.pred, scalar.pred)
+			if !ok {
+				t.Fatalf("network %v, batch %d", sizes, n)
+			}
+		}
+	}
+}
+
+// withKernels runs f on the named kernels ("scalar", "avx2", "avx512") and
+// restores the CPU's choice; ok is false when the CPU lacks them.
+func withKernels(name string, f func()) (ok bool) {
+	oldS, oldW := useSIMD, useAVX512
+	defer func() { useSIMD, useAVX512 = oldS, oldW }()
+	switch name {
+	case "scalar":
+		useSIMD, useAVX512 = false, false
+	case "avx2":
+		if !archsimd.X86.AVX2() {
+			return false
+		}
+		useSIMD, useAVX512 = true, false
+	case "avx512":
+		if !archsimd.X86.AVX512() {
+			return false
+		}
+		useSIMD, useAVX512 = true, true
+	}
+	f()
+	return true
+}
+
+// BenchmarkKernels is the client round (30 Adam steps on 13 windows) on
+// each kernel set the CPU has, for side-by-side ratios.
+func BenchmarkKernels(b *testing.B) {
+	m, p0, x, y := benchData(13)
+	p := make([]float64, len(p0))
+	for _, k := range []string{"scalar", "avx2", "avx512"} {
+		b.Run("ClientRound/"+k, func(b *testing.B) {
+			ok := withKernels(k, func() {
+				tr := NewTrainer(m)
+				tr.Train(append(p[:0], p0...), x, y, 1, AdamOptions{})
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(p, p0)
+					tr.Train(p, x, y, 30, AdamOptions{})
+				}
+			})
+			if !ok {
+				b.Skip("CPU lacks " + k)
+			}
+		})
+	}
+}
+
+// TestPredictLargeBatchMatchesScalar covers MLP.Predict on batches larger
+// than the AVX-512 path's chunk of predictChunk samples.
+func TestPredictLargeBatchMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	m := NewMLP(10, 128, 64, 32, 1)
+	p := make([]float64, m.NumParams())
+	m.Init(p, rng)
+	for _, n := range []int{predictChunk - 1, predictChunk, predictChunk + 1, 2*predictChunk + 37} {
+		x := wildSlice(rng, n*10, 0.3)
+		want := make([]float64, n)
+		withKernels("scalar", func() { m.Predict(p, x, want) })
+		for _, k := range []string{"avx2", "avx512"} {
+			got := make([]float64, n)
+			if withKernels(k, func() { m.Predict(p, x, got) }) && !sameBits(t, k+" prediction", got, want) {
+				t.Fatalf("batch of %d", n)
+			}
 		}
 	}
 }

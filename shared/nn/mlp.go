@@ -121,8 +121,7 @@ func (m *MLP) Predict(params, x, dst []float64) {
 			fi, fo := m.sizes[l-1], m.sizes[l]
 			nz := compact(cur[:fi], vals, idx)
 			z := next[:fo]
-			copy(z, params[m.bOff[l-1]:m.bOff[l-1]+fo])
-			forwardGather(z, params[m.wOff[l-1]:m.bOff[l-1]], fi, vals[:nz], idx[:nz])
+			forwardGather(z, params[m.wOff[l-1]:m.bOff[l-1]], params[m.bOff[l-1]:][:fo], fi, vals[:nz], idx[:nz])
 			if l < L {
 				relu(z)
 			}

@@ -99,14 +99,9 @@ func (t *Trainer) forward(params, x, y []float64, n int) float64 {
 		wt := t.wt[m.wOff[l-1]:m.bOff[l-1]]
 		b := params[m.bOff[l-1]:][:fo]
 		cur := t.act[l][:n*fo]
-		for s := range n {
-			z := cur[s*fo:][:fo]
-			nz := compact(prev[s*fi:][:fi], t.vals, t.idx)
-			copy(z, b)
-			addRows(z, wt, fo, t.vals[:nz], t.idx[:nz])
-			if l < L {
-				relu(z)
-			}
+		forwardLayer(cur, prev[:n*fi], wt, b, fi, t.vals, t.idx)
+		if l < L {
+			relu(cur)
 		}
 		prev = cur
 	}
@@ -119,8 +114,8 @@ func (t *Trainer) forward(params, x, y []float64, n int) float64 {
 	return sum / float64(len(y))
 }
 
-// backward accumulates ∂MSE/∂params into dst (which must be zero) after
-// forward has run on the same batch.
+// backward writes ∂MSE/∂params into dst after forward has run on the same
+// batch.
 func (t *Trainer) backward(params, x, y, dst []float64, n int) {
 	m := t.m
 	L := len(m.sizes) - 1
@@ -145,16 +140,38 @@ func (t *Trainer) backward(params, x, y, dst []float64, n int) {
 		if l == 1 {
 			break
 		}
-		// δ_{l−1} = (W_lᵀ δ_l) ⊙ 1[a_{l−1} > 0], row by row over the non-zero δ.
+		// δ_{l−1} = (W_lᵀ δ_l) ⊙ 1[a_{l−1} > 0].
 		w := params[m.wOff[l-1]:m.bOff[l-1]]
 		dp := t.del[l-1][:n*fi]
-		clear(dp)
-		for s := range n {
-			g := dp[s*fi:][:fi]
-			nz := compact(d[s*fo:][:fo], t.vals, t.idx)
-			addRows(g, w, fi, t.vals[:nz], t.idx[:nz])
-			maskInactive(g, prev[s*fi:][:fi])
-		}
+		backLayer(dp, d, w, fi, t.vals, t.idx)
+		maskInactive(dp, prev)
+	}
+}
+
+// forwardLayerSparse writes z = a·Wᵀ + b for the n samples of a (n×fi):
+// wt is Wᵀ (fi×fo), z is n×fo. Per sample it adds the rows of wt of the
+// non-zero inputs (addRows), then the bias.
+func forwardLayerSparse(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
+	fo := len(b)
+	n := len(a) / fi
+	clear(z[:n*fo])
+	for s := range n {
+		zs := z[s*fo:][:fo]
+		nz := compact(a[s*fi:][:fi], vals, idx)
+		addRows(zs, wt, fo, vals[:nz], idx[:nz])
+	}
+	addBias(z[:n*fo], b)
+}
+
+// backLayerSparse writes g = d·W for the n samples of d (n×fo): W is fo×fi,
+// g is n×fi. Per sample it adds the rows of W of the non-zero deltas.
+func backLayerSparse(g, d, w []float64, fi int, vals []float64, idx []int32) {
+	fo := len(w) / fi
+	n := len(d) / fo
+	clear(g[:n*fi])
+	for s := range n {
+		nz := compact(d[s*fo:][:fo], vals, idx)
+		addRows(g[s*fi:][:fi], w, fi, vals[:nz], idx[:nz])
 	}
 }
 
@@ -188,7 +205,6 @@ func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
 	t.reserve(n)
 	t.prepare(params)
 	loss = t.forward(params, x, y, n)
-	clear(dst)
 	t.backward(params, x, y, dst, n)
 	return loss
 }
@@ -230,7 +246,6 @@ func (t *Trainer) TrainProgress(params, x, y []float64, steps int, opt AdamOptio
 	for step := 1; step <= steps; step++ {
 		t.prepare(params)
 		loss = t.forward(params, x, y, n)
-		clear(t.grad)
 		t.backward(params, x, y, t.grad, n)
 		adamStep(params, t.grad, t.mom, t.vel, o, step)
 		if progress != nil {

@@ -52,7 +52,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the experiment (run r uses a seed derived from it)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	outDir := fs.String("out", "", "write report.json and the figures (PNG and SVG) into this directory")
-	workers := fs.Int("workers", 0, "runs trained at once (0: one per core)")
+	workers := fs.Int("workers", 0, "goroutines training, shared by the runs and the clients within them (0: one per core)")
 	evalEvery := fs.Int("eval-every", 5, "record test MAPE every this many rounds (convergence)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")

@@ -1,0 +1,397 @@
+//go:build goexperiment.simd && amd64
+
+package nn
+
+import "simd/archsimd"
+
+// AVX-512 versions of the hottest kernels: the same lane-by-lane arithmetic
+// as the AVX2 ones (kernels_simd_amd64.go), eight float64 lanes per vector
+// instead of four, so half the instructions for the same rounded operations.
+// They are used when the CPU reports AVX-512 (F, CD, BW, DQ, VL) and the AVX2
+// kernels are enabled; the results are bit-identical to both the AVX2 and
+// the scalar kernels (kernels_simd_test.go compares all three).
+
+// useAVX512 selects the AVX-512 kernels; tests switch it off.
+var useAVX512 = archsimd.X86.AVX512()
+
+// addRowsVec is addRows on the widest vector kernel the CPU has.
+func addRowsVec(dst, m []float64, stride int, vals []float64, idx []int32) {
+	if useAVX512 {
+		addRowsAVX512(dst, m, stride, vals, idx)
+		return
+	}
+	addRowsAVX2(dst, m, stride, vals, idx)
+}
+
+// addRowsAVX512 is addRowsScalar with dst cut into blocks of 32 or 8
+// elements held in registers while every group of four rows is added,
+//
+//	dst[j:j+8] = (((dst[j:j+8] + v0·r0) + v1·r1) + v2·r2) + v3·r3
+//
+// lane by lane, groups in the order of vals; the last len(dst) mod 8
+// elements use masked loads and stores (the unused lanes compute on zeros
+// and are never written).
+func addRowsAVX512(dst, m []float64, stride int, vals []float64, idx []int32) {
+	n := len(dst)
+	idx = idx[:len(vals)]
+	j := 0
+	for ; j+32 <= n; j += 32 {
+		addRows32w((*[32]float64)(dst[j:j+32]), m[j:], stride, vals, idx)
+	}
+	for ; j+8 <= n; j += 8 {
+		addRows8w((*[8]float64)(dst[j:j+8]), m[j:], stride, vals, idx)
+	}
+	if j < n {
+		addRowsPart(dst[j:], m[j:], stride, vals, idx)
+	}
+}
+
+// ld8 loads s[o:o+8].
+func ld8(s []float64, o int) archsimd.Float64x8 {
+	return archsimd.LoadFloat64x8((*[8]float64)(s[o : o+8]))
+}
+
+// addRows32w is addRowsAVX512 for one block of 32 elements: row k of the
+// block is m[idx[k]·stride:][:32].
+func addRows32w(dst *[32]float64, m []float64, stride int, vals []float64, idx []int32) {
+	d0 := archsimd.LoadFloat64x8((*[8]float64)(dst[0:8]))
+	d1 := archsimd.LoadFloat64x8((*[8]float64)(dst[8:16]))
+	d2 := archsimd.LoadFloat64x8((*[8]float64)(dst[16:24]))
+	d3 := archsimd.LoadFloat64x8((*[8]float64)(dst[24:32]))
+	nv := len(vals)
+	idx = idx[:nv]
+	k := 0
+	for ; k+4 <= nv; k += 4 {
+		o0 := int(idx[k]) * stride
+		o1 := int(idx[k+1]) * stride
+		o2 := int(idx[k+2]) * stride
+		o3 := int(idx[k+3]) * stride
+		r0 := (*[32]float64)(m[o0 : o0+32])
+		r1 := (*[32]float64)(m[o1 : o1+32])
+		r2 := (*[32]float64)(m[o2 : o2+32])
+		r3 := (*[32]float64)(m[o3 : o3+32])
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		b2 := archsimd.BroadcastFloat64x8(vals[k+2])
+		b3 := archsimd.BroadcastFloat64x8(vals[k+3])
+		d0 = d0.Add(b0.Mul(at32(r0, 0))).Add(b1.Mul(at32(r1, 0))).Add(b2.Mul(at32(r2, 0))).Add(b3.Mul(at32(r3, 0)))
+		d1 = d1.Add(b0.Mul(at32(r0, 8))).Add(b1.Mul(at32(r1, 8))).Add(b2.Mul(at32(r2, 8))).Add(b3.Mul(at32(r3, 8)))
+		d2 = d2.Add(b0.Mul(at32(r0, 16))).Add(b1.Mul(at32(r1, 16))).Add(b2.Mul(at32(r2, 16))).Add(b3.Mul(at32(r3, 16)))
+		d3 = d3.Add(b0.Mul(at32(r0, 24))).Add(b1.Mul(at32(r1, 24))).Add(b2.Mul(at32(r2, 24))).Add(b3.Mul(at32(r3, 24)))
+	}
+	switch nv - k {
+	case 3:
+		o0 := int(idx[k]) * stride
+		o1 := int(idx[k+1]) * stride
+		o2 := int(idx[k+2]) * stride
+		r0 := (*[32]float64)(m[o0 : o0+32])
+		r1 := (*[32]float64)(m[o1 : o1+32])
+		r2 := (*[32]float64)(m[o2 : o2+32])
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		b2 := archsimd.BroadcastFloat64x8(vals[k+2])
+		d0 = d0.Add(b0.Mul(at32(r0, 0))).Add(b1.Mul(at32(r1, 0))).Add(b2.Mul(at32(r2, 0)))
+		d1 = d1.Add(b0.Mul(at32(r0, 8))).Add(b1.Mul(at32(r1, 8))).Add(b2.Mul(at32(r2, 8)))
+		d2 = d2.Add(b0.Mul(at32(r0, 16))).Add(b1.Mul(at32(r1, 16))).Add(b2.Mul(at32(r2, 16)))
+		d3 = d3.Add(b0.Mul(at32(r0, 24))).Add(b1.Mul(at32(r1, 24))).Add(b2.Mul(at32(r2, 24)))
+	case 2:
+		o0 := int(idx[k]) * stride
+		o1 := int(idx[k+1]) * stride
+		r0 := (*[32]float64)(m[o0 : o0+32])
+		r1 := (*[32]float64)(m[o1 : o1+32])
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		d0 = d0.Add(b0.Mul(at32(r0, 0))).Add(b1.Mul(at32(r1, 0)))
+		d1 = d1.Add(b0.Mul(at32(r0, 8))).Add(b1.Mul(at32(r1, 8)))
+		d2 = d2.Add(b0.Mul(at32(r0, 16))).Add(b1.Mul(at32(r1, 16)))
+		d3 = d3.Add(b0.Mul(at32(r0, 24))).Add(b1.Mul(at32(r1, 24)))
+	case 1:
+		o0 := int(idx[k]) * stride
+		r0 := (*[32]float64)(m[o0 : o0+32])
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		d0 = d0.Add(b0.Mul(at32(r0, 0)))
+		d1 = d1.Add(b0.Mul(at32(r0, 8)))
+		d2 = d2.Add(b0.Mul(at32(r0, 16)))
+		d3 = d3.Add(b0.Mul(at32(r0, 24)))
+	}
+	d0.Store((*[8]float64)(dst[0:8]))
+	d1.Store((*[8]float64)(dst[8:16]))
+	d2.Store((*[8]float64)(dst[16:24]))
+	d3.Store((*[8]float64)(dst[24:32]))
+}
+
+// at32 loads elements i…i+7 of a 32-element row.
+func at32(r *[32]float64, i int) archsimd.Float64x8 {
+	return archsimd.LoadFloat64x8((*[8]float64)(r[i : i+8]))
+}
+
+// addRows8w is addRows32w for a block of 8 elements.
+func addRows8w(dst *[8]float64, m []float64, stride int, vals []float64, idx []int32) {
+	d0 := archsimd.LoadFloat64x8(dst)
+	nv := len(vals)
+	idx = idx[:nv]
+	k := 0
+	for ; k+4 <= nv; k += 4 {
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		b2 := archsimd.BroadcastFloat64x8(vals[k+2])
+		b3 := archsimd.BroadcastFloat64x8(vals[k+3])
+		d0 = d0.Add(b0.Mul(ld8(m, int(idx[k])*stride))).Add(b1.Mul(ld8(m, int(idx[k+1])*stride))).
+			Add(b2.Mul(ld8(m, int(idx[k+2])*stride))).Add(b3.Mul(ld8(m, int(idx[k+3])*stride)))
+	}
+	switch nv - k {
+	case 3:
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		b2 := archsimd.BroadcastFloat64x8(vals[k+2])
+		d0 = d0.Add(b0.Mul(ld8(m, int(idx[k])*stride))).Add(b1.Mul(ld8(m, int(idx[k+1])*stride))).
+			Add(b2.Mul(ld8(m, int(idx[k+2])*stride)))
+	case 2:
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		d0 = d0.Add(b0.Mul(ld8(m, int(idx[k])*stride))).Add(b1.Mul(ld8(m, int(idx[k+1])*stride)))
+	case 1:
+		d0 = d0.Add(archsimd.BroadcastFloat64x8(vals[k]).Mul(ld8(m, int(idx[k])*stride)))
+	}
+	d0.Store(dst)
+}
+
+// addRowsPart is addRows8w for the last 1…7 elements of dst, with masked
+// loads and stores: lanes past len(dst) hold zeros and are not stored.
+func addRowsPart(dst, m []float64, stride int, vals []float64, idx []int32) {
+	n := len(dst)
+	part := func(k int) archsimd.Float64x8 {
+		o := int(idx[k]) * stride
+		return archsimd.LoadFloat64x8SlicePart(m[o : o+n])
+	}
+	d0 := archsimd.LoadFloat64x8SlicePart(dst)
+	nv := len(vals)
+	idx = idx[:nv]
+	k := 0
+	for ; k+4 <= nv; k += 4 {
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		b2 := archsimd.BroadcastFloat64x8(vals[k+2])
+		b3 := archsimd.BroadcastFloat64x8(vals[k+3])
+		d0 = d0.Add(b0.Mul(part(k))).Add(b1.Mul(part(k + 1))).Add(b2.Mul(part(k + 2))).Add(b3.Mul(part(k + 3)))
+	}
+	switch nv - k {
+	case 3:
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		b2 := archsimd.BroadcastFloat64x8(vals[k+2])
+		d0 = d0.Add(b0.Mul(part(k))).Add(b1.Mul(part(k + 1))).Add(b2.Mul(part(k + 2)))
+	case 2:
+		b0 := archsimd.BroadcastFloat64x8(vals[k])
+		b1 := archsimd.BroadcastFloat64x8(vals[k+1])
+		d0 = d0.Add(b0.Mul(part(k))).Add(b1.Mul(part(k + 1)))
+	case 1:
+		d0 = d0.Add(archsimd.BroadcastFloat64x8(vals[k]).Mul(part(k)))
+	}
+	d0.StoreSlicePart(dst)
+}
+
+// adamUpdateAVX512 is adamUpdateAVX2 eight parameters per vector.
+func adamUpdateAVX512(p, g, m, v []float64, c adamConsts) {
+	n := len(p)
+	g = g[:n]
+	m = m[:n]
+	v = v[:n]
+	n8 := n &^ 7
+	var zero archsimd.Float64x8
+	w1 := archsimd.BroadcastFloat64x8(c.w1)
+	omw1 := archsimd.BroadcastFloat64x8(1 - c.w1)
+	w2 := archsimd.BroadcastFloat64x8(c.w2)
+	b2 := archsimd.BroadcastFloat64x8(c.b2)
+	negStep := archsimd.BroadcastFloat64x8(c.negStep)
+	bc2Sqrt := archsimd.BroadcastFloat64x8(c.bc2Sqrt)
+	eps := archsimd.BroadcastFloat64x8(c.eps)
+	for i := 0; i < n8; i += 8 {
+		gi, mi, vi := ld8(g, i), ld8(m, i), ld8(v, i)
+		live := gi.NotEqual(zero).Or(mi.NotEqual(zero)).Or(vi.NotEqual(zero))
+		bits := live.ToBits()
+		if bits == 0 {
+			continue
+		}
+		var mn archsimd.Float64x8
+		if c.lerpLow {
+			mn = mi.Add(w1.Mul(gi.Sub(mi)))
+		} else {
+			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
+		}
+		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
+		denom := vn.Sqrt().Div(bc2Sqrt).Add(eps)
+		pi := ld8(p, i)
+		pn := pi.Add(negStep.Mul(mn).Div(denom))
+		if bits != 0xff {
+			mn = mn.Merge(mi, live)
+			vn = vn.Merge(vi, live)
+			pn = pn.Merge(pi, live)
+		}
+		mn.Store((*[8]float64)(m[i : i+8]))
+		vn.Store((*[8]float64)(v[i : i+8]))
+		pn.Store((*[8]float64)(p[i : i+8]))
+	}
+	adamUpdateAVX2(p[n8:], g[n8:], m[n8:], v[n8:], c)
+}
+
+// weightGradAVX512 is weightGradScalar computed densely (every sample's
+// term, zero deltas included, which changes no bit: see weightGradScalar),
+// as small matrix products: four rows of gW at a time and 16, 8 or (masked)
+// fewer columns, so each load of an input row serves four outputs and no
+// gathering of non-zero deltas is needed. Lane (j, k) adds δ_sj·a_sk for
+// s = 0, 1, … to +0 one term at a time, exactly as the scalar kernel does.
+func weightGradAVX512(gW, gb, d, prev []float64, fi int) {
+	fo := len(gb)
+	n := len(d) / fo
+	d = d[:n*fo]
+	prev = prev[:n*fi]
+	gW = gW[:fo*fi]
+	j := 0
+	for ; j+8 <= fo; j += 8 {
+		var sum archsimd.Float64x8
+		for s := range n {
+			sum = sum.Add(ld8(d, s*fo+j))
+		}
+		sum.Store((*[8]float64)(gb[j : j+8]))
+	}
+	for ; j < fo; j++ {
+		sum := 0.0
+		for s := range n {
+			sum += d[s*fo+j]
+		}
+		gb[j] = sum
+	}
+	j = 0
+	for ; j+4 <= fo; j += 4 {
+		k := 0
+		for ; k+16 <= fi; k += 16 {
+			var a0, a1, b0, b1, c0, c1, e0, e1 archsimd.Float64x8
+			for s := range n {
+				x0, x1 := ld8(prev, s*fi+k), ld8(prev, s*fi+k+8)
+				ds := d[s*fo+j:][:4]
+				v := archsimd.BroadcastFloat64x8(ds[0])
+				a0, a1 = a0.Add(v.Mul(x0)), a1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x8(ds[1])
+				b0, b1 = b0.Add(v.Mul(x0)), b1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x8(ds[2])
+				c0, c1 = c0.Add(v.Mul(x0)), c1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x8(ds[3])
+				e0, e1 = e0.Add(v.Mul(x0)), e1.Add(v.Mul(x1))
+			}
+			st16(gW, j*fi+k, a0, a1)
+			st16(gW, (j+1)*fi+k, b0, b1)
+			st16(gW, (j+2)*fi+k, c0, c1)
+			st16(gW, (j+3)*fi+k, e0, e1)
+		}
+		for ; k < fi; k += 8 {
+			w := min(8, fi-k) // the last block may be partial: masked
+			var a0, b0, c0, e0 archsimd.Float64x8
+			for s := range n {
+				x0 := archsimd.LoadFloat64x8SlicePart(prev[s*fi+k:][:w])
+				ds := d[s*fo+j:][:4]
+				a0 = a0.Add(archsimd.BroadcastFloat64x8(ds[0]).Mul(x0))
+				b0 = b0.Add(archsimd.BroadcastFloat64x8(ds[1]).Mul(x0))
+				c0 = c0.Add(archsimd.BroadcastFloat64x8(ds[2]).Mul(x0))
+				e0 = e0.Add(archsimd.BroadcastFloat64x8(ds[3]).Mul(x0))
+			}
+			a0.StoreSlicePart(gW[j*fi+k:][:w])
+			b0.StoreSlicePart(gW[(j+1)*fi+k:][:w])
+			c0.StoreSlicePart(gW[(j+2)*fi+k:][:w])
+			e0.StoreSlicePart(gW[(j+3)*fi+k:][:w])
+		}
+	}
+	for ; j < fo; j++ {
+		for k := 0; k < fi; k += 8 {
+			w := min(8, fi-k)
+			var a0 archsimd.Float64x8
+			for s := range n {
+				x0 := archsimd.LoadFloat64x8SlicePart(prev[s*fi+k:][:w])
+				a0 = a0.Add(archsimd.BroadcastFloat64x8(d[s*fo+j]).Mul(x0))
+			}
+			a0.StoreSlicePart(gW[j*fi+k:][:w])
+		}
+	}
+}
+
+// st16 stores two vectors at s[o:o+16].
+func st16(s []float64, o int, a, b archsimd.Float64x8) {
+	a.Store((*[8]float64)(s[o : o+8]))
+	b.Store((*[8]float64)(s[o+8 : o+16]))
+}
+
+// matMulAVX512 writes out = a·b (+ bias) for a (n×kd), b (kd×nc) and out
+// (n×nc), all row-major; bias (nc values) may be nil. Each element is the
+// sequential sum Σ_k a[s][k]·b[k][c] from +0 in order k = 0, 1, …, with
+// every product rounded, then + bias[c]: the sums of addRowsScalar and
+// forwardGather computed densely (zero terms included, which changes no
+// bit, see kernels.go). Four rows of a and 16 columns of b are done at once,
+// so each load of b serves four samples; ragged column ends are masked.
+func matMulAVX512(out, a, b, bias []float64, n, kd, nc int) {
+	a = a[:n*kd]
+	b = b[:kd*nc]
+	out = out[:n*nc]
+	s := 0
+	for ; s+4 <= n; s += 4 {
+		a0, a1, a2, a3 := a[s*kd:][:kd], a[(s+1)*kd:][:kd], a[(s+2)*kd:][:kd], a[(s+3)*kd:][:kd]
+		c := 0
+		for ; c+16 <= nc; c += 16 {
+			var p0, p1, q0, q1, r0, r1, t0, t1 archsimd.Float64x8
+			for k := range kd {
+				x0, x1 := ld8(b, k*nc+c), ld8(b, k*nc+c+8)
+				v := archsimd.BroadcastFloat64x8(a0[k])
+				p0, p1 = p0.Add(v.Mul(x0)), p1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x8(a1[k])
+				q0, q1 = q0.Add(v.Mul(x0)), q1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x8(a2[k])
+				r0, r1 = r0.Add(v.Mul(x0)), r1.Add(v.Mul(x1))
+				v = archsimd.BroadcastFloat64x8(a3[k])
+				t0, t1 = t0.Add(v.Mul(x0)), t1.Add(v.Mul(x1))
+			}
+			if bias != nil {
+				b0, b1 := ld8(bias, c), ld8(bias, c+8)
+				p0, p1 = p0.Add(b0), p1.Add(b1)
+				q0, q1 = q0.Add(b0), q1.Add(b1)
+				r0, r1 = r0.Add(b0), r1.Add(b1)
+				t0, t1 = t0.Add(b0), t1.Add(b1)
+			}
+			st16(out, s*nc+c, p0, p1)
+			st16(out, (s+1)*nc+c, q0, q1)
+			st16(out, (s+2)*nc+c, r0, r1)
+			st16(out, (s+3)*nc+c, t0, t1)
+		}
+		for ; c < nc; c += 8 {
+			w := min(8, nc-c)
+			var p0, q0, r0, t0 archsimd.Float64x8
+			for k := range kd {
+				x0 := archsimd.LoadFloat64x8SlicePart(b[k*nc+c:][:w])
+				p0 = p0.Add(archsimd.BroadcastFloat64x8(a0[k]).Mul(x0))
+				q0 = q0.Add(archsimd.BroadcastFloat64x8(a1[k]).Mul(x0))
+				r0 = r0.Add(archsimd.BroadcastFloat64x8(a2[k]).Mul(x0))
+				t0 = t0.Add(archsimd.BroadcastFloat64x8(a3[k]).Mul(x0))
+			}
+			if bias != nil {
+				b0 := archsimd.LoadFloat64x8SlicePart(bias[c:][:w])
+				p0, q0, r0, t0 = p0.Add(b0), q0.Add(b0), r0.Add(b0), t0.Add(b0)
+			}
+			p0.StoreSlicePart(out[s*nc+c:][:w])
+			q0.StoreSlicePart(out[(s+1)*nc+c:][:w])
+			r0.StoreSlicePart(out[(s+2)*nc+c:][:w])
+			t0.StoreSlicePart(out[(s+3)*nc+c:][:w])
+		}
+	}
+	for ; s < n; s++ {
+		as := a[s*kd:][:kd]
+		for c := 0; c < nc; c += 8 {
+			w := min(8, nc-c)
+			var p0 archsimd.Float64x8
+			for k := range kd {
+				p0 = p0.Add(archsimd.BroadcastFloat64x8(as[k]).Mul(archsimd.LoadFloat64x8SlicePart(b[k*nc+c:][:w])))
+			}
+			if bias != nil {
+				p0 = p0.Add(archsimd.LoadFloat64x8SlicePart(bias[c:][:w]))
+			}
+			p0.StoreSlicePart(out[s*nc+c:][:w])
+		}
+	}
+}
