@@ -14,10 +14,11 @@ import (
 
 // DefaultMaxWindows is the number of training windows a browser uses per
 // round unless the LHA chooses otherwise: a full-batch training step over
-// it takes about 70 ms in Chromium (35 µs per window), so the page stays
-// responsive, and it is far more than the 12–15 windows per area of the
-// paper's one-month studies.
-const DefaultMaxWindows = 2000
+// it takes about 35 ms in Chromium (35 µs per window), so the page can
+// yield between steps well within 200 ms even on a busy machine, and it is
+// far more than the 12–15 windows per area of the paper's one-month
+// studies.
+const DefaultMaxWindows = 1000
 
 // TrainingSet is an LHA's training windows for a study (all areas of its
 // file, each cut to the study's from/to and split by target date, the
