@@ -9,8 +9,10 @@ import (
 // readJSFile reads a browser File object into memory. It blocks until the
 // browser has read it, so call it from a goroutine, never from an event
 // handler (the handler runs inside a JavaScript callback, which must not
-// wait for a promise).
-func readJSFile(file js.Value) ([]byte, error) {
+// wait for a promise). The bytes are copied into Go 4 MiB at a time, with
+// yield (when not nil) in between, so a large file does not hold up the
+// page in one piece.
+func readJSFile(file js.Value, yield func()) ([]byte, error) {
 	if !file.Truthy() {
 		return nil, errors.New("ui: no file")
 	}
@@ -20,7 +22,14 @@ func readJSFile(file js.Value) ([]byte, error) {
 	}
 	arr := js.Global().Get("Uint8Array").New(buf)
 	data := make([]byte, arr.Get("length").Int())
-	js.CopyBytesToGo(data, arr)
+	const chunk = 4 << 20
+	for off := 0; off < len(data); off += chunk {
+		end := min(off+chunk, len(data))
+		js.CopyBytesToGo(data[off:end], arr.Call("subarray", off, end))
+		if yield != nil && end < len(data) {
+			yield()
+		}
+	}
 	return data, nil
 }
 

@@ -223,6 +223,28 @@ func (s *JoinState) unlock() {
 	}
 }
 
+// yieldNow calls Yield when set. Only from a goroutine of our own, never
+// from an event handler (the browser cannot run anything else until a
+// handler returns).
+func (s *JoinState) yieldNow() {
+	if s.Yield != nil {
+		s.Yield()
+		s.lastYield = time.Now()
+	}
+}
+
+// publish applies fn to the state under the lock and asks for a render,
+// yielding before and after: the work before, the render and the work
+// after then run as separate browser tasks, none of them long. Call it
+// from a goroutine of our own.
+func (s *JoinState) publish(fn func()) {
+	s.yieldNow()
+	s.lock()
+	fn()
+	s.unlock()
+	s.yieldNow()
+}
+
 // Start connects to the coordinator in a goroutine.
 func (s *JoinState) Start(ctx context.Context) {
 	s.lock()
@@ -346,19 +368,19 @@ func (s *JoinState) LoadFile(name string, data []byte) {
 			last = s.maybeYield(last)
 		}
 	}
-	s.lock()
-	s.Reading = false
-	if err != nil {
-		s.DataProblem = DataProblem(err)
-		s.unlock()
-		return
-	}
-	s.Data, s.Areas, s.AreaPage = d, areas, 0
-	s.Area = d.Regions[0].Name
-	s.PreviewPage = 0
-	s.refreshArea()
-	ready := s.Welcome != nil
-	s.unlock()
+	ready := false
+	s.publish(func() {
+		s.Reading = false
+		if err != nil {
+			s.DataProblem = DataProblem(err)
+			return
+		}
+		s.Data, s.Areas, s.AreaPage = d, areas, 0
+		s.Area = d.Regions[0].Name
+		s.PreviewPage = 0
+		s.refreshArea()
+		ready = s.Welcome != nil
+	})
 	if ready {
 		s.checkStudy()
 	}
@@ -433,24 +455,24 @@ func (s *JoinState) checkStudy() {
 	if err == nil {
 		est, err = client.EstimateRound(w.Study, set)
 	}
-	s.lock()
-	defer s.unlock()
-	s.Checking = false
-	if s.Data != d {
-		return // another file was chosen meanwhile
-	}
-	if err != nil {
-		p := DataProblem(err)
-		if st := w.Study; st.From != "" || st.To != "" {
-			p.Fix = fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them (plus 3 days before and %d after), then choose it again.",
-				orDash(st.From), orDash(st.To), st.Horizon+3)
+	s.publish(func() {
+		s.Checking = false
+		if s.Data != d {
+			return // another file was chosen meanwhile
 		}
-		s.DataProblem = p
-		s.Data = nil
-		return
-	}
-	s.prepared = set
-	s.Windows, s.PerRound, s.RoundEstimate = set.Total(), set.PerRound(), est
+		if err != nil {
+			p := DataProblem(err)
+			if st := w.Study; st.From != "" || st.To != "" {
+				p.Fix = fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them (plus 3 days before and %d after), then choose it again.",
+					orDash(st.From), orDash(st.To), st.Horizon+3)
+			}
+			s.DataProblem = p
+			s.Data = nil
+			return
+		}
+		s.prepared = set
+		s.Windows, s.PerRound, s.RoundEstimate = set.Total(), set.PerRound(), est
+	})
 }
 
 // maxWindows is the cap on windows per round in force.
@@ -744,23 +766,27 @@ func (s *JoinState) SetStatus(status string) {
 // training itself.
 func (s *JoinState) Progress(round, step, steps int) {
 	now := time.Now()
-	s.lock()
-	s.TrainRound, s.Step, s.Steps = round, step, steps
-	s.Status = StatusTraining
-	if step == 0 {
-		s.trainStart = now
-	} else if step == steps && !s.trainStart.IsZero() {
-		s.TrainTime = now.Sub(s.trainStart)
+	update := func() {
+		s.TrainRound, s.Step, s.Steps = round, step, steps
+		s.Status = StatusTraining
+		if step == 0 {
+			s.trainStart = now
+		} else if step == steps && !s.trainStart.IsZero() {
+			s.TrainTime = now.Sub(s.trainStart)
+		}
 	}
 	if step == 0 || step == steps || now.Sub(s.lastRender) >= 100*time.Millisecond {
 		s.lastRender = now
-		s.unlock()
-	} else if s.Env != nil {
+		s.publish(update)
+		return
+	}
+	s.lock()
+	update()
+	if s.Env != nil {
 		s.Env.UnlockOnly()
 	}
-	if s.Yield != nil && time.Since(s.lastYield) > 30*time.Millisecond {
-		s.Yield()
-		s.lastYield = time.Now()
+	if time.Since(s.lastYield) > 30*time.Millisecond {
+		s.yieldNow()
 	}
 }
 
@@ -823,11 +849,9 @@ func (s *JoinState) forecast(model []float64) {
 		result    *metrics.Result
 		note      string
 	)
-	defer func() {
-		s.lock()
+	defer s.publish(func() {
 		s.Forecasts, s.Metrics, s.MetricsNote, s.ForecastPage = forecasts, result, note, 0
-		s.unlock()
-	}()
+	})
 	st := w.Study
 	if len(st.Layers) < 2 {
 		return

@@ -339,17 +339,13 @@ func (c *JoinPage) read(env vugu.EventEnv, file js.Value) {
 	c.S.FileName = name
 	s := c.S
 	go func() {
-		data, err := readJSFile(file)
+		data, err := readJSFile(file, s.Yield)
 		if err != nil {
 			s.FileError(name, err)
 			return
 		}
 		s.LoadFile(name, data)
 	}()
-}
-
-func (c *JoinPage) onArea(event vugu.DOMEvent) {
-	c.S.SelectArea(event.PropString("target", "value"))
 }
 
 func (c *JoinPage) onJoin(event vugu.DOMEvent) {
