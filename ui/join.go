@@ -3,9 +3,11 @@ package ui
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -183,6 +185,16 @@ type JoinState struct {
 	// Skips are rounds this LHA was picked for but sat out (its ε limit).
 	Skips []client.Skip
 
+	// Fetch GETs a URL of the coordinator (the browser's fetch); when set,
+	// a page whose study has ended watches the public status and offers
+	// the next study run at the same link (the demo runs one after
+	// another).
+	Fetch func(ctx context.Context, url, token string) (status int, body []byte, err error)
+	// NextStudy: a new study is open at this link; reloading joins it.
+	NextStudy  bool
+	watching   bool
+	watchEvery time.Duration // 0: 3 s
+
 	// Training.
 	Status                string // StatusWaiting …
 	Round                 int    // rounds released so far
@@ -264,6 +276,10 @@ func (s *JoinState) connect(ctx context.Context) {
 	if err != nil {
 		s.Phase = PhaseFailed
 		s.JoinProblem = JoinProblem(err)
+		var pe *protocol.Error
+		if errors.As(err, &pe) && pe.Code == protocol.CodeFinished {
+			go s.WatchForNext(ctx)
+		}
 		return
 	}
 	s.session = sess
@@ -675,7 +691,49 @@ func (s *JoinState) Join(ctx context.Context) {
 		s.Status = StatusFinished
 		s.unlock()
 		s.forecast(model)
+		s.WatchForNext(ctx)
 	}()
+}
+
+// WatchForNext polls the public status every few seconds, once the study
+// has ended, until a study that has not ended is served at the same link;
+// then NextStudy is set. It returns at once without Fetch, and runs at
+// most once per page.
+func (s *JoinState) WatchForNext(ctx context.Context) {
+	s.lock()
+	if s.Fetch == nil || s.watching {
+		s.unlock()
+		return
+	}
+	s.watching = true
+	s.unlock()
+	u, err := url.Parse(s.Link)
+	if err != nil {
+		return
+	}
+	status := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/api/status"}).String()
+	every := s.watchEvery
+	if every == 0 {
+		every = 3 * time.Second
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		code, b, err := s.Fetch(ctx, status, "")
+		var st protocol.Status
+		if err != nil || code != 200 || json.Unmarshal(b, &st) != nil {
+			continue
+		}
+		if st.State != protocol.StateFinished {
+			s.lock()
+			s.NextStudy = true
+			s.unlock()
+			return
+		}
+	}
 }
 
 // RunProblem explains why training stopped.

@@ -348,6 +348,10 @@ func (c *JoinPage) read(env vugu.EventEnv, file js.Value) {
 	}()
 }
 
+func (c *JoinPage) onNextStudy(event vugu.DOMEvent) {
+	js.Global().Get("location").Call("reload")
+}
+
 func (c *JoinPage) onJoin(event vugu.DOMEvent) {
 	c.S.Join(context.Background())
 }

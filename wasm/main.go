@@ -30,7 +30,7 @@ func main() {
 	root := &ui.Root{Page: ui.PageOf(path)}
 	switch root.Page {
 	case ui.PageJoin:
-		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect, Yield: yield}
+		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect, Yield: yield, Fetch: fetch}
 		root.Join.Start(ctx)
 	case ui.PageAdmin:
 		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch}
