@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"strconv"
@@ -363,14 +364,21 @@ func (s *JoinState) windowOptions() (series.WindowOptions, error) {
 // itself, only to publish results: the parsing and checking in between
 // call Yield about every 30 ms so a large file does not freeze the page.
 func (s *JoinState) LoadFile(name string, data []byte) {
+	s.LoadReader(name, bytes.NewReader(data), len(data))
+}
+
+// LoadReader is LoadFile reading the file's size bytes from r as it
+// parses (the page reads straight from the browser's copy of the file, so
+// the whole file never has to be held in Go's memory as well).
+func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 	s.lock()
 	s.Reading = true
-	s.FileName, s.FileBytes = name, len(data)
+	s.FileName, s.FileBytes = name, size
 	s.Data, s.DataProblem, s.Areas, s.DataChart, s.Preview = nil, nil, nil, nil, nil
 	s.prepared, s.Windows, s.PerRound, s.RoundEstimate = nil, 0, 0, 0
 	s.unlock()
 
-	d, err := series.Parse(&yieldingReader{r: bytes.NewReader(data), yield: s.Yield}, name)
+	d, err := series.Parse(&yieldingReader{r: r, yield: s.Yield}, name)
 	var areas []AreaSummary
 	if err == nil {
 		last := time.Now()
@@ -405,7 +413,7 @@ func (s *JoinState) LoadFile(name string, data []byte) {
 // yieldingReader calls yield about every 30 ms of reading (parsing happens
 // between reads), so that parsing a large file lets the browser paint.
 type yieldingReader struct {
-	r     *bytes.Reader
+	r     io.Reader
 	yield func()
 	last  time.Time
 }

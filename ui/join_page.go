@@ -339,12 +339,12 @@ func (c *JoinPage) read(env vugu.EventEnv, file js.Value) {
 	c.S.FileName = name
 	s := c.S
 	go func() {
-		data, err := readJSFile(file, s.Yield)
+		r, size, err := openJSFile(file)
 		if err != nil {
 			s.FileError(name, err)
 			return
 		}
-		s.LoadFile(name, data)
+		s.LoadReader(name, r, size)
 	}()
 }
 

@@ -246,8 +246,11 @@ func TestLargeFile(t *testing.T) {
 // the reason in words, and warned before joining.
 func TestStaleUpdate(t *testing.T) {
 	ctx := browser(t)
-	c := startCoordinator(t, study.File{Name: "Too-slow study", Epsilon: 3, Rounds: 2, ExpectedClients: 2, LocalEpochs: 600,
-		RoundDeadline: study.Duration(time.Second), RoundInterval: study.Duration(200 * time.Millisecond)}, 2)
+	// Rounds of 100 ms, 8 s apart, against 150 training steps (0.7 s in a
+	// quiet Chromium): the update always arrives after its round closed,
+	// and (unless the machine is very slow) before the next round starts.
+	c := startCoordinator(t, study.File{Name: "Too-slow study", Epsilon: 3, Rounds: 3, ExpectedClients: 2, LocalEpochs: 150,
+		RoundDeadline: study.Duration(100 * time.Millisecond), RoundInterval: study.Duration(8 * time.Second)}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)))
 	within(t, ctx, 60*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{fixture(t, "lha.csv")}),
