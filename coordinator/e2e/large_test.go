@@ -147,6 +147,8 @@ func TestLargeFile(t *testing.T) {
 
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), void(chromedp.Evaluate[bool](longTasks)))
+	base := rendererPeakRSS(ctx)
+	t.Logf("renderer peak RSS (VmHWM) with the page open, before the file: %.0f MB", float64(base)/(1<<20))
 	start := time.Now()
 	mark(t, ctx, "choosing the file")
 	within(t, ctx, 180*time.Second, "loading the ten-year file", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
