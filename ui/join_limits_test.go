@@ -132,3 +132,45 @@ func TestWatchForNext(t *testing.T) {
 		t.Errorf("next %v after %q", s.NextStudy, asked)
 	}
 }
+
+// TestDemoStart: the dashboard offers the start only when the coordinator
+// is a waiting demo, and posts it with the admin token.
+func TestDemoStart(t *testing.T) {
+	for _, tc := range []struct {
+		demo string // answer to GET /api/demo/start; "" for 404 (serve)
+		want bool
+	}{{`{"waiting":true}`, true}, {`{"waiting":false}`, false}, {"", false}} {
+		var posted []string
+		s := &AdminState{Base: "http://c", Token: "adm",
+			Fetch: func(ctx context.Context, url, token string) (int, []byte, error) {
+				switch strings.TrimPrefix(url, "http://c") {
+				case "/api/admin/status":
+					return 200, []byte(`{"round":0,"rounds":3,"state":"waiting"}`), nil
+				case "/api/admin/ledger":
+					return 200, []byte(`{"rounds":[]}`), nil
+				case DemoStartPath:
+					if tc.demo == "" {
+						return 404, nil, nil
+					}
+					return 200, []byte(tc.demo), nil
+				}
+				return 404, nil, nil
+			},
+			Post: func(ctx context.Context, url, token string) (int, []byte, error) {
+				posted = append(posted, url+" "+token)
+				return 204, nil, nil
+			}}
+		if err := s.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s.DemoWaiting != tc.want {
+			t.Errorf("%q: waiting %v", tc.demo, s.DemoWaiting)
+		}
+		if tc.want {
+			s.StartDemo(context.Background())
+			if len(posted) != 1 || posted[0] != "http://c/api/demo/start adm" || s.DemoWaiting || s.DemoProblem != "" {
+				t.Errorf("start posted %q; waiting %v, problem %q", posted, s.DemoWaiting, s.DemoProblem)
+			}
+		}
+	}
+}

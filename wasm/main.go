@@ -33,7 +33,7 @@ func main() {
 		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect, Yield: yield, Fetch: fetch}
 		root.Join.Start(ctx)
 	case ui.PageAdmin:
-		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch}
+		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch, Post: post}
 		go root.Admin.Poll(ctx)
 	}
 

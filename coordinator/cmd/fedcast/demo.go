@@ -99,9 +99,10 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	base := "http://" + ln.Addr().String()
 	var current atomic.Pointer[coordinator]
 	startNow := make(chan struct{}, 1)
+	var waiting atomic.Bool
 	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == demoStartPath {
-			serveDemoStart(w, r, secrets.Admin, startNow)
+			serveDemoStart(w, r, secrets.Admin, &waiting, startNow)
 			return
 		}
 		if c := current.Load(); c != nil {
@@ -138,7 +139,10 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 			o.lhas, o.expected, o.rounds, o.epsilon, o.interval)
 
 		if o.start == "seat" && c.engine.Rounds() == 0 {
-			if err := awaitSeat(ctx, c, secrets.Admin, o.seatTime, startNow, base, env.Stdout); err != nil {
+			waiting.Store(true)
+			err := awaitSeat(ctx, c, secrets.Admin, o.seatTime, startNow, base, env.Stdout)
+			waiting.Store(false)
+			if err != nil {
 				current.Store(nil)
 				c.close()
 				if errors.Is(err, context.Canceled) {
@@ -183,18 +187,29 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	}
 }
 
-// demoStartPath starts the demo's rounds at once (POST, admin token).
+// demoStartPath starts the demo's rounds at once (POST, admin token);
+// GET says whether the demo is waiting ({"waiting": true}), for the
+// dashboard's start button.
+// (The dashboard's ui.DemoStartPath; a test keeps them equal without the
+// command linking the UI package.)
 const demoStartPath = "/api/demo/start"
 
-func serveDemoStart(w http.ResponseWriter, r *http.Request, admin string, start chan<- struct{}) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "demo: POST to start the rounds", http.StatusMethodNotAllowed)
-		return
-	}
+func serveDemoStart(w http.ResponseWriter, r *http.Request, admin string, waiting *atomic.Bool, start chan<- struct{}) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || subtle.ConstantTimeCompare([]byte(study.HashToken(tok)), []byte(study.HashToken(admin))) != 1 {
 		http.Error(w, "demo: the admin token is required", http.StatusUnauthorized)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, "{\"waiting\":%v}\n", waiting.Load())
+		return
+	case http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "demo: POST to start the rounds", http.StatusMethodNotAllowed)
 		return
 	}
 	select {
@@ -210,7 +225,7 @@ func serveDemoStart(w http.ResponseWriter, r *http.Request, admin string, start 
 // its file, or until POST /api/demo/start.
 func awaitSeat(ctx context.Context, c *coordinator, admin string, seatTime time.Duration, start <-chan struct{}, base string, out io.Writer) error {
 	fmt.Fprintf(out, "  waiting for you: open the join link above; the rounds begin %v after your page has connected.\n", seatTime)
-	fmt.Fprintf(out, "  to begin at once: curl -X POST -H 'Authorization: Bearer %s' %s%s\n", admin, base, demoStartPath)
+	fmt.Fprintf(out, "  to begin at once: press Start on the dashboard, or curl -X POST -H 'Authorization: Bearer %s' %s%s\n", admin, base, demoStartPath)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for !seatOnline(c, admin) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/web"
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/ui"
 	"github.com/fedcast/fedcast/wasm/client"
 )
 
@@ -91,6 +92,26 @@ func TestDemoPacing(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(state, "secrets.json"))
 		if err := json.Unmarshal(b, &sec); err != nil {
 			t.Fatal(err)
+		}
+		if demoStartPath != ui.DemoStartPath {
+			t.Fatalf("the demo takes its start at %s, the dashboard posts to %s", demoStartPath, ui.DemoStartPath)
+		}
+		get := func(token string) (int, string) {
+			req, _ := http.NewRequest(http.MethodGet, base+demoStartPath, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, strings.TrimSpace(string(b))
+		}
+		if code, body := get(sec.Admin); code != 200 || body != `{"waiting":true}` {
+			t.Errorf("%s: the dashboard's question got %d %s", how, code, body)
+		}
+		if code, _ := get("wrong"); code != http.StatusUnauthorized {
+			t.Errorf("%s: a wrong token asked and got %d", how, code)
 		}
 		switch how {
 		case "start":
