@@ -13,9 +13,10 @@ WASMEXEC_DIR := $(GOROOT)/lib/wasm
 
 all: build
 
-## build: the fedcast binary (bin/fedcast) and the browser app (bin/web)
+## build: the fedcast binary (bin/fedcast) with the browser app (bin/web) built in
 build: web
-	$(SIMD) $(GO) build -o $(BIN)/fedcast ./coordinator/cmd/fedcast
+	$(GO) run ./wasm/webbuild/cmd/webbuild -o $(WEB) -overlay $(BIN)/overlay.json
+	$(SIMD) $(GO) build -overlay $(BIN)/overlay.json -o $(BIN)/fedcast ./coordinator/cmd/fedcast
 
 ## web: the browser app: index.html, wasm_exec.js, main.wasm (+ .gz)
 web:

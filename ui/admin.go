@@ -60,6 +60,14 @@ type AdminState struct {
 	Fetch func(ctx context.Context, url, token string) (status int, body []byte, err error)
 	// Every is the polling interval. Defaults to 2 s.
 	Every time.Duration
+	// Post performs a POST like Fetch; when set, a demo coordinator that
+	// holds its rounds for the browser seat offers a start button
+	// (DemoWaiting).
+	Post func(ctx context.Context, url, token string) (status int, body []byte, err error)
+	// DemoWaiting: this is `fedcast demo`, holding its rounds until the
+	// seat joins or someone presses start here.
+	DemoWaiting bool
+	DemoProblem string
 
 	Status    *AdminStatus
 	Ledger    *LedgerExport
@@ -126,12 +134,22 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 	if err == nil {
 		err = json.Unmarshal(raw, &led)
 	}
+	waiting := false
+	if err == nil && s.Post != nil {
+		// Only `fedcast demo` answers this path (200 with the admin token).
+		code, b, derr := s.Fetch(ctx, strings.TrimSuffix(s.Base, "/")+DemoStartPath, s.Token)
+		var d struct {
+			Waiting bool `json:"waiting"`
+		}
+		waiting = derr == nil && code == 200 && json.Unmarshal(b, &d) == nil && d.Waiting
+	}
 	s.lock()
 	defer s.unlock()
 	if err != nil {
 		s.Problem = adminProblem(err)
 		return err
 	}
+	s.DemoWaiting = waiting
 	s.Problem = nil
 	s.Status = &st
 	s.Ledger = &led
@@ -149,6 +167,30 @@ func adminProblem(err error) *Problem {
 	}
 	return &Problem{Title: "The coordinator cannot be reached", Detail: err.Error(),
 		Fix: "Check that the coordinator is running; this page retries by itself."}
+}
+
+// DemoStartPath is where `fedcast demo` takes the admin's start (POST)
+// and says whether it is waiting (GET: {"waiting": …}).
+const DemoStartPath = "/api/demo/start"
+
+// StartDemo asks a waiting demo to begin its rounds now. Call it from a
+// goroutine.
+func (s *AdminState) StartDemo(ctx context.Context) {
+	if s.Post == nil {
+		return
+	}
+	code, b, err := s.Post(ctx, strings.TrimSuffix(s.Base, "/")+DemoStartPath, s.Token)
+	s.lock()
+	defer s.unlock()
+	switch {
+	case err != nil:
+		s.DemoProblem = "The start did not reach the coordinator: " + err.Error()
+	case code != 204 && code != 200:
+		s.DemoProblem = fmt.Sprintf("The coordinator refused the start (%d): %s", code, strings.TrimSpace(string(b)))
+	default:
+		s.DemoProblem = ""
+		s.DemoWaiting = false
+	}
 }
 
 // Poll refreshes until ctx ends.

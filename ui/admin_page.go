@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -39,6 +40,10 @@ func (c *AdminPage) width(f float64) string {
 
 func (c *AdminPage) noiseWords() string {
 	return strconv.FormatFloat(c.S.Status.NoiseMultiplier, 'g', 4, 64)
+}
+
+func (c *AdminPage) onDemoStart(event vugu.DOMEvent) {
+	go c.S.StartDemo(context.Background())
 }
 
 func (c *AdminPage) stateWords() string {

@@ -205,30 +205,7 @@ func (c *Chart) Layout() *Plot {
 	}
 
 	for _, l := range c.Lines {
-		path := Path{Class: l.Class, Bars: l.Bars}
-		var b strings.Builder
-		pen := false
-		for _, pt := range l.Points {
-			if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) || math.IsNaN(pt.X) {
-				pen = false
-				continue
-			}
-			x, y := sx(pt.X), sy(pt.Y)
-			switch {
-			case l.Bars:
-				b.WriteString("M" + num(x) + " " + num(sy(0)) + "V" + num(y))
-			case pen:
-				b.WriteString("L" + num(x) + " " + num(y))
-			default:
-				b.WriteString("M" + num(x) + " " + num(y))
-				pen = true
-			}
-			if l.Markers {
-				path.Markers = append(path.Markers, Point{x, y})
-			}
-		}
-		path.D = b.String()
-		p.Paths = append(p.Paths, path)
+		p.Paths = append(p.Paths, linePaths(l, sx, sy, p.Right-p.Left)...)
 	}
 	for _, bd := range c.Bands {
 		var b strings.Builder
@@ -278,6 +255,131 @@ func (c *Chart) Layout() *Plot {
 		lx += 34 + 7*float64(len([]rune(b.Name)))
 	}
 	return p
+}
+
+// MaxPathBytes bounds the length of one SVG path's d attribute. vugu's DOM
+// renderer passes every attribute through a fixed 16 KiB instruction
+// buffer and stops the app ("requested instruction does not fit in the
+// buffer") when one does not fit: a line of more than about 1,000 days did
+// that. Longer paths are split into several path elements.
+const MaxPathBytes = 8 << 10
+
+// pointsPerPixel bounds how many points a line keeps per pixel of plot
+// width: a line with more is reduced, per column of 1/pointsPerPixel
+// pixels, to that column's lowest and highest value (bars: its highest),
+// which looks the same on screen (min/max decimation).
+const pointsPerPixel = 0.5
+
+// linePaths turns one line into SVG paths in screen coordinates, decimated
+// to at most about width·pointsPerPixel columns and split so that no path
+// is longer than MaxPathBytes.
+func linePaths(l Line, sx, sy func(float64) float64, width float64) []Path {
+	pts := l.Points
+	if !l.Markers {
+		pts = decimate(pts, l.Bars, int(width*pointsPerPixel))
+	}
+	var out []Path
+	cur := Path{Class: l.Class, Bars: l.Bars}
+	var b strings.Builder
+	pen := false
+	var last string // the previous point, to restart a split line there
+	for _, pt := range pts {
+		if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) || math.IsNaN(pt.X) {
+			pen = false
+			continue
+		}
+		x, y := sx(pt.X), sy(pt.Y)
+		if b.Len() > MaxPathBytes-64 {
+			cur.D = b.String()
+			out = append(out, cur)
+			cur = Path{Class: l.Class, Bars: l.Bars}
+			b.Reset()
+			if pen && last != "" {
+				b.WriteString("M" + last)
+			}
+		}
+		xy := num(x) + " " + num(y)
+		switch {
+		case l.Bars:
+			b.WriteString("M" + num(x) + " " + num(sy(0)) + "V" + num(y))
+		case pen && b.Len() > 0:
+			b.WriteString("L" + xy)
+		default:
+			b.WriteString("M" + xy)
+			pen = true
+		}
+		last = xy
+		if l.Markers {
+			cur.Markers = append(cur.Markers, Point{x, y})
+		}
+	}
+	cur.D = b.String()
+	return append(out, cur)
+}
+
+// decimate reduces pts (in x order) to at most about 2·cols points: the x
+// range is cut into cols equal columns and each keeps its lowest and
+// highest finite point, in x order (bars keep only the highest). A column
+// holding a NaN keeps one NaN as well, so gaps still break the line. Lines
+// of at most 2·cols points come back unchanged.
+func decimate(pts []Point, bars bool, cols int) []Point {
+	if cols < 1 || len(pts) <= 2*cols {
+		return pts
+	}
+	x0, x1 := math.Inf(1), math.Inf(-1)
+	for _, p := range pts {
+		if !math.IsNaN(p.X) && !math.IsInf(p.X, 0) {
+			x0, x1 = math.Min(x0, p.X), math.Max(x1, p.X)
+		}
+	}
+	if !(x1 > x0) {
+		return pts
+	}
+	out := make([]Point, 0, 2*cols+8)
+	col := -1
+	var lo, hi Point
+	var have, gap bool
+	flush := func() {
+		switch {
+		case !have:
+		case bars:
+			out = append(out, hi)
+		case lo.X <= hi.X && lo != hi:
+			out = append(out, lo, hi)
+		case lo != hi:
+			out = append(out, hi, lo)
+		default:
+			out = append(out, lo)
+		}
+		if gap {
+			out = append(out, Point{X: math.NaN(), Y: math.NaN()})
+		}
+		have, gap = false, false
+	}
+	for _, p := range pts {
+		if math.IsNaN(p.X) || math.IsInf(p.X, 0) {
+			continue
+		}
+		c := min(int((p.X-x0)/(x1-x0)*float64(cols)), cols-1)
+		if c != col {
+			flush()
+			col = c
+		}
+		if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) {
+			gap = true
+			continue
+		}
+		switch {
+		case !have:
+			lo, hi, have = p, p, true
+		case p.Y < lo.Y:
+			lo = p
+		case p.Y > hi.Y:
+			hi = p
+		}
+	}
+	flush()
+	return out
 }
 
 // niceTicks returns about n evenly spaced round values covering [lo, hi].

@@ -2,26 +2,43 @@ package ui
 
 import (
 	"errors"
+	"io"
 
 	"github.com/vugu/vugu/js"
 )
 
-// readJSFile reads a browser File object into memory. It blocks until the
-// browser has read it, so call it from a goroutine, never from an event
-// handler (the handler runs inside a JavaScript callback, which must not
-// wait for a promise).
-func readJSFile(file js.Value) ([]byte, error) {
+// openJSFile asks the browser for a File's bytes and returns a reader over
+// them and their number. The reader copies into Go only what each Read
+// asks for, so a large file is held once (by the browser), not twice. It
+// blocks until the browser has read the file: call it from a goroutine.
+func openJSFile(file js.Value) (io.Reader, int, error) {
 	if !file.Truthy() {
-		return nil, errors.New("ui: no file")
+		return nil, 0, errors.New("ui: no file")
 	}
 	buf, err := await(file.Call("arrayBuffer"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	arr := js.Global().Get("Uint8Array").New(buf)
-	data := make([]byte, arr.Get("length").Int())
-	js.CopyBytesToGo(data, arr)
-	return data, nil
+	n := arr.Get("length").Int()
+	return &jsBytesReader{arr: arr, n: n}, n, nil
+}
+
+// jsBytesReader reads a JavaScript Uint8Array.
+type jsBytesReader struct {
+	arr    js.Value
+	off, n int
+}
+
+func (r *jsBytesReader) Read(p []byte) (int, error) {
+	if r.off >= r.n {
+		r.arr = js.Null() // let the browser free it
+		return 0, io.EOF
+	}
+	end := min(r.off+len(p), r.n)
+	k := js.CopyBytesToGo(p, r.arr.Call("subarray", r.off, end))
+	r.off += k
+	return k, nil
 }
 
 // await waits for a JavaScript promise.

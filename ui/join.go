@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +82,23 @@ type SentEntry struct {
 	Bytes int64  // websocket frame payload size
 	Round int    // 0 for hello
 	What  string // in words
+	// Outcome of an update: "" while the coordinator has not answered,
+	// OutcomeCounted, or OutcomeRefused with Reason in plain words.
+	Outcome string
+	Reason  string
 }
+
+// Outcomes of a sent update.
+const (
+	OutcomeCounted = "counted"
+	OutcomeRefused = "not counted"
+)
+
+// Page sizes of the areas table and of the day preview.
+const (
+	AreasPerPage   = 20
+	PreviewPerPage = 10
+)
 
 // RoundReport is one released round as the LHA sees it.
 type RoundReport struct {
@@ -172,10 +192,36 @@ type JoinState struct {
 	// shown under the file check in the reader's own words.
 	DataNotices []series.Notice
 	Areas       []AreaSummary
+	AreaPage    int    // page of the areas table (AreasPerPage rows each)
 	Area        string // the area shown in the plot and preview
 	DataChart   *Chart
-	Preview     []PreviewRow
+	Preview     []PreviewRow // one page of the selected area's days, newest first
+	PreviewPage int          // 0: the newest PreviewPerPage days
+	PreviewDays int          // days in the selected area
 	Dragging    bool
+
+	// Before joining: the training windows the study takes from the file,
+	// the estimated time of one round here, and the LHA's own limits.
+	Checking      bool // the file is being checked against the study
+	Windows       int  // training windows the study gives in the file
+	PerRound      int  // windows trained on per round (Windows or the cap)
+	RoundEstimate time.Duration
+	MaxWindows    int     // cap on windows per round (client.DefaultMaxWindows unless changed)
+	MaxEpsilon    float64 // the LHA's own ε limit; 0: the study's budget
+	LimitProblem  string  // the last limit typed could not be used
+	InsecureAck   bool    // the LHA confirmed joining a research-mode study
+	// Skips are rounds this LHA was picked for but sat out (its ε limit).
+	Skips []client.Skip
+
+	// Fetch GETs a URL of the coordinator (the browser's fetch); when set,
+	// a page whose study has ended watches the public status and offers
+	// the next study run at the same link (the demo runs one after
+	// another).
+	Fetch func(ctx context.Context, url, token string) (status int, body []byte, err error)
+	// NextStudy: a new study is open at this link; reloading joins it.
+	NextStudy  bool
+	watching   bool
+	watchEvery time.Duration // 0: 3 s
 
 	// Training.
 	Status                string // StatusWaiting …
@@ -191,15 +237,18 @@ type JoinState struct {
 	Sent                  []SentEntry
 
 	// After training.
-	Forecasts   []Forecast
-	Recent      client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
-	Hub         string                // the forecasts as a hub CSV, for the download
-	Metrics     *metrics.Result
-	MetricsNote string
+	Forecasts    []Forecast
+	ForecastPage int                   // page of Forecasts shown (ForecastsPerPage each)
+	Recent       client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
+	Hub          string                // the forecasts as a hub CSV, for the download
+	Metrics      *metrics.Result
+	MetricsNote  string
 
 	session    Session
+	prepared   *client.TrainingSet // for the study and file shown
 	cancel     context.CancelFunc
 	lastYield  time.Time
+	lastRender time.Time
 	trainStart time.Time
 }
 
@@ -214,6 +263,28 @@ func (s *JoinState) unlock() {
 	if s.Env != nil {
 		s.Env.UnlockRender()
 	}
+}
+
+// yieldNow calls Yield when set. Only from a goroutine of our own, never
+// from an event handler (the browser cannot run anything else until a
+// handler returns).
+func (s *JoinState) yieldNow() {
+	if s.Yield != nil {
+		s.Yield()
+		s.lastYield = time.Now()
+	}
+}
+
+// publish applies fn to the state under the lock and asks for a render,
+// yielding before and after: the work before, the render and the work
+// after then run as separate browser tasks, none of them long. Call it
+// from a goroutine of our own.
+func (s *JoinState) publish(fn func()) {
+	s.yieldNow()
+	s.lock()
+	fn()
+	s.unlock()
+	s.yieldNow()
 }
 
 // Start connects to the coordinator in a goroutine.
@@ -235,6 +306,10 @@ func (s *JoinState) connect(ctx context.Context) {
 	if err != nil {
 		s.Phase = PhaseFailed
 		s.JoinProblem = JoinProblem(err)
+		var pe *protocol.Error
+		if errors.As(err, &pe) && pe.Code == protocol.CodeFinished {
+			go s.WatchForNext(ctx)
+		}
 		return
 	}
 	s.session = sess
@@ -252,7 +327,7 @@ func (s *JoinState) connect(ctx context.Context) {
 		s.Epsilon = w.Log[n-1].Epsilon
 	}
 	if s.Data != nil {
-		s.checkAgainstStudy()
+		go s.checkStudy()
 	}
 }
 
@@ -313,34 +388,95 @@ func (s *JoinState) windowOptions() (series.WindowOptions, error) {
 	return opt, nil
 }
 
-// LoadFile parses a chosen file (in the caller's goroutine: the bytes are
-// already in memory). It takes the lock itself.
+// LoadFile parses a chosen file and checks it against the study, in the
+// caller's goroutine (the bytes are already in memory). It takes the lock
+// itself, only to publish results: the parsing and checking in between
+// call Yield about every 30 ms so a large file does not freeze the page.
 func (s *JoinState) LoadFile(name string, data []byte) {
-	d, err := series.ParseBytes(data, name)
+	s.LoadReader(name, bytes.NewReader(data), len(data))
+}
+
+// LoadReader is LoadFile reading the file's size bytes from r. The bytes
+// are read first (the encoding is decided on the whole file), then parsed
+// through a reader that yields about every 30 ms, so a large file lets the
+// browser paint while it is read and while its rows are parsed.
+func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 	s.lock()
-	defer s.unlock()
-	s.Reading = false
-	s.FileName, s.FileBytes = name, len(data)
+	s.Reading = true
+	s.FileName, s.FileBytes = name, size
 	s.Data, s.DataProblem, s.DataNotices, s.Areas, s.DataChart, s.Preview = nil, nil, nil, nil, nil, nil
+	s.prepared, s.Windows, s.PerRound, s.RoundEstimate = nil, 0, 0, 0
+	s.unlock()
+
+	var d *series.Dataset
+	data, err := io.ReadAll(&yieldingReader{r: r, yield: s.Yield})
 	if err != nil {
-		s.DataProblem = DataProblem(err)
-		return
+		err = &series.ParseError{File: name, Err: fmt.Errorf("series: read: %w", err), Hint: "The file could not be read."}
+	} else {
+		d, err = series.ParseBytesVia(data, name, func(r io.Reader) io.Reader { return &yieldingReader{r: r, yield: s.Yield} })
 	}
-	s.Data = d
-	s.DataNotices = d.Notices
-	for _, r := range d.Regions {
-		total := 0.0
-		for _, v := range r.Cases {
-			total += v
+	data = nil // the parsed series are all that is kept
+	var areas []AreaSummary
+	if err == nil {
+		last := time.Now()
+		for _, r := range d.Regions {
+			total := 0.0
+			for _, v := range r.Cases {
+				total += v
+			}
+			areas = append(areas, AreaSummary{Name: r.Name, First: r.Start.Format(time.DateOnly),
+				Last: r.End().Format(time.DateOnly), Days: len(r.Cases), Total: total})
+			last = s.maybeYield(last)
 		}
-		s.Areas = append(s.Areas, AreaSummary{Name: r.Name, First: r.Start.Format(time.DateOnly),
-			Last: r.End().Format(time.DateOnly), Days: len(r.Cases), Total: total})
 	}
-	s.Area = d.Regions[0].Name
-	s.refreshArea()
-	if s.Welcome != nil {
-		s.checkAgainstStudy()
+	ready := false
+	s.publish(func() {
+		s.Reading = false
+		if err != nil {
+			s.DataProblem = DataProblem(err)
+			return
+		}
+		s.Data, s.DataNotices, s.Areas, s.AreaPage = d, d.Notices, areas, 0
+		s.Area = d.Regions[0].Name
+		s.PreviewPage = 0
+		s.refreshArea()
+		ready = s.Welcome != nil
+	})
+	if ready {
+		s.checkStudy()
 	}
+}
+
+// yieldingReader calls yield about every 30 ms of reading (parsing happens
+// between reads), so that parsing a large file lets the browser paint.
+type yieldingReader struct {
+	r     io.Reader
+	yield func()
+	last  time.Time
+}
+
+func (y *yieldingReader) Read(p []byte) (int, error) {
+	if y.yield != nil {
+		if y.last.IsZero() {
+			y.last = time.Now()
+		} else if time.Since(y.last) > 30*time.Millisecond {
+			y.yield()
+			y.last = time.Now()
+		}
+		if len(p) > 64<<10 {
+			p = p[:64<<10] // small reads: a chance to yield every 64 KiB
+		}
+	}
+	return y.r.Read(p)
+}
+
+// maybeYield calls Yield when 30 ms have passed since last.
+func (s *JoinState) maybeYield(last time.Time) time.Time {
+	if s.Yield == nil || time.Since(last) < 30*time.Millisecond {
+		return last
+	}
+	s.Yield()
+	return time.Now()
 }
 
 // FileError reports a file that could not be read at all.
@@ -354,32 +490,126 @@ func (s *JoinState) FileError(name string, err error) {
 		Fix: "Choose the file again. If it is on a network drive, copy it to this computer first."}
 }
 
-// checkAgainstStudy checks that the data yield training windows with the
-// study's settings. Call with the lock held.
-func (s *JoinState) checkAgainstStudy() {
-	opt, err := s.windowOptions()
+// checkStudy checks that the chosen file gives training windows for the
+// study (region by region, yielding), counts them, and estimates how long
+// one round of local training takes here. It takes the lock itself.
+func (s *JoinState) checkStudy() {
+	s.lock()
+	d, w := s.Data, s.Welcome
+	maxWindows := s.maxWindows()
+	if d == nil || w == nil {
+		s.unlock()
+		return
+	}
+	s.Checking = true
+	s.unlock()
+
+	var set *client.TrainingSet
+	var est time.Duration
+	_, err := s.windowOptions()
 	if err == nil {
-		var areas []series.Area
-		areas, err = series.MakeWindows(s.Data, opt)
-		if err == nil {
-			n := 0
-			for _, a := range areas {
-				n += len(a.Windows)
-			}
-			if n == 0 {
-				err = series.ErrTooShort
-			}
-		}
+		set, err = client.PrepareTraining(w.Study, d, maxWindows, s.Yield)
 	}
-	if err != nil {
-		p := DataProblem(err)
-		if st := s.Welcome.Study; st.From != "" || st.To != "" {
-			p.Fix = fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them (plus 3 days before and %d after), then choose it again.",
-				orDash(st.From), orDash(st.To), st.Horizon+3)
-		}
-		s.DataProblem = p
-		s.Data = nil
+	if err == nil && set.Total() == 0 {
+		err = series.ErrTooShort
 	}
+	if err == nil {
+		est, err = client.EstimateRound(w.Study, set)
+	}
+	s.publish(func() {
+		s.Checking = false
+		if s.Data != d {
+			return // another file was chosen meanwhile
+		}
+		if err != nil {
+			p := DataProblem(err)
+			if st := w.Study; st.From != "" || st.To != "" {
+				p.Fix = fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them (plus 3 days before and %d after), then choose it again.",
+					orDash(st.From), orDash(st.To), st.Horizon+3)
+			}
+			s.DataProblem = p
+			s.Data = nil
+			return
+		}
+		s.prepared = set
+		s.Windows, s.PerRound, s.RoundEstimate = set.Total(), set.PerRound(), est
+	})
+}
+
+// maxWindows is the cap on windows per round in force.
+func (s *JoinState) maxWindows() int {
+	if s.MaxWindows > 0 {
+		return s.MaxWindows
+	}
+	return client.DefaultMaxWindows
+}
+
+// RoundTime is how long the coordinator takes updates in each round: the
+// round length less the slack it keeps to add the noise and release the
+// model (0 when the study does not say).
+func (s *JoinState) RoundTime() time.Duration {
+	if s.Welcome == nil {
+		return 0
+	}
+	st := s.Welcome.Study
+	return time.Duration(st.RoundLengthMillis-st.RoundSlackMillis) * time.Millisecond
+}
+
+// WouldMiss reports whether the estimated round time leaves less than a
+// fifth of the coordinator's round time to spare: the update would likely
+// arrive too late to count.
+func (s *JoinState) WouldMiss() bool {
+	rt := s.RoundTime()
+	return rt > 0 && s.RoundEstimate > rt*4/5
+}
+
+// SetMaxWindows sets the cap on windows per round from the page's field
+// and checks the file again (call from a goroutine: it yields).
+func (s *JoinState) SetMaxWindows(text string) {
+	n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(text, ",", "")))
+	s.lock()
+	if err != nil || n < 1 {
+		s.LimitProblem = fmt.Sprintf("%q is not a number of examples: type a whole number such as 2000.", text)
+		s.unlock()
+		return
+	}
+	s.LimitProblem = ""
+	s.MaxWindows = n
+	s.unlock()
+	s.checkStudy()
+}
+
+// SetMaxEpsilon sets the LHA's own privacy limit from the page's field.
+// Call with the lock held (an event handler).
+func (s *JoinState) SetMaxEpsilon(text string) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(text, ",", ".")), 64)
+	budget := 0.0
+	if s.Welcome != nil {
+		budget = s.Welcome.Study.Epsilon
+	}
+	switch {
+	case err != nil || !(v > 0) || math.IsInf(v, 0):
+		s.LimitProblem = fmt.Sprintf("%q is not a privacy limit: type a number above 0, such as 1 or 0.5.", text)
+	case budget > 0 && v > budget:
+		s.LimitProblem = fmt.Sprintf("Your limit cannot be above the study's budget (ε = %s): the study stops there anyway. The limit stays at ε = %s.",
+			FormatEpsilon(budget), FormatEpsilon(budget))
+		s.MaxEpsilon = budget
+	default:
+		s.LimitProblem = ""
+		s.MaxEpsilon = v
+	}
+}
+
+// EpsilonLimit is the LHA's own ε limit in force: its choice, or the
+// study's budget.
+func (s *JoinState) EpsilonLimit() float64 {
+	if s.MaxEpsilon > 0 {
+		return s.MaxEpsilon
+	}
+	if s.Welcome != nil {
+		return s.Welcome.Study.Epsilon
+	}
+	return 0
 }
 
 // ShownNotices are the file's notices as the page shows them: warnings
@@ -434,6 +664,30 @@ func orDash(s string) string {
 // SelectArea shows another area of the file.
 func (s *JoinState) SelectArea(name string) {
 	s.Area = name
+	s.PreviewPage = 0
+	s.refreshArea()
+}
+
+// AreaPageRows is the current page of the areas table.
+func (s *JoinState) AreaPageRows() []AreaSummary {
+	from := min(s.AreaPage*AreasPerPage, len(s.Areas))
+	return s.Areas[from:min(from+AreasPerPage, len(s.Areas))]
+}
+
+// AreaPages is the number of pages of the areas table.
+func (s *JoinState) AreaPages() int { return (len(s.Areas) + AreasPerPage - 1) / AreasPerPage }
+
+// PreviewPages is the number of pages of the selected area's days.
+func (s *JoinState) PreviewPages() int { return (s.PreviewDays + PreviewPerPage - 1) / PreviewPerPage }
+
+// TurnAreaPage moves the areas table by delta pages (clamped).
+func (s *JoinState) TurnAreaPage(delta int) {
+	s.AreaPage = max(0, min(s.AreaPages()-1, s.AreaPage+delta))
+}
+
+// TurnPreviewPage moves the day preview by delta pages (+1: older days).
+func (s *JoinState) TurnPreviewPage(delta int) {
+	s.PreviewPage = max(0, min(s.PreviewPages()-1, s.PreviewPage+delta))
 	s.refreshArea()
 }
 
@@ -468,11 +722,10 @@ func (s *JoinState) refreshArea() {
 		},
 	}
 	s.Preview = s.Preview[:0]
-	from := len(r.Cases) - 10
-	if from < 0 {
-		from = 0
-	}
-	for i := len(r.Cases) - 1; i >= from; i-- {
+	s.PreviewDays = len(r.Cases)
+	newest := len(r.Cases) - 1 - s.PreviewPage*PreviewPerPage
+	from := max(0, newest-PreviewPerPage+1)
+	for i := newest; i >= from; i-- {
 		row := PreviewRow{Date: r.Date(i).Format("Mon 2 Jan 2006"), Cases: FormatCount(r.Cases[i]), Smoothed: "not yet known"}
 		if !math.IsNaN(avg[i]) {
 			row.Smoothed = strconv.FormatFloat(avg[i], 'f', 1, 64)
@@ -492,7 +745,8 @@ func (s *JoinState) smoothing() series.Smoothing {
 
 // CanJoin reports whether the join button is active.
 func (s *JoinState) CanJoin() bool {
-	return s.Phase == PhaseReady && s.Data != nil && s.session != nil && s.Welcome.State != protocol.StateFinished
+	return s.Phase == PhaseReady && s.Data != nil && s.prepared != nil && !s.Checking && s.session != nil &&
+		s.Welcome.State != protocol.StateFinished && (!s.Welcome.Study.InsecureSeed || s.InsecureAck)
 }
 
 // Join starts taking part in the training (call under the render lock,
@@ -505,20 +759,70 @@ func (s *JoinState) Join(ctx context.Context) {
 	s.Phase = PhaseRunning
 	s.Status = StatusWaiting
 	sess, d := s.session, s.Data
+	if l, ok := sess.(interface {
+		SetMaxEpsilon(float64)
+		SetMaxWindows(int)
+	}); ok {
+		l.SetMaxEpsilon(s.EpsilonLimit())
+		l.SetMaxWindows(s.maxWindows())
+	}
 	go func() {
 		err := sess.Run(ctx, d, s.Observer())
 		model := sess.Model()
 		s.lock()
-		defer s.unlock()
 		if err != nil {
 			s.Phase = PhaseFailed
 			s.RunProblem = RunProblem(err)
+			s.unlock()
 			return
 		}
 		s.Phase = PhaseFinished
 		s.Status = StatusFinished
+		s.unlock()
 		s.forecast(model)
+		s.WatchForNext(ctx)
 	}()
+}
+
+// WatchForNext polls the public status every few seconds, once the study
+// has ended, until a study that has not ended is served at the same link;
+// then NextStudy is set. It returns at once without Fetch, and runs at
+// most once per page.
+func (s *JoinState) WatchForNext(ctx context.Context) {
+	s.lock()
+	if s.Fetch == nil || s.watching {
+		s.unlock()
+		return
+	}
+	s.watching = true
+	s.unlock()
+	u, err := url.Parse(s.Link)
+	if err != nil {
+		return
+	}
+	status := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/api/status"}).String()
+	every := s.watchEvery
+	if every == 0 {
+		every = 3 * time.Second
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		code, b, err := s.Fetch(ctx, status, "")
+		var st protocol.Status
+		if err != nil || code != 200 || json.Unmarshal(b, &st) != nil {
+			continue
+		}
+		if st.State != protocol.StateFinished {
+			s.lock()
+			s.NextStudy = true
+			s.unlock()
+			return
+		}
+	}
 }
 
 // RunProblem explains why training stopped.
@@ -544,7 +848,53 @@ func (s *JoinState) Observer() client.Observer {
 		Result: func(r client.Result) {
 			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, TookPart: r.Sampled})
 		},
+		Accepted: func(round int) { s.UpdateOutcome(round, OutcomeCounted, "") },
+		Error: func(e *protocol.Error) {
+			if e.Round > 0 {
+				s.UpdateOutcome(e.Round, OutcomeRefused, RefusalWords(e))
+			}
+		},
+		Skipped: s.Skipped,
 	}
+}
+
+// UpdateOutcome records the coordinator's answer to the update sent for
+// round.
+func (s *JoinState) UpdateOutcome(round int, outcome, reason string) {
+	s.lock()
+	defer s.unlock()
+	for i := len(s.Sent) - 1; i >= 0; i-- {
+		if e := &s.Sent[i]; e.Type == "update" && e.Round == round {
+			e.Outcome, e.Reason = outcome, reason
+			return
+		}
+	}
+}
+
+// Skipped records a round sat out because of the LHA's own ε limit.
+func (s *JoinState) Skipped(k client.Skip) {
+	s.lock()
+	s.Skips = append(s.Skips, k)
+	s.Status = StatusWaiting
+	s.unlock()
+}
+
+// RefusalWords says in plain words why the coordinator did not count an
+// update.
+func RefusalWords(e *protocol.Error) string {
+	switch e.Code {
+	case protocol.CodeStaleRound:
+		return "it arrived after the round had closed (this computer took longer than the round allows), so the round went on without it"
+	case protocol.CodeNotSampled:
+		return "the coordinator had not picked this authority for that round"
+	case protocol.CodeDuplicateUpdate:
+		return "the coordinator already had changes from this authority for that round"
+	case protocol.CodeBadUpdate, protocol.CodeTooLarge, protocol.CodeBadFrame:
+		return "the coordinator could not accept the changes as sent (" + e.Message + "); tell your study coordinator"
+	case protocol.CodeFinished:
+		return "the study had already ended"
+	}
+	return e.Message
 }
 
 // SetStatus records the session's state (waiting, sampled, training, sent).
@@ -558,20 +908,32 @@ func (s *JoinState) SetStatus(status string) {
 }
 
 // Progress records local training progress for round, and calls Yield.
+// It asks for a render at most every 100 ms (and at the first and last
+// step): rebuilding the page after every step would cost as much as the
+// training itself.
 func (s *JoinState) Progress(round, step, steps int) {
 	now := time.Now()
-	s.lock()
-	s.TrainRound, s.Step, s.Steps = round, step, steps
-	s.Status = StatusTraining
-	if step == 0 {
-		s.trainStart = now
-	} else if step == steps && !s.trainStart.IsZero() {
-		s.TrainTime = now.Sub(s.trainStart)
+	update := func() {
+		s.TrainRound, s.Step, s.Steps = round, step, steps
+		s.Status = StatusTraining
+		if step == 0 {
+			s.trainStart = now
+		} else if step == steps && !s.trainStart.IsZero() {
+			s.TrainTime = now.Sub(s.trainStart)
+		}
 	}
-	s.unlock()
-	if s.Yield != nil && time.Since(s.lastYield) > 30*time.Millisecond {
-		s.Yield()
-		s.lastYield = time.Now()
+	if step == 0 || step == steps || now.Sub(s.lastRender) >= 100*time.Millisecond {
+		s.lastRender = now
+		s.publish(update)
+		return
+	}
+	s.lock()
+	update()
+	if s.Env != nil {
+		s.Env.UnlockOnly()
+	}
+	if time.Since(s.lastYield) > 30*time.Millisecond {
+		s.yieldNow()
 	}
 }
 
@@ -619,61 +981,105 @@ func epsilonMatches(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a))
 }
 
-// forecast computes each area's forecast and the local test metrics from
-// the final model. Call with the lock held.
+// forecast computes each area's forecast (median and ranges, calibrated on
+// the LHA's own recent errors), the hub file and the local test metrics
+// from the final model, yielding as it goes, and publishes them under the
+// lock. Data and Welcome do not change once training has started.
 func (s *JoinState) forecast(model []float64) {
-	if s.Data == nil || s.Welcome == nil || len(model) == 0 {
+	s.lock()
+	d, w := s.Data, s.Welcome
+	s.unlock()
+	if d == nil || w == nil || len(model) == 0 {
 		return
 	}
-	st := s.Welcome.Study
+	var (
+		forecasts []Forecast
+		recent    client.RecentCoverage
+		hub       string
+		result    *metrics.Result
+		note      string
+	)
+	defer s.publish(func() {
+		s.Forecasts, s.Recent, s.Hub, s.Metrics, s.MetricsNote, s.ForecastPage = forecasts, recent, hub, result, note, 0
+	})
+	st := w.Study
 	if len(st.Layers) < 2 {
 		return
 	}
 	m := nn.NewMLP(st.Layers...)
 	if m.NumParams() != len(model) {
-		s.MetricsNote = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(model), m.NumParams())
+		note = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(model), m.NumParams())
 		return
 	}
 	opt, err := s.windowOptions()
 	if err != nil {
-		s.MetricsNote = err.Error()
+		note = err.Error()
 		return
 	}
-	s.Forecasts = s.Forecasts[:0]
-	s.Hub = ""
-	fcs, recent, err := client.Forecasts(st, s.Data, model)
+	fcs, rec, err := client.Forecasts(st, d, model)
 	if err != nil {
-		s.MetricsNote = err.Error()
+		note = err.Error()
 	}
-	s.Recent = recent
+	recent = rec
+	sm := s.smoothing()
+	last := time.Now()
 	for _, f := range fcs {
-		r := s.Data.Region(f.Area)
-		s.Forecasts = append(s.Forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
-			Quantiles: f.Quantiles, Chart: forecastChart(r, s.smoothing(), f.InputEnd, f.Target, f.Quantiles)})
+		forecasts = append(forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
+			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles)})
+		last = s.maybeYield(last)
 	}
 	if len(fcs) > 0 {
 		var b strings.Builder
 		if err := forecast.WriteHub(&b, client.HubForecasts(fcs)); err != nil {
-			s.MetricsNote = err.Error()
+			note = err.Error()
 		} else {
-			s.Hub = b.String()
+			hub = b.String()
 		}
 	}
-	areas, err := series.MakeWindows(s.Data, opt)
-	if err != nil {
-		s.MetricsNote = err.Error()
-		return
+	var y, yhat []float64
+	for _, r := range d.Regions {
+		// The test windows of this area: the latest (1 − train_fraction)
+		// of its windows by target date, as in training's split.
+		areas, err := series.MakeWindows(&series.Dataset{Regions: []*series.Region{r}}, opt)
+		if err != nil {
+			note = err.Error()
+			return
+		}
+		_, test := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
+		tx, ty := series.Stack(test)
+		if len(ty) > 0 {
+			p := make([]float64, len(ty))
+			m.Predict(model, tx, p)
+			y, yhat = append(y, ty...), append(yhat, p...)
+		}
+		last = s.maybeYield(last)
 	}
-	_, test := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
-	x, y := series.Stack(test)
 	if len(y) == 0 {
-		s.MetricsNote = "Your file has no test days: all its windows were used for training."
+		note = "Your file has no test days: all its windows were used for training."
 		return
 	}
-	yhat := make([]float64, len(y))
-	m.Predict(model, x, yhat)
 	res := metrics.Compute(y, yhat)
-	s.Metrics = &res
+	result = &res
+}
+
+// ForecastsPerPage is the number of areas whose forecast chart is shown at
+// once.
+const ForecastsPerPage = 10
+
+// ForecastPageRows is the current page of forecasts.
+func (s *JoinState) ForecastPageRows() []Forecast {
+	from := min(s.ForecastPage*ForecastsPerPage, len(s.Forecasts))
+	return s.Forecasts[from:min(from+ForecastsPerPage, len(s.Forecasts))]
+}
+
+// ForecastPages is the number of pages of forecasts.
+func (s *JoinState) ForecastPages() int {
+	return (len(s.Forecasts) + ForecastsPerPage - 1) / ForecastsPerPage
+}
+
+// TurnForecastPage moves the forecasts by delta pages (clamped).
+func (s *JoinState) TurnForecastPage(delta int) {
+	s.ForecastPage = max(0, min(s.ForecastPages()-1, s.ForecastPage+delta))
 }
 
 // forecastChart plots the last six weeks of an area with its forecast:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/wasm/client"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -90,13 +91,18 @@ func (c *JoinPage) dataWords() string {
 	if n := len(d.Regions); n != 1 {
 		areas = strconv.Itoa(n) + " areas"
 	}
+	total := 0.0
+	for _, a := range c.S.Areas {
+		total += a.Total
+	}
+	span := fmt.Sprintf("%s, from %s to %s, %s cases in total", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"), FormatCount(total))
 	switch n := c.S.DataWarnings(); n {
 	case 0:
-		return fmt.Sprintf("The file is fine: %s, from %s to %s.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"))
+		return "The file is fine: " + span + "."
 	case 1:
-		return fmt.Sprintf("The file was read: %s, from %s to %s. Please read the warning below.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"))
+		return "The file was read: " + span + ". Please read the warning below."
 	default:
-		return fmt.Sprintf("The file was read: %s, from %s to %s. Please read the %d warnings below.", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"), n)
+		return fmt.Sprintf("The file was read: %s. Please read the %d warnings below.", span, n)
 	}
 }
 
@@ -200,6 +206,122 @@ func (c *JoinPage) matchWords() string {
 		FormatEpsilon(c.S.LocalEpsilon), FormatEpsilon(c.S.Epsilon))
 }
 
+func (c *JoinPage) areaPageWords() string {
+	from := c.S.AreaPage*AreasPerPage + 1
+	to := min(from+AreasPerPage-1, len(c.S.Areas))
+	return fmt.Sprintf("Areas %s–%s of %s", FormatCount(float64(from)), FormatCount(float64(to)), FormatCount(float64(len(c.S.Areas))))
+}
+
+func (c *JoinPage) previewTitle() string {
+	if c.S.PreviewPage == 0 {
+		return "Last days of " + c.S.Area
+	}
+	return "Days of " + c.S.Area
+}
+
+func (c *JoinPage) previewPageWords() string {
+	return fmt.Sprintf("Page %s of %s (newest first)", FormatCount(float64(c.S.PreviewPage+1)), FormatCount(float64(c.S.PreviewPages())))
+}
+
+func (c *JoinPage) forecastPageWords() string {
+	from := c.S.ForecastPage*ForecastsPerPage + 1
+	to := min(from+ForecastsPerPage-1, len(c.S.Forecasts))
+	return fmt.Sprintf("Areas %s–%s of %s", FormatCount(float64(from)), FormatCount(float64(to)), FormatCount(float64(len(c.S.Forecasts))))
+}
+
+func (c *JoinPage) estimateClass() string {
+	if c.S.WouldMiss() {
+		return "problem"
+	}
+	return "ok"
+}
+
+// estimateWords says how long a round should take here and whether that
+// fits the coordinator's round.
+func (c *JoinPage) estimateWords() string {
+	examples := fmt.Sprintf("%s training examples", FormatCount(float64(c.S.PerRound)))
+	if c.S.PerRound < c.S.Windows {
+		examples = fmt.Sprintf("%s of your %s training examples", FormatCount(float64(c.S.PerRound)), FormatCount(float64(c.S.Windows)))
+	}
+	w := fmt.Sprintf("One round of training should take about %s on this computer (%s per round).", FormatDuration(c.S.RoundEstimate), examples)
+	rt := c.S.RoundTime()
+	switch {
+	case rt <= 0:
+		return w
+	case c.S.WouldMiss():
+		return w + fmt.Sprintf(" The coordinator waits only %s for each round, so your changes would probably arrive too late and not be counted. "+
+			"Lower the number of examples per round below, or close other programs, until the estimate is well under %s.", FormatDuration(rt), FormatDuration(rt))
+	}
+	return w + fmt.Sprintf(" The coordinator waits %s for each round: that fits.", FormatDuration(rt))
+}
+
+func (c *JoinPage) limitValue() string {
+	return strconv.FormatFloat(c.S.EpsilonLimit(), 'g', 6, 64)
+}
+
+func (c *JoinPage) windowsValue() string {
+	n := c.S.MaxWindows
+	if n <= 0 {
+		n = client.DefaultMaxWindows
+	}
+	return strconv.Itoa(n)
+}
+
+func (c *JoinPage) limitWords() string {
+	return fmt.Sprintf("ε of at most this much. Before each round it is picked for, this browser recomputes the budget the study would have spent after that round; "+
+		"if it would pass your limit, it sends nothing (the study's own budget is ε = %s).", FormatEpsilon(c.S.Welcome.Study.Epsilon))
+}
+
+func (c *JoinPage) limitRunWords() string {
+	return fmt.Sprintf("Your own limit: ε = %s. This browser sends nothing in a round that would take the study past it.", FormatEpsilon(c.S.EpsilonLimit()))
+}
+
+func (c *JoinPage) skipWords(k client.Skip) string {
+	return fmt.Sprintf("Round %d: you were picked, but nothing was sent: after that round the study would have spent ε = %s, more than your limit of ε = %s. "+
+		"Your data took no part in it, and the study goes on without you.", k.Round, FormatEpsilon(k.Epsilon), FormatEpsilon(k.Limit))
+}
+
+func (c *JoinPage) outcomeClass(e SentEntry) string {
+	switch e.Outcome {
+	case OutcomeCounted:
+		return "check ok"
+	case OutcomeRefused:
+		return "check bad"
+	}
+	return "muted"
+}
+
+func (c *JoinPage) outcomeWords(e SentEntry) string {
+	switch {
+	case e.Type != "update":
+		return ""
+	case e.Outcome == OutcomeCounted:
+		return "counted"
+	case e.Outcome == OutcomeRefused:
+		return "not counted: " + e.Reason
+	}
+	return "waiting for the coordinator"
+}
+
+func (c *JoinPage) messagesWords() string {
+	if n := len(c.S.Sent); n != 1 {
+		return FormatCount(float64(n)) + " messages"
+	}
+	return "1 message"
+}
+
+func (c *JoinPage) onMaxEpsilon(event vugu.DOMEvent) {
+	c.S.SetMaxEpsilon(event.PropString("target", "value"))
+}
+
+func (c *JoinPage) onMaxWindows(event vugu.DOMEvent) {
+	go c.S.SetMaxWindows(event.PropString("target", "value"))
+}
+
+func (c *JoinPage) onInsecureAck(event vugu.DOMEvent) {
+	c.S.InsecureAck = event.PropBool("target", "checked")
+}
+
 func (c *JoinPage) onFileChange(event vugu.DOMEvent) {
 	files := event.JSEventTarget().Get("files")
 	if !files.Truthy() || files.Length() == 0 {
@@ -238,17 +360,17 @@ func (c *JoinPage) read(env vugu.EventEnv, file js.Value) {
 	c.S.FileName = name
 	s := c.S
 	go func() {
-		data, err := readJSFile(file)
+		r, size, err := openJSFile(file)
 		if err != nil {
 			s.FileError(name, err)
 			return
 		}
-		s.LoadFile(name, data)
+		s.LoadReader(name, r, size)
 	}()
 }
 
-func (c *JoinPage) onArea(event vugu.DOMEvent) {
-	c.S.SelectArea(event.PropString("target", "value"))
+func (c *JoinPage) onNextStudy(event vugu.DOMEvent) {
+	js.Global().Get("location").Call("reload")
 }
 
 func (c *JoinPage) onJoin(event vugu.DOMEvent) {

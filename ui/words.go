@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/series"
 )
@@ -115,4 +116,19 @@ func FormatDelta(delta float64) string {
 func FormatPercent(f float64) string {
 	v := strconv.FormatFloat(f*100, 'f', 1, 64)
 	return strings.TrimSuffix(v, ".0") + " %"
+}
+
+// FormatDuration formats a duration for people: "0.4 seconds", "12
+// seconds", "3.5 minutes".
+func FormatDuration(d time.Duration) string {
+	s := d.Seconds()
+	switch {
+	case math.Round(s*10) == 10:
+		return "1 second"
+	case s < 10:
+		return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) + " seconds"
+	case s < 120:
+		return strconv.FormatFloat(math.Round(s), 'f', -1, 64) + " seconds"
+	}
+	return strconv.FormatFloat(math.Round(s/6)/10, 'f', -1, 64) + " minutes"
 }

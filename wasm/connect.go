@@ -9,4 +9,4 @@ import (
 
 // connect joins the study behind the page's join link with wasm/client
 // (coder/websocket over the browser's WebSocket).
-var connect = ui.DialClient(&client.Options{})
+var connect = ui.DialClient(&client.Options{Yield: yield})

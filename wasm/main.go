@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"syscall/js"
-	"time"
 
 	"github.com/fedcast/fedcast/ui"
 	"github.com/vugu/vugu"
@@ -31,10 +30,10 @@ func main() {
 	root := &ui.Root{Page: ui.PageOf(path)}
 	switch root.Page {
 	case ui.PageJoin:
-		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect, Yield: yield}
+		root.Join = &ui.JoinState{Env: env, Link: loc.Get("href").String(), Connect: connect, Yield: yield, Fetch: fetch}
 		root.Join.Start(ctx)
 	case ui.PageAdmin:
-		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch}
+		root.Admin = &ui.AdminState{Env: env, Base: loc.Get("origin").String(), Token: fragment, Fetch: fetch, Post: post}
 		go root.Admin.Poll(ctx)
 	}
 
@@ -54,14 +53,24 @@ func main() {
 	}
 }
 
-// yield lets the browser paint while the page is visible: the render
-// goroutine runs, then the JavaScript event loop gets control back until a
-// 1 ms timer fires. A hidden page skips it (nothing to paint, and hidden
+// yield lets the browser run (paint, answer input) while the page is
+// visible: it waits for a zero-delay JavaScript timer, which the browser
+// fires only after the tasks already queued (a Go time.Sleep did not do
+// that reliably: Chromium's Long Tasks API still saw training as one task
+// of over a second). A hidden page skips it (nothing to paint, and hidden
 // tabs clamp timers to a second or more).
 func yield() {
-	if js.Global().Get("document").Get("visibilityState").String() == "visible" {
-		time.Sleep(time.Millisecond)
+	if js.Global().Get("document").Get("visibilityState").String() != "visible" {
+		return
 	}
+	done := make(chan struct{})
+	cb := js.FuncOf(func(js.Value, []js.Value) any {
+		close(done)
+		return nil
+	})
+	js.Global().Call("setTimeout", cb, 0)
+	<-done
+	cb.Release()
 }
 
 // fatal shows an error in place of the app.

@@ -37,6 +37,13 @@ type coordinator struct {
 // same code the browser runs, here natively).
 func startCoordinator(t *testing.T, tmpl study.File, n int) *coordinator {
 	t.Helper()
+	return startCoordinatorWith(t, tmpl, n, nil)
+}
+
+// startCoordinatorWith is startCoordinator with engine options (research
+// mode).
+func startCoordinatorWith(t *testing.T, tmpl study.File, n int, opt *study.Options) *coordinator {
+	t.Helper()
 	app := webApp(t)
 	names := []string{"Northfield & Southmoor (you)"}
 	for i := 1; i < n; i++ {
@@ -54,7 +61,7 @@ func startCoordinator(t *testing.T, tmpl study.File, n int) *coordinator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, raw, l, nil)
+	eng, err := study.Open(file, raw, l, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,4 +26,12 @@
 //
 // When the directory holds no index.html the handler answers 503 with a
 // message that says how to build the app, rather than a bare 404.
+//
+// # Embedded
+//
+// HandlerFS serves the same files from an fs.FS: command fedcast embeds
+// the app (`make build` overlays bin/web onto its webapp/ directory, which
+// in the source tree holds only a placeholder index.html carrying
+// PlaceholderMark). A placeholder page is served with status 503. Embedded
+// files have no modification time: their ETag is a hash of their content.
 package web

@@ -6,11 +6,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,10 +31,33 @@ func Handler(dir string) http.Handler {
 	if dir == "" {
 		dir = DefaultDir
 	}
-	return &handler{dir: dir}
+	return &handler{fsys: os.DirFS(dir), where: dir}
 }
 
-type handler struct{ dir string }
+// HandlerFS is Handler for an app held in fsys (an embedded copy: see
+// command fedcast); where names it in error messages. An index.html that
+// is a Placeholder is served with status 503.
+func HandlerFS(fsys fs.FS, where string) http.Handler {
+	return &handler{fsys: fsys, where: where}
+}
+
+// PlaceholderMark is in the index.html of a directory that stands in for
+// the app before it is built (the fedcast command embeds one, so that it
+// compiles on a fresh clone).
+const PlaceholderMark = `<meta name="fedcast-placeholder" content="1">`
+
+// IsPlaceholder reports whether fsys holds a placeholder instead of the
+// built app (or no index.html at all).
+func IsPlaceholder(fsys fs.FS) bool {
+	page, err := fs.ReadFile(fsys, "index.html")
+	return err != nil || bytes.Contains(page, []byte(PlaceholderMark))
+}
+
+type handler struct {
+	fsys  fs.FS
+	where string
+	tags  sync.Map // file name + variant → ETag of an embedded file
+}
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
@@ -68,63 +92,90 @@ func isPage(p string) bool {
 // servePage sends index.html with a Content-Security-Policy that admits its
 // inline scripts by hash.
 func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
-	name := filepath.Join(h.dir, "index.html")
-	page, err := os.ReadFile(name)
+	page, err := fs.ReadFile(h.fsys, "index.html")
 	if err != nil {
 		w.Header().Set("Content-Security-Policy", ContentSecurityPolicy(nil))
-		http.Error(w, fmt.Sprintf("web: the browser app is not built (no %s): run `make web`, or pass the directory holding it", name), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("web: the browser app is not built (no index.html in %s): run `make build`, or pass the directory holding it (--web DIR)", h.where), http.StatusServiceUnavailable)
 		return
 	}
-	fi, err := os.Stat(name)
 	mod := time.Time{}
-	if err == nil {
+	if fi, err := fs.Stat(h.fsys, "index.html"); err == nil {
 		mod = fi.ModTime()
 	}
 	sum := sha256.Sum256(page)
 	w.Header().Set("Content-Security-Policy", ContentSecurityPolicy(page))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
+	if bytes.Contains(page, []byte(PlaceholderMark)) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		if r.Method != http.MethodHead {
+			w.Write(page)
+		}
+		return
+	}
 	w.Header().Set("ETag", `"`+base64.RawURLEncoding.EncodeToString(sum[:12])+`"`)
 	http.ServeContent(w, r, "index.html", mod, bytes.NewReader(page))
 }
 
-// serveFile sends dir/name with the given type. With gz set, a sibling
-// name.gz is sent instead (Content-Encoding: gzip) when the client accepts
-// gzip and the .gz file is at least as new as the uncompressed one.
+// serveFile sends name with the given type. With gz set, a sibling name.gz
+// is sent instead (Content-Encoding: gzip) when the client accepts gzip and
+// the .gz file is at least as new as the uncompressed one.
 func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, name, ctype string, gz bool) {
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", ContentSecurityPolicy(nil))
-	path := filepath.Join(h.dir, name)
-	fi, err := os.Stat(path)
+	fi, err := fs.Stat(h.fsys, name)
 	if err != nil || fi.IsDir() {
-		http.Error(w, fmt.Sprintf("web: %s is missing from %s: run `make web`", name, h.dir), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("web: %s is missing from %s: run `make build`", name, h.where), http.StatusNotFound)
 		return
 	}
 	if gz {
 		hd.Add("Vary", "Accept-Encoding")
-		if gfi, err := os.Stat(path + ".gz"); err == nil && !gfi.IsDir() && !gfi.ModTime().Before(fi.ModTime()) && acceptsGzip(r) {
-			if f, err := os.Open(path + ".gz"); err == nil {
+		if gfi, err := fs.Stat(h.fsys, name+".gz"); err == nil && !gfi.IsDir() && !gfi.ModTime().Before(fi.ModTime()) && acceptsGzip(r) {
+			if f, err := h.fsys.Open(name + ".gz"); err == nil {
 				defer f.Close()
-				hd.Set("Content-Encoding", "gzip")
-				send(w, r, f, gfi, ctype, "gz")
-				return
+				if rs, ok := f.(io.ReadSeeker); ok {
+					hd.Set("Content-Encoding", "gzip")
+					h.send(w, r, rs, gfi, ctype, "gz")
+					return
+				}
 			}
 		}
 	}
-	f, err := os.Open(path)
+	f, err := h.fsys.Open(name)
 	if err != nil {
 		http.Error(w, "web: cannot read "+name, http.StatusInternalServerError)
 		return
 	}
 	defer f.Close()
-	send(w, r, f, fi, ctype, "id")
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "web: cannot read "+name, http.StatusInternalServerError)
+		return
+	}
+	h.send(w, r, rs, fi, ctype, "id")
 }
 
-func send(w http.ResponseWriter, r *http.Request, f io.ReadSeeker, fi os.FileInfo, ctype, variant string) {
+func (h *handler) send(w http.ResponseWriter, r *http.Request, f io.ReadSeeker, fi fs.FileInfo, ctype, variant string) {
 	hd := w.Header()
 	hd.Set("Content-Type", ctype)
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("ETag", `"`+strconv.FormatInt(fi.Size(), 36)+"-"+strconv.FormatInt(fi.ModTime().UnixNano(), 36)+"-"+variant+`"`)
+	tag := strconv.FormatInt(fi.Size(), 36) + "-" + strconv.FormatInt(fi.ModTime().UnixNano(), 36)
+	if fi.ModTime().IsZero() {
+		// An embedded file has no time: tag it by its content (hashed
+		// once: embedded files never change while the binary runs).
+		if v, ok := h.tags.Load(fi.Name() + variant); ok {
+			tag = v.(string)
+		} else {
+			sum := sha256.New()
+			if _, err := io.Copy(sum, f); err == nil {
+				if _, err := f.Seek(0, io.SeekStart); err == nil {
+					tag = base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:12])
+					h.tags.Store(fi.Name()+variant, tag)
+				}
+			}
+		}
+	}
+	hd.Set("ETag", `"`+tag+"-"+variant+`"`)
 	http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
 }
 

@@ -217,7 +217,7 @@ func TestHandlerNotBuilt(t *testing.T) {
 	if r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503", r.StatusCode)
 	}
-	if b := body(t, r); !bytes.Contains(b, []byte("make web")) {
+	if b := body(t, r); !bytes.Contains(b, []byte("make build")) {
 		t.Errorf("message %q does not say how to build the app", b)
 	}
 	if r := get(t, h, "GET", "/main.wasm", nil); r.StatusCode != http.StatusNotFound {

@@ -85,6 +85,14 @@ func Parse(r io.Reader, file string) (*Dataset, error) {
 
 // ParseBytes is Parse on a file already in memory; it does not keep data.
 func ParseBytes(data []byte, file string) (*Dataset, error) {
+	return ParseBytesVia(data, file, nil)
+}
+
+// ParseBytesVia is ParseBytes reading the rows through via(r) when via is
+// not nil: the browser page wraps r in a reader that lets the page paint
+// between reads while a large file is parsed. via must return a reader of
+// the same bytes.
+func ParseBytesVia(data []byte, file string, via func(io.Reader) io.Reader) (*Dataset, error) {
 	if err := refuseSpreadsheet(data, file); err != nil {
 		return nil, err
 	}
@@ -100,7 +108,11 @@ func ParseBytes(data []byte, file string) (*Dataset, error) {
 
 	optRegion := regionColumn
 	optRegion.optional = true
-	t, err := newTable(bytes.NewReader(data), file, dateColumn, optRegion, casesColumn)
+	var src io.Reader = bytes.NewReader(data)
+	if via != nil {
+		src = via(src)
+	}
+	t, err := newTable(src, file, dateColumn, optRegion, casesColumn)
 	if err != nil {
 		return nil, err
 	}

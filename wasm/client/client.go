@@ -80,8 +80,23 @@ type Observer struct {
 	Progress func(round, step, steps int)
 	Sent     func(Outgoing)
 	Result   func(Result)
-	// Error reports non-fatal coordinator errors (e.g. stale_round).
+	// Error reports non-fatal coordinator errors (e.g. stale_round: an
+	// update that arrived after its round closed and was not counted).
 	Error func(*protocol.Error)
+	// Accepted reports that the coordinator counted this LHA's update for
+	// a round.
+	Accepted func(round int)
+	// Skipped reports a round this LHA was sampled for but sent nothing in,
+	// and why (its own ε limit).
+	Skipped func(Skip)
+}
+
+// Skip is a round sat out although sampled.
+type Skip struct {
+	Round int
+	// Epsilon is ε after the round, recomputed here; Limit the LHA's own
+	// limit that it would have passed.
+	Epsilon, Limit float64
 }
 
 // Options configure Join. The zero value is ready to use.
@@ -94,6 +109,13 @@ type Options struct {
 	// (exponential backoff from 100 ms). 0 means 5 s; negative disables
 	// reconnecting (Run returns the connection error).
 	ReconnectMax time.Duration
+	// MaxWindows caps the training windows used per round: with more, each
+	// round trains on a fresh random sample of this many (see
+	// TrainingSet). 0 means no cap.
+	MaxWindows int
+	// Yield, when set, is called about every 30 ms while the training
+	// windows are prepared, so a browser can paint.
+	Yield func()
 	// Dial is passed to websocket.Dial (native: headers such as Origin,
 	// the HTTP client).
 	Dial *websocket.DialOptions
@@ -405,6 +427,14 @@ func (s *Session) Close() error {
 	return s.ws.Close(websocket.StatusNormalClosure, "")
 }
 
+// SetMaxEpsilon sets this LHA's own ε limit (0: the study's budget) for
+// the next Run; the page sets it after Join, once the LHA has chosen.
+func (s *Session) SetMaxEpsilon(eps float64) { s.opt.MaxEpsilon = eps }
+
+// SetMaxWindows sets the cap on training windows per round (0: none) for
+// the next Run.
+func (s *Session) SetMaxWindows(n int) { s.opt.MaxWindows = n }
+
 // TrainingData returns the windows this LHA trains on for the study: all
 // areas of data, each split by target date (the earliest TrainFraction),
 // stacked.
@@ -424,15 +454,17 @@ func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err 
 
 // Run takes part in the study with data until it finishes (nil), ctx ends,
 // or a check fails. See the package doc for what is checked.
+// Training windows are prepared region by region (PrepareTraining with
+// Options.MaxWindows), so a large file is never windowed whole.
 func (s *Session) Run(ctx context.Context, data *series.Dataset, obs Observer) error {
-	x, y, err := TrainingData(s.study, data)
+	set, err := PrepareTraining(s.study, data, s.opt.MaxWindows, s.opt.Yield)
 	if err != nil {
 		return err
 	}
-	if len(y) == 0 {
+	if set.Total() == 0 {
 		return ErrNoData
 	}
-	return s.run(ctx, x, y, obs)
+	return s.run(ctx, set, obs)
 }
 
 // TakeSent returns the messages sent so far that no Observer has been told
@@ -452,10 +484,10 @@ func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) 
 	if len(y) == 0 || len(x) != len(y)*s.study.History {
 		return ErrNoData
 	}
-	return s.run(ctx, x, y, obs)
+	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: s.study.History}, obs)
 }
 
-func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
+func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) error {
 	cfg := fl.Config{Clients: s.study.Clients, ExpectedClients: s.study.ExpectedClients, Rounds: s.study.Rounds,
 		ClipNorm: s.study.ClipNorm, NoiseMultiplier: s.study.NoiseMultiplier, DP: true,
 		LocalEpochs: s.study.LocalEpochs, LearningRate: s.study.LearningRate, Accountant: s.kind}
@@ -535,10 +567,13 @@ func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
 				set(StateWaiting)
 			}
 		case *protocol.RoundStart:
-			if err := s.train(ctx, tr, cfg, m, x, y, limit, obs, set); err != nil {
+			if err := s.train(ctx, tr, cfg, m, data, limit, obs, set); err != nil {
 				return err
 			}
 		case *protocol.Accepted:
+			if obs.Accepted != nil {
+				obs.Accepted(m.Round)
+			}
 		case *protocol.Finished:
 			s.mu.Lock()
 			s.finished = m
@@ -560,7 +595,7 @@ func (s *Session) run(ctx context.Context, x, y []float64, obs Observer) error {
 	}
 }
 
-func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *protocol.RoundStart, x, y []float64, limit float64, obs Observer, set func(State)) error {
+func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *protocol.RoundStart, data *TrainingSet, limit float64, obs Observer, set func(State)) error {
 	s.mu.Lock()
 	n := len(s.events)
 	var prev string
@@ -582,10 +617,19 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
 	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
 	if eps := s.epsilonAfter(m.Round, next); !(eps <= limit) {
-		return nil // over this LHA's own limit: sit the round out (a dropout)
+		// Over this LHA's own limit: sit the round out (a dropout that
+		// depends only on public information: the study and the round log).
+		if obs.Skipped != nil && !already {
+			obs.Skipped(Skip{Round: m.Round, Epsilon: eps, Limit: limit})
+		}
+		return nil
 	}
 	if already {
 		return nil // update already sent on an earlier connection
+	}
+	x, y, rerr := data.Round()
+	if rerr != nil {
+		return rerr
 	}
 	set(StateSampled)
 	set(StateTraining)

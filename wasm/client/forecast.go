@@ -141,23 +141,3 @@ func HubForecasts(fs []AreaForecast) []forecast.HubForecast {
 	}
 	return out
 }
-
-// windowOptions are the study's windowing settings.
-func windowOptions(st protocol.Study) (series.WindowOptions, error) {
-	sm, err := series.ParseSmoothing(st.Smoothing)
-	if err != nil {
-		return series.WindowOptions{}, fmt.Errorf("%w: %w", ErrBadStudy, err)
-	}
-	opt := series.WindowOptions{History: st.History, Horizon: st.Horizon, Smoothing: sm}
-	for _, d := range []struct {
-		s   string
-		dst *time.Time
-	}{{st.From, &opt.From}, {st.To, &opt.To}} {
-		if d.s != "" {
-			if *d.dst, err = time.Parse(time.DateOnly, d.s); err != nil {
-				return opt, fmt.Errorf("%w: date %q", ErrBadStudy, d.s)
-			}
-		}
-	}
-	return opt, nil
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -172,4 +173,38 @@ func RendererScript(dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("webbuild: no jsHelperScript constant in %s (vugu version changed?)", dir)
+}
+
+// WriteOverlay writes a `go build -overlay` file that places every file of
+// the built app in appDir into embedDir (the fedcast command's webapp
+// directory, which on disk holds only a placeholder page), so that the
+// command embeds the real app without the build touching the source tree.
+// Paths are made absolute, as the go command requires.
+func WriteOverlay(path, appDir, embedDir string) error {
+	appDir, err := filepath.Abs(appDir)
+	if err != nil {
+		return err
+	}
+	embedDir, err = filepath.Abs(embedDir)
+	if err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(appDir)
+	if err != nil {
+		return fmt.Errorf("webbuild: overlay: %w (run make web first)", err)
+	}
+	replace := map[string]string{}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			replace[filepath.Join(embedDir, e.Name())] = filepath.Join(appDir, e.Name())
+		}
+	}
+	if _, ok := replace[filepath.Join(embedDir, "index.html")]; !ok {
+		return fmt.Errorf("webbuild: overlay: %s holds no index.html (run make web first)", appDir)
+	}
+	b, err := json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,7 +22,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
-	"github.com/fedcast/fedcast/coordinator/web"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
 	"github.com/fedcast/fedcast/wasm/client"
@@ -46,13 +49,18 @@ type demoOptions struct {
 	epsilon                float64
 	roundLength            time.Duration
 	once                   bool
+	start                  string        // "seat" (wait for the browser seat) or "now"
+	seatTime               time.Duration // after the seat connects, before the rounds begin
 }
+
+// The seat's name in the demo study file.
+const demoSeatName = "Your seat (browser)"
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "demo", "demo [--addr 127.0.0.1:8080] [--state DIR] [--web DIR]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	state := fs.String("state", filepath.Join(os.TempDir(), "fedcast-demo"), "state directory (a restart with the same one resumes)")
-	webDir := fs.String("web", web.DefaultDir, "directory of the built browser app")
+	webDir := fs.String("web", "", "directory of a built browser app to serve instead of the one built into this binary")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	var o demoOptions
 	fs.IntVar(&o.lhas, "lhas", 199, "simulated LHAs (plus one seat for you)")
@@ -61,8 +69,13 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&o.epsilon, "epsilon", 3, "privacy budget ε per study")
 	fs.DurationVar(&o.roundLength, "round-length", 20*time.Second, "round length: rounds open every this long; updates are taken until 90 % of it (your seat counts as a dropout if it misses that)")
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
+	fs.StringVar(&o.start, "start", "seat", "when the rounds begin: seat (after your browser seat has opened the join link and had --seat-time to choose its file, or at POST /api/demo/start) or now")
+	fs.DurationVar(&o.seatTime, "seat-time", 45*time.Second, "with --start seat: time between your page connecting and the first round, to read the page and choose the file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if o.start != "seat" && o.start != "now" {
+		return usagef("", "--start must be seat or now")
 	}
 	if o.lhas < 1 || o.expected < 1 || o.expected > o.lhas+1 {
 		return usagef("", "--lhas must be ≥ 1 and --expected in [1, lhas+1]")
@@ -84,7 +97,13 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	}
 	base := "http://" + ln.Addr().String()
 	var current atomic.Pointer[coordinator]
+	startNow := make(chan struct{}, 1)
+	var waiting atomic.Bool
 	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == demoStartPath {
+			serveDemoStart(w, r, secrets.Admin, &waiting, startNow)
+			return
+		}
 		if c := current.Load(); c != nil {
 			c.srv.ServeHTTP(w, r)
 			return
@@ -97,7 +116,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		defer cancel()
 		hs.Shutdown(sctx)
 	}()
-	static := web.Handler(*webDir)
+	static := webHandler(*webDir, env.Stdout)
 
 	for {
 		dir, f, raw, data, err := demoStudy(*state, secrets, o)
@@ -118,6 +137,19 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  %d simulated LHAs + your seat; m=%d, T=%d, ε=%g; rounds start every %v\n",
 			o.lhas, o.expected, o.rounds, o.epsilon, o.roundLength)
 
+		if o.start == "seat" && c.engine.Rounds() == 0 {
+			waiting.Store(true)
+			err := awaitSeat(ctx, c, secrets.Admin, o.seatTime, startNow, base, env.Stdout)
+			waiting.Store(false)
+			if err != nil {
+				current.Store(nil)
+				c.close()
+				if errors.Is(err, context.Canceled) {
+					return nil
+				}
+				return err
+			}
+		}
 		sctx, stopSims := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		for i, tok := range secrets.Simulated {
@@ -152,6 +184,89 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		current.Store(nil)
 		c.close()
 	}
+}
+
+// demoStartPath starts the demo's rounds at once (POST, admin token);
+// GET says whether the demo is waiting ({"waiting": true}), for the
+// dashboard's start button.
+// (The dashboard's ui.DemoStartPath; a test keeps them equal without the
+// command linking the UI package.)
+const demoStartPath = "/api/demo/start"
+
+func serveDemoStart(w http.ResponseWriter, r *http.Request, admin string, waiting *atomic.Bool, start chan<- struct{}) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(study.HashToken(tok)), []byte(study.HashToken(admin))) != 1 {
+		http.Error(w, "demo: the admin token is required", http.StatusUnauthorized)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, "{\"waiting\":%v}\n", waiting.Load())
+		return
+	case http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "demo: POST to start the rounds", http.StatusMethodNotAllowed)
+		return
+	}
+	select {
+	case start <- struct{}{}:
+	default:
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// awaitSeat paces a fresh demo study for a person: the simulated LHAs
+// (the study's start quorum) are held back until the browser seat has
+// opened its join link and then had seatTime to read the page and choose
+// its file, or until POST /api/demo/start.
+func awaitSeat(ctx context.Context, c *coordinator, admin string, seatTime time.Duration, start <-chan struct{}, base string, out io.Writer) error {
+	fmt.Fprintf(out, "  waiting for you: open the join link above; the rounds begin %v after your page has connected.\n", seatTime)
+	fmt.Fprintf(out, "  to begin at once: press Start on the dashboard, or curl -X POST -H 'Authorization: Bearer %s' %s%s\n", admin, base, demoStartPath)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for !seatOnline(c, admin) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-start:
+			fmt.Fprintln(out, "  start requested: the rounds begin now")
+			return nil
+		case <-tick.C:
+		}
+	}
+	fmt.Fprintf(out, "  your seat is connected: the rounds begin in %v (choose seat.csv on the page and press Join meanwhile)\n", seatTime)
+	t := time.NewTimer(seatTime)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-start:
+		fmt.Fprintln(out, "  start requested: the rounds begin now")
+	case <-t.C:
+	}
+	return nil
+}
+
+// seatOnline asks the coordinator's admin status whether the browser seat
+// is connected.
+func seatOnline(c *coordinator, admin string) bool {
+	req := httptest.NewRequest(http.MethodGet, "/api/admin/status", nil)
+	req.Header.Set("Authorization", "Bearer "+admin)
+	rec := httptest.NewRecorder()
+	c.srv.ServeHTTP(rec, req)
+	var st protocol.AdminStatus
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &st) != nil {
+		return false
+	}
+	for _, l := range st.LHAs {
+		if l.Name == demoSeatName && l.Online {
+			return true
+		}
+	}
+	return false
 }
 
 func loadDemoSecrets(state string, n int) (*demoSecrets, error) {
@@ -223,7 +338,7 @@ func demoStudy(state string, sec *demoSecrets, o demoOptions) (dir string, f *st
 	for i, tok := range sec.Simulated {
 		f.LHAs = append(f.LHAs, study.LHA{Name: fmt.Sprintf("Simulated LHA %02d", i+1), TokenSHA256: study.HashToken(tok)})
 	}
-	f.LHAs = append(f.LHAs, study.LHA{Name: "Your seat (browser)", TokenSHA256: study.HashToken(sec.Seat)})
+	f.LHAs = append(f.LHAs, study.LHA{Name: demoSeatName, TokenSHA256: study.HashToken(sec.Seat)})
 	f.Defaults()
 	if err := f.Validate(); err != nil {
 		return "", nil, nil, nil, err

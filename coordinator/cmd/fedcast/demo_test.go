@@ -55,7 +55,7 @@ func TestStudyNew(t *testing.T) {
 func TestDemoOnceAndLedgerExport(t *testing.T) {
 	state := t.TempDir()
 	args := []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "2",
-		"--rounds", "3", "--epsilon", "2", "--round-length", "1s", "--once", "--log-level", "error"}
+		"--rounds", "3", "--epsilon", "2", "--round-length", "1s", "--once", "--start", "now", "--log-level", "error"}
 	code, stdout, stderr := fedcast(t, args...)
 	if code != 0 || !strings.Contains(stdout, "demo study finished: 3 rounds") {
 		t.Fatalf("demo exit %d\n%s\n%s", code, stdout, stderr)

@@ -18,7 +18,6 @@ import (
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/server"
 	"github.com/fedcast/fedcast/coordinator/study"
-	"github.com/fedcast/fedcast/coordinator/web"
 )
 
 func init() {
@@ -67,7 +66,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	studyPath := fs.String("study", "", "study file (create one with 'fedcast study new'); required")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	state := fs.String("state", "", "state directory holding ledger.db (default: FILE without .json + \".state\")")
-	webDir := fs.String("web", web.DefaultDir, "directory of the built browser app")
+	webDir := fs.String("web", "", "directory of a built browser app to serve instead of the one built into this binary")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	grace := fs.Duration("restart-grace", 0, "after a restart, wait at most this long for the study's quorum of LHAs to reconnect before the next round (0: the study file's restart_grace, by default one round length)")
 	var seed seedFlag
@@ -98,7 +97,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := openCoordinator(f, raw, *state, seed.v, web.Handler(*webDir), origins, *grace, log)
+	c, err := openCoordinator(f, raw, *state, seed.v, webHandler(*webDir, env.Stdout), origins, *grace, log)
 	if err != nil {
 		ln.Close()
 		return err
