@@ -1857,6 +1857,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.scheduleWords() != `` {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "label"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "schedule"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(c.scheduleWords())
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "label"}}}
 						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(c.trainWords())

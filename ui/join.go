@@ -544,6 +544,22 @@ func (s *JoinState) maxWindows() int {
 	return client.DefaultMaxWindows
 }
 
+// scheduler is implemented by sessions that know the study's public round
+// timetable (*client.Session).
+type scheduler interface {
+	NextRound(now time.Time) (opens, trainBy time.Time, ok bool)
+}
+
+// NextRound returns when the next round opens after now and by when its
+// update must arrive, from the public schedule; ok is false when the
+// session does not know it (yet).
+func (s *JoinState) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
+	if sc, is := s.session.(scheduler); is {
+		return sc.NextRound(now)
+	}
+	return time.Time{}, time.Time{}, false
+}
+
 // RoundTime is how long the coordinator takes updates in each round: the
 // round length less the slack it keeps to add the noise and release the
 // model (0 when the study does not say).

@@ -148,7 +148,28 @@ func (c *JoinPage) statusWords() string {
 	return c.S.Status
 }
 
+// scheduleWords says when the next round opens and by when an update
+// must arrive, from the study's public schedule ("" when there is none
+// yet, or the study has ended). Times are this computer's clock.
+func (c *JoinPage) scheduleWords() string {
+	if c.S.Phase != PhaseRunning {
+		return ""
+	}
+	opens, trainBy, ok := c.S.NextRound(time.Now())
+	if !ok {
+		return "The rounds start when enough authorities have joined."
+	}
+	return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s; if this computer is picked, its training must be sent by %s.",
+		opens.Local().Format("15:04:05"), trainBy.Local().Format("15:04:05"))
+}
+
 func (c *JoinPage) trainWords() string {
+	if c.S.Phase == PhaseFinished {
+		if c.S.Steps == 0 {
+			return "Local training: the study has ended; this computer was not picked."
+		}
+		return fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.", c.S.TrainRound)
+	}
 	if c.S.Steps == 0 {
 		return "Local training: not picked yet."
 	}
