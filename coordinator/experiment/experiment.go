@@ -374,6 +374,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 					o.iv = iv.evaluateIntervals(rd, forecast.Persistence, jb.run == 0)
 					o.seconds = time.Since(t0).Seconds()
+					pool.Release()
 					continue
 				}
 				sim := &fl.Simulation{
