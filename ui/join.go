@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -166,6 +167,9 @@ type JoinState struct {
 	// After training.
 	Forecasts   []Forecast
 	Metrics     *metrics.Result
+	// Baseline is the no-change forecast (the last 7-day average) on the
+	// same test windows as Metrics.
+	Baseline    *metrics.Result
 	MetricsNote string
 
 	session    Session
@@ -549,8 +553,8 @@ func epsilonMatches(a, b float64) bool {
 
 // forecast computes each area's forecast and the local test metrics from
 // the final model. Call with the lock held.
-func (s *JoinState) forecast(model []float64) {
-	if s.Data == nil || s.Welcome == nil || len(model) == 0 {
+func (s *JoinState) forecast(params []float64) {
+	if s.Data == nil || s.Welcome == nil || len(params) == 0 {
 		return
 	}
 	st := s.Welcome.Study
@@ -558,8 +562,13 @@ func (s *JoinState) forecast(model []float64) {
 		return
 	}
 	m := nn.NewMLP(st.Layers...)
-	if m.NumParams() != len(model) {
-		s.MetricsNote = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(model), m.NumParams())
+	features, err := model.Parse(st.Features)
+	if err != nil {
+		s.MetricsNote = "The study's model type is unknown to this page: no forecast."
+		return
+	}
+	if m.NumParams() != len(params) {
+		s.MetricsNote = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(params), m.NumParams())
 		return
 	}
 	opt, err := s.windowOptions()
@@ -576,7 +585,7 @@ func (s *JoinState) forecast(model []float64) {
 		if err != nil {
 			continue
 		}
-		m.Predict(model, x, out)
+		features.Predict(m, params, x, out)
 		s.Forecasts = append(s.Forecasts, Forecast{Area: r.Name, InputEnd: inputEnd, Target: target, Value: out[0],
 			Chart: forecastChart(r, s.smoothing(), inputEnd, target, out[0])})
 	}
@@ -592,9 +601,12 @@ func (s *JoinState) forecast(model []float64) {
 		return
 	}
 	yhat := make([]float64, len(y))
-	m.Predict(model, x, yhat)
+	features.Predict(m, params, x, yhat)
 	res := metrics.Compute(y, yhat)
 	s.Metrics = &res
+	model.Persistence(x, yhat)
+	base := metrics.Compute(y, yhat)
+	s.Baseline = &base
 }
 
 // forecastChart plots the last six weeks of an area with its forecast.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/ui"
 )
@@ -41,7 +44,11 @@ func TestLHAJourney(t *testing.T) {
 	// The coordinator's dashboard is watched from a second browser (a
 	// background tab would get no frames to click or screenshot).
 	admin := browser(t)
+	// The study runs fedcast's default design (log-change features, a
+	// small network), so the page trains and forecasts with it.
+	design := model.Default
 	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
+		Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate,
 		RoundDeadline: study.Duration(60 * time.Second), RoundInterval: study.Duration(1500 * time.Millisecond)}, 4)
 	csv := fixture(t, "lha.csv")
 	sec := secretsOf(t, csv)
@@ -123,6 +130,30 @@ func TestLHAJourney(t *testing.T) {
 	}
 	if got := text(t, ctx, "#metrics"); !strings.Contains(got, "MAE") {
 		t.Errorf("no local metrics: %q", got)
+	}
+
+	// The verdict compares the model with "no change" on the LHA's own
+	// most recent days, in cases per day, computed here independently of
+	// the page; it never judges from R².
+	areas, err := series.MakeWindows(d, series.WindowOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, test := series.SplitAreas(areas, series.Temporal, c.file.TrainFraction, nil)
+	tx, ty := series.Stack(test)
+	persist := make([]float64, len(ty))
+	model.Persistence(tx, persist)
+	base := metrics.Compute(ty, persist)
+	verdict := text(t, ctx, "#verdict")
+	wantBase := fmt.Sprintf("On your own %d most recent test days", base.N)
+	wantNoChange := "assuming no change (today's 7-day average) missed by " + ui.FormatCount(base.MAE) + "."
+	if !strings.Contains(verdict, wantBase) || !strings.Contains(verdict, wantNoChange) ||
+		!regexp.MustCompile(`The model is (better by \S+ cases per day|worse by \S+ cases per day|about as good as assuming no change)`).MatchString(verdict) ||
+		strings.Contains(verdict, "R²") {
+		t.Errorf("verdict %q: want the comparison with no change (%q, %q)", verdict, wantBase, wantNoChange)
+	}
+	if got := text(t, ctx, "#baseline-mae"); got != ui.FormatCount(base.MAE) {
+		t.Errorf("no-change MAE shown %q, want %q", got, ui.FormatCount(base.MAE))
 	}
 
 	// Timing of one local round in this browser.

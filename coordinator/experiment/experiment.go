@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
@@ -56,8 +57,20 @@ type Config struct {
 	Smoothing series.Smoothing `json:"-"`
 	// Split per area. Default temporal.
 	Split series.Split `json:"-"`
-	// Hidden layer sizes. Default 128, 64, 32.
+	// Hidden layer sizes. Default 128, 64, 32 (nil); an empty non-nil
+	// slice is a linear model.
 	Hidden []int `json:"hidden"`
+	// Features is the per-window feature map (shared/model). Default
+	// model.Counts, the paper's. An anchored map starts from the all-zero
+	// model (the no-change forecast) instead of a random one.
+	Features model.Features `json:"features,omitempty"`
+	// Preset names the design the settings came from ("default",
+	// "paper"), for the record; "" when set by hand.
+	Preset string `json:"preset,omitempty"`
+	// AverageLast, if > 1, makes the released model the mean of the
+	// global models after the last AverageLast rounds (iterate averaging:
+	// post-processing of released models, so it costs no privacy).
+	AverageLast int `json:"average_last,omitempty"`
 	// Seed of the experiment.
 	Seed uint64 `json:"seed"`
 	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
@@ -92,6 +105,9 @@ func (c *Config) defaults() {
 	deff(&c.LearningRate, 1e-3)
 	if c.Hidden == nil {
 		c.Hidden = []int{128, 64, 32}
+	}
+	if c.Features == "" {
+		c.Features = model.Counts
 	}
 }
 
@@ -134,20 +150,46 @@ type ConvergencePoint struct {
 	MAPE  metrics.Summary `json:"mape"`
 }
 
+// Ratio is mean ± sd across runs of a per-run ratio model/baseline.
+type Ratio = metrics.Summary
+
+// Baseline is the accuracy of a forecast that needs no training on the
+// same test windows: mean ± sd across runs (the random split changes the
+// test set per run).
+type Baseline struct {
+	Name    string          `json:"name"`
+	Metrics BaselineMetrics `json:"metrics"`
+	// PerRun is the baseline on each run's test windows, run 1 first.
+	PerRun []metrics.Result `json:"per_run"`
+}
+
+// BaselineMetrics are the baseline's MAE, MAPE and R².
+type BaselineMetrics struct {
+	MAE  metrics.Summary `json:"mae"`
+	MAPE metrics.Summary `json:"mape"`
+	R2   metrics.Summary `json:"r2"`
+}
+
 // Result is the outcome for one ε.
 type Result struct {
-	Epsilon         fl.JSONFloat       `json:"epsilon"` // a number, or "inf" for non-DP
-	NoiseMultiplier float64            `json:"noise_multiplier"`
-	EpsilonSpent    fl.JSONFloat       `json:"epsilon_spent"` // ε actually spent after T rounds at δ
-	Order           float64            `json:"rdp_order,omitempty"`
-	Runs            int                `json:"runs"`
-	Metrics         Summary            `json:"metrics"`
-	TestWindows     int                `json:"test_windows"`         // per run
-	ZeroTargets     int                `json:"zero_targets_dropped"` // per run, mean over runs rounded
-	ByPopulation    []StratumResult    `json:"by_population"`
-	Convergence     []ConvergencePoint `json:"convergence"`
-	PerRun          []metrics.Result   `json:"per_run"`
-	Seconds         float64            `json:"seconds"` // summed training time of its runs
+	Epsilon         fl.JSONFloat `json:"epsilon"` // a number, or "inf" for non-DP
+	NoiseMultiplier float64      `json:"noise_multiplier"`
+	EpsilonSpent    fl.JSONFloat `json:"epsilon_spent"` // ε actually spent after T rounds at δ
+	Order           float64      `json:"rdp_order,omitempty"`
+	Runs            int          `json:"runs"`
+	Metrics         Summary      `json:"metrics"`
+	// RelativeMAE and RelativeMAPE are mean ± sd across runs of the run's
+	// MAE (MAPE) divided by the persistence forecast's on the same test
+	// windows: below 1 the model beats "no change". Absent in reports
+	// written before the baseline existed.
+	RelativeMAE  *Ratio             `json:"relative_mae,omitempty"`
+	RelativeMAPE *Ratio             `json:"relative_mape,omitempty"`
+	TestWindows  int                `json:"test_windows"`         // per run
+	ZeroTargets  int                `json:"zero_targets_dropped"` // per run, mean over runs rounded
+	ByPopulation []StratumResult    `json:"by_population"`
+	Convergence  []ConvergencePoint `json:"convergence"`
+	PerRun       []metrics.Result   `json:"per_run"`
+	Seconds      float64            `json:"seconds"` // summed training time of its runs
 
 	// For figures (not in JSON): each area's MAPE in each run, and the
 	// first run's (true, predicted) test pairs.
@@ -158,8 +200,11 @@ type Result struct {
 
 // Report is a whole experiment.
 type Report struct {
-	Setting Setting  `json:"config"`
-	Results []Result `json:"results"`
+	Setting Setting `json:"config"`
+	// Baseline is persistence (ŷ = the last smoothed input) on the same
+	// test windows; nil in reports written before it existed.
+	Baseline *Baseline `json:"baseline,omitempty"`
+	Results  []Result  `json:"results"`
 }
 
 // Setting records every setting used, for the JSON output.
@@ -179,6 +224,8 @@ type Setting struct {
 	GOMAXPROCS     int            `json:"gomaxprocs"`
 	GoVersion      string         `json:"go_version"`
 	NoiseSource    string         `json:"noise_source"`
+	// Accountant calibrates the noise and reports ε spent.
+	Accountant string `json:"accountant"`
 }
 
 const trainFraction = 0.9
@@ -207,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	q := float64(cfg.ClientsPerRound) / float64(n)
 	sizes := append(append([]int{cfg.History}, cfg.Hidden...), 1)
-	model := nn.NewMLP(sizes...)
+	net := nn.NewMLP(sizes...)
 
 	rep := &Report{}
 	st := &rep.Setting
@@ -221,6 +268,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	st.Model = sizes
 	st.GOMAXPROCS = runtime.GOMAXPROCS(0)
 	st.GoVersion = runtime.Version()
+	st.Accountant = "rdp"
 	st.NoiseSource = "seeded PCG streams (research run: reproducible noise, never for release)"
 	st.WindowsPerArea = [2]int{math.MaxInt, 0}
 	for _, a := range areas {
@@ -254,12 +302,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	splits := make([]runData, cfg.Runs)
 	for run := range splits {
 		train, test := series.SplitAreas(areas, cfg.Split, trainFraction, fl.NewRand(fl.RunSeed(cfg.Seed, run), fl.StreamSplit))
-		splits[run] = newRunData(train, test)
+		splits[run] = newRunData(train, test, cfg.Features)
 	}
+	base := &Baseline{Name: "persistence"}
+	for run := range splits {
+		rd := &splits[run]
+		p := make([]float64, len(rd.testY))
+		model.Persistence(rd.testX, p)
+		base.PerRun = append(base.PerRun, metrics.Compute(rd.testY, p))
+	}
+	bs := summarize(base.PerRun)
+	base.Metrics = BaselineMetrics{MAE: bs.MAE, MAPE: bs.MAPE, R2: bs.R2}
+	rep.Baseline = base
 
 	type job struct{ eps, run int }
 	type outcome struct {
 		final   metrics.Result
+		run     int
 		perArea []float64
 		strata  []metrics.Result
 		strataN []int
@@ -298,14 +357,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if !math.IsInf(float64(res.Epsilon), 1) {
 					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
 				}
-				ev := newEvaluator(model, rd)
+				ev := newEvaluator(net, cfg.Features, rd)
+				avg := newAverager(cfg.AverageLast, cfg.Rounds)
+				initial := make([]float64, net.NumParams())
+				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
 				sim := &fl.Simulation{
-					Model: model, Config: fcfg, Clients: rd.clients,
+					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
 					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: 1,
 					OnRound: func(e fl.Event, g []float64) {
+						avg.add(e.Round, g)
 						if e.Round%cfg.EvalEvery == 0 {
-							o.conv = append(o.conv, ev.evaluate(g).MAPE)
+							o.conv = append(o.conv, ev.evaluate(avg.current(g)).MAPE)
 						}
 					},
 				}
@@ -314,7 +377,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					o.err = err
 					continue
 				}
-				o.final = ev.evaluate(srv.Global)
+				o.run = jb.run
+				o.final = ev.evaluate(avg.current(srv.Global))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
 				if jb.run == 0 {
@@ -354,6 +418,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for e := range results {
 		r := &results[e]
 		var finals []metrics.Result
+		var relMAE, relMAPE []float64
 		conv := map[int][]float64{}
 		byStratum := make([][]metrics.Result, len(strata))
 		stratumAreas := make([]int, len(strata))
@@ -364,6 +429,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			o := outs[j]
 			finals = append(finals, o.final)
+			b := base.PerRun[o.run]
+			relMAE = append(relMAE, o.final.MAE/b.MAE)
+			relMAPE = append(relMAPE, o.final.MAPE/b.MAPE)
 			r.Seconds += o.seconds
 			zeros += o.final.ZeroTargetsDropped
 			r.TestWindows = o.final.N
@@ -383,6 +451,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r.PerRun = finals
 		r.Metrics = summarize(finals)
+		rm, rp := metrics.Summarize(relMAE), metrics.Summarize(relMAPE)
+		r.RelativeMAE, r.RelativeMAPE = &rm, &rp
 		r.ZeroTargets = int(math.Round(float64(zeros) / float64(len(finals))))
 		for s, st := range strata {
 			if len(byStratum[s]) > 0 {
@@ -412,10 +482,10 @@ type runData struct {
 	areaNames []string
 }
 
-func newRunData(train, test []series.Area) runData {
+func newRunData(train, test []series.Area, f model.Features) runData {
 	rd := runData{clients: make([]fl.ClientData, len(train))}
 	for i, a := range train {
-		x, y := series.Stack([]series.Area{a})
+		x, y := f.Stack([]series.Area{a})
 		rd.clients[i] = fl.ClientData{X: x, Y: y}
 	}
 	for i, a := range test {
@@ -431,19 +501,54 @@ func newRunData(train, test []series.Area) runData {
 
 // evaluator predicts the test windows of one run.
 type evaluator struct {
-	model *nn.MLP
-	rd    *runData
-	y     []float64
-	pred  []float64
+	model    *nn.MLP
+	features model.Features
+	rd       *runData
+	y        []float64
+	pred     []float64
 }
 
-func newEvaluator(m *nn.MLP, rd *runData) *evaluator {
-	return &evaluator{model: m, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
+func newEvaluator(m *nn.MLP, f model.Features, rd *runData) *evaluator {
+	return &evaluator{model: m, features: f, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
 }
 
 func (e *evaluator) evaluate(global []float64) metrics.Result {
-	e.model.Predict(global, e.rd.testX, e.pred)
+	e.features.Predict(e.model, global, e.rd.testX, e.pred)
 	return metrics.Compute(e.y, e.pred)
+}
+
+// averager keeps the running mean of the global models after the last k
+// of T rounds (k ≤ 1: none; the released model is the last one).
+type averager struct {
+	k, rounds, n int
+	sum, mean    []float64
+}
+
+func newAverager(k, rounds int) *averager { return &averager{k: min(k, rounds), rounds: rounds} }
+
+func (a *averager) add(round int, g []float64) {
+	if a.k <= 1 || round <= a.rounds-a.k {
+		return
+	}
+	if a.sum == nil {
+		a.sum, a.mean = make([]float64, len(g)), make([]float64, len(g))
+	}
+	for i, v := range g {
+		a.sum[i] += v
+	}
+	a.n++
+}
+
+// current returns the model to evaluate: the mean so far once averaging
+// has begun, else g.
+func (a *averager) current(g []float64) []float64 {
+	if a.n == 0 {
+		return g
+	}
+	for i, s := range a.sum {
+		a.mean[i] = s / float64(a.n)
+	}
+	return a.mean
 }
 
 // perAreaMAPE returns each area's MAPE from the last evaluate (areas whose

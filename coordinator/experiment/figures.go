@@ -63,11 +63,18 @@ func (r *Report) SummaryFigures(dir string) ([]string, error) {
 	for _, m := range []struct {
 		name, label string
 		get         func(Summary) (float64, float64)
+		base        func(BaselineMetrics) float64
 	}{
-		{"mae", "MAE (cases)", func(s Summary) (float64, float64) { return s.MAE.Mean, s.MAE.SD }},
-		{"mape", "MAPE (%)", func(s Summary) (float64, float64) { return s.MAPE.Mean, s.MAPE.SD }},
+		{"mae", "MAE (cases)", func(s Summary) (float64, float64) { return s.MAE.Mean, s.MAE.SD },
+			func(b BaselineMetrics) float64 { return b.MAE.Mean }},
+		{"mape", "MAPE (%)", func(s Summary) (float64, float64) { return s.MAPE.Mean, s.MAPE.SD },
+			func(b BaselineMetrics) float64 { return b.MAPE.Mean }},
 	} {
-		p, err := r.utilityPlot(m.label, m.get)
+		baseline := math.NaN()
+		if r.Baseline != nil {
+			baseline = m.base(r.Baseline.Metrics)
+		}
+		p, err := r.utilityPlot(m.label, m.get, baseline)
 		if err != nil {
 			return files, err
 		}
@@ -174,7 +181,9 @@ func (r *Report) boxPlot() (*plot.Plot, error) {
 	return p, nil
 }
 
-func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64)) (*plot.Plot, error) {
+// utilityPlot draws the measure against ε, with the non-DP value and, when
+// baseline is not NaN, the no-change forecast's as dashed lines.
+func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64), baseline float64) (*plot.Plot, error) {
 	var pts plotter.XYs
 	var errs plotter.YErrors
 	nonDP := math.NaN()
@@ -221,6 +230,18 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64))
 		base.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(base)
 		p.Legend.Add("non-DP", base)
+	}
+	if !math.IsNaN(baseline) && baseline > 0 {
+		lo, hi := pts[0].X, pts[len(pts)-1].X
+		base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: baseline}, {X: hi, Y: baseline}})
+		if err != nil {
+			return nil, err
+		}
+		base.Color = palette[1]
+		base.Width = vg.Points(1.5)
+		base.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(base)
+		p.Legend.Add("no change (persistence)", base)
 	}
 	p.Legend.Top = true
 	return p, nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -90,6 +91,11 @@ type File struct {
 	To   string `json:"to,omitempty"`
 	// Hidden are the hidden layer sizes. Defaults to [128, 64, 32].
 	Hidden []int `json:"hidden"`
+	// Features is what the network reads and predicts: "log-change"
+	// (fedcast's design; `study new` writes it) or "counts" (the paper's).
+	// Defaults to "counts", so files written before the field keep their
+	// meaning.
+	Features string `json:"features,omitempty"`
 	// RoundDeadline is how long a round waits for updates. Defaults to 60s.
 	RoundDeadline Duration `json:"round_deadline"`
 	// RoundInterval is the least time between two round starts (0: start
@@ -207,6 +213,9 @@ func (f *File) Validate() error {
 				return configErr("%s is %q, want YYYY-MM-DD", d.name, d.v)
 			}
 		}
+	}
+	if _, err := model.Parse(f.Features); err != nil {
+		return configErr("features: %v", err)
 	}
 	for _, h := range f.Hidden {
 		if h < 1 || h > 4096 {
@@ -351,7 +360,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
 		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
 		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
-		Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
+		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Features: f.Features,
 		RoundDeadlineMillis: time.Duration(f.RoundDeadline).Milliseconds(),
 		InsecureSeed:        insecure,
 	}
@@ -415,6 +424,9 @@ type CreateOptions struct {
 	Template File
 	// Names of the LHAs to enrol. Required (at least one).
 	Names []string
+	// Design, if set, fills the template's zero training fields (see
+	// FillDesign) before the defaults are applied.
+	Design *model.Design
 }
 
 // Secrets are the tokens Create made: print them once, store them nowhere
@@ -429,7 +441,6 @@ type Secrets struct {
 func Create(opt CreateOptions) (*File, *Secrets, error) {
 	f := opt.Template
 	f.Version = FileVersion
-	f.Defaults()
 	s := &Secrets{Admin: NewToken()}
 	f.AdminTokenSHA256 = HashToken(s.Admin)
 	f.LHAs = nil
@@ -438,6 +449,10 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 		s.LHAs = append(s.LHAs, tok)
 		f.LHAs = append(f.LHAs, LHA{Name: n, TokenSHA256: HashToken(tok)})
 	}
+	if opt.Design != nil {
+		f.FillDesign(*opt.Design)
+	}
+	f.Defaults()
 	if err := f.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -445,4 +460,32 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 		return nil, nil, err
 	}
 	return &f, s, nil
+}
+
+// FillDesign fills the training recipe's zero-valued fields from d
+// (shared/model): rounds T, m for the file's N LHAs (so call it after the
+// LHAs are enrolled, and before Defaults), S, E, the learning rate, the
+// hidden layers and the features. Fields already set are kept.
+func (f *File) FillDesign(d model.Design) {
+	if f.Rounds == 0 {
+		f.Rounds = d.Rounds
+	}
+	if f.ExpectedClients == 0 {
+		f.ExpectedClients = d.ExpectedClients(len(f.LHAs))
+	}
+	if f.ClipNorm == 0 {
+		f.ClipNorm = d.Clip
+	}
+	if f.LocalEpochs == 0 {
+		f.LocalEpochs = d.LocalEpochs
+	}
+	if f.LearningRate == 0 {
+		f.LearningRate = d.LearningRate
+	}
+	if len(f.Hidden) == 0 {
+		f.Hidden = append([]int(nil), d.Hidden...)
+	}
+	if f.Features == "" {
+		f.Features = string(d.Features)
+	}
 }

@@ -159,6 +159,11 @@ type Study struct {
 	To   string `json:"to,omitempty"`
 	// Layers are the MLP's layer sizes, input H first, output 1 last.
 	Layers []int `json:"layers"`
+	// Features names what the network reads and predicts (shared/model):
+	// "log-change" (changes of ln(1+count) against the last input day; an
+	// output of 0 is the no-change forecast) or "counts" (the paper's raw
+	// counts). Empty means "counts" (coordinators before the field).
+	Features string `json:"features,omitempty"`
 	// Params is the length of the flat parameter vector.
 	Params int `json:"params"`
 	// RoundDeadline is how long the coordinator waits for updates, in

@@ -18,8 +18,9 @@ func init() {
 }
 
 func runReport(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "report", "report [--figures DIR] FILE.json [FILE.json …]")
+	fs := newFlagSet(env, "report", "report [--compare] [--figures DIR] FILE.json [FILE.json …]")
 	figures := fs.String("figures", "", "also redraw the privacy–utility and convergence figures of each file into DIR/<file name>/")
+	compare := fs.Bool("compare", false, "one table per study window and split comparing the files' designs with each other and with the no-change forecast")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +43,9 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 				return err
 			}
 		}
+	}
+	if *compare {
+		return experiment.WriteComparison(env.Stdout, fs.Args(), reps)
 	}
 	return experiment.WriteMarkdown(env.Stdout, fs.Args(), reps)
 }
