@@ -165,8 +165,8 @@ type JoinState struct {
 	Sent                  []SentEntry
 
 	// After training.
-	Forecasts   []Forecast
-	Metrics     *metrics.Result
+	Forecasts []Forecast
+	Metrics   *metrics.Result
 	// Baseline is the no-change forecast (the last 7-day average) on the
 	// same test windows as Metrics.
 	Baseline    *metrics.Result
