@@ -567,6 +567,14 @@ func (s *JoinState) forecast(params []float64) {
 		s.MetricsNote = "The study's model type is unknown to this page: no forecast."
 		return
 	}
+	damping := st.Damping
+	if damping == 0 {
+		damping = 1
+	}
+	if model.CheckDamping(damping) != nil {
+		s.MetricsNote = "The study's damping is out of range: no forecast."
+		return
+	}
 	if m.NumParams() != len(params) {
 		s.MetricsNote = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(params), m.NumParams())
 		return
@@ -585,7 +593,7 @@ func (s *JoinState) forecast(params []float64) {
 		if err != nil {
 			continue
 		}
-		features.Predict(m, params, x, out)
+		features.PredictDamped(m, params, x, out, damping)
 		s.Forecasts = append(s.Forecasts, Forecast{Area: r.Name, InputEnd: inputEnd, Target: target, Value: out[0],
 			Chart: forecastChart(r, s.smoothing(), inputEnd, target, out[0])})
 	}
@@ -601,7 +609,7 @@ func (s *JoinState) forecast(params []float64) {
 		return
 	}
 	yhat := make([]float64, len(y))
-	features.Predict(m, params, x, yhat)
+	features.PredictDamped(m, params, x, yhat, damping)
 	res := metrics.Compute(y, yhat)
 	s.Metrics = &res
 	model.Persistence(x, yhat)

@@ -64,6 +64,9 @@ type Config struct {
 	// model.Counts, the paper's. An anchored map starts from the all-zero
 	// model (the no-change forecast) instead of a random one.
 	Features model.Features `json:"features,omitempty"`
+	// Damping in (0, 1] shrinks an anchored model's forecast change (see
+	// model.Features.PredictDamped). Default 1 (none).
+	Damping float64 `json:"damping,omitempty"`
 	// Preset names the design the settings came from ("default",
 	// "paper"), for the record; "" when set by hand.
 	Preset string `json:"preset,omitempty"`
@@ -108,6 +111,9 @@ func (c *Config) defaults() {
 	}
 	if c.Features == "" {
 		c.Features = model.Counts
+	}
+	if c.Damping == 0 {
+		c.Damping = 1
 	}
 }
 
@@ -239,6 +245,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.Epsilons) == 0 {
 		return nil, errors.New("experiment: no ε given")
 	}
+	if err := model.CheckDamping(cfg.Damping); err != nil {
+		return nil, err
+	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
 		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
 	})
@@ -357,7 +366,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if !math.IsInf(float64(res.Epsilon), 1) {
 					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
 				}
-				ev := newEvaluator(net, cfg.Features, rd)
+				ev := newEvaluator(net, cfg.Features, cfg.Damping, rd)
 				avg := newAverager(cfg.AverageLast, cfg.Rounds)
 				initial := make([]float64, net.NumParams())
 				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
@@ -503,17 +512,18 @@ func newRunData(train, test []series.Area, f model.Features) runData {
 type evaluator struct {
 	model    *nn.MLP
 	features model.Features
+	damping  float64
 	rd       *runData
 	y        []float64
 	pred     []float64
 }
 
-func newEvaluator(m *nn.MLP, f model.Features, rd *runData) *evaluator {
-	return &evaluator{model: m, features: f, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
+func newEvaluator(m *nn.MLP, f model.Features, damping float64, rd *runData) *evaluator {
+	return &evaluator{model: m, features: f, damping: damping, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
 }
 
 func (e *evaluator) evaluate(global []float64) metrics.Result {
-	e.features.Predict(e.model, global, e.rd.testX, e.pred)
+	e.features.PredictDamped(e.model, global, e.rd.testX, e.pred, e.damping)
 	return metrics.Compute(e.y, e.pred)
 }
 

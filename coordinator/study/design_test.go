@@ -54,6 +54,14 @@ func TestFeaturesField(t *testing.T) {
 	if _, err := Parse([]byte(bad)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "features") {
 		t.Errorf("unknown features: %v, want ErrConfig naming the field", err)
 	}
+	bad = strings.Replace(string(raw), `"name": "test"`, `"name": "test", "damping": 1.5`, 1)
+	if _, err := Parse([]byte(bad)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "damping") {
+		t.Errorf("damping 1.5: %v, want ErrConfig naming the field", err)
+	}
+	good := strings.Replace(string(raw), `"name": "test"`, `"name": "test", "damping": 0.5`, 1)
+	if f, err := Parse([]byte(good)); err != nil || f.Public(1, false).Damping != 0.5 {
+		t.Errorf("damping 0.5: %v", err)
+	}
 }
 
 // A log-change study starts from the no-change forecast: the engine's

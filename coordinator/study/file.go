@@ -96,6 +96,9 @@ type File struct {
 	// Defaults to "counts", so files written before the field keep their
 	// meaning.
 	Features string `json:"features,omitempty"`
+	// Damping in (0, 1] multiplies a log-change model's forecast change
+	// (post-processing of the final model). 0 (absent) means 1: none.
+	Damping float64 `json:"damping,omitempty"`
 	// RoundDeadline is how long a round waits for updates. Defaults to 60s.
 	RoundDeadline Duration `json:"round_deadline"`
 	// RoundInterval is the least time between two round starts (0: start
@@ -216,6 +219,11 @@ func (f *File) Validate() error {
 	}
 	if _, err := model.Parse(f.Features); err != nil {
 		return configErr("features: %v", err)
+	}
+	if f.Damping != 0 {
+		if err := model.CheckDamping(f.Damping); err != nil {
+			return configErr("damping: %v", err)
+		}
 	}
 	for _, h := range f.Hidden {
 		if h < 1 || h > 4096 {
@@ -360,7 +368,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
 		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
 		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
-		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Features: f.Features,
+		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Features: f.Features, Damping: f.Damping,
 		RoundDeadlineMillis: time.Duration(f.RoundDeadline).Milliseconds(),
 		InsecureSeed:        insecure,
 	}
@@ -487,5 +495,8 @@ func (f *File) FillDesign(d model.Design) {
 	}
 	if f.Features == "" {
 		f.Features = string(d.Features)
+	}
+	if f.Damping == 0 && d.Damping != 1 {
+		f.Damping = d.Damping
 	}
 }

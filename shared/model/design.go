@@ -29,6 +29,9 @@ type Design struct {
 	Clip float64 `json:"clip"`
 	// LearningRate is Adam's step size.
 	LearningRate float64 `json:"learning_rate"`
+	// Damping in (0, 1] multiplies the log-change the model forecasts
+	// (post-processing; 1 = none).
+	Damping float64 `json:"damping"`
 	// Accountant is the privacy accountant that calibrates the noise.
 	Accountant string `json:"accountant"`
 }
@@ -38,7 +41,7 @@ type Design struct {
 var Paper = Design{
 	Name: "paper", Features: Counts, Hidden: []int{128, 64, 32},
 	Rounds: 75, ClientsPerRound: 100, LocalEpochs: 30, Clip: 0.5, LearningRate: 1e-3,
-	Accountant: "rdp",
+	Damping: 1, Accountant: "rdp",
 }
 
 // Default is fedcast's design, chosen on synthetic outbreaks only (see
@@ -49,7 +52,7 @@ var Paper = Design{
 var Default = Design{
 	Name: "default", Features: LogChange, Hidden: []int{16},
 	Rounds: 10, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.01,
-	Accountant: "rdp",
+	Damping: 1, Accountant: "rdp",
 }
 
 // Preset returns the design named name: "default" (or "") or "paper".

@@ -114,9 +114,21 @@ func (f Features) Transform(x, y []float64) {
 // Predict writes the forecasts (counts) for n windows of smoothed counts
 // x (n×H) into dst (len n), using the network m with params.
 func (f Features) Predict(m *nn.MLP, params, x, dst []float64) {
+	f.PredictDamped(m, params, x, dst, 1)
+}
+
+// PredictDamped is Predict with the anchored network's output multiplied
+// by damping (in (0, 1]) before it becomes a forecast: the forecast change
+// against "no change" is shrunk, in log terms, by that factor. It is
+// post-processing of the released model, so it costs no privacy. Counts
+// ignore damping.
+func (f Features) PredictDamped(m *nn.MLP, params, x, dst []float64, damping float64) {
 	if !f.Anchored() {
 		m.Predict(params, x, dst)
 		return
+	}
+	if !(damping > 0 && damping <= 1) {
+		panic(fmt.Sprintf("model: damping %v outside (0, 1]", damping))
 	}
 	in := make([]float64, len(x))
 	H := m.In()
@@ -125,8 +137,16 @@ func (f Features) Predict(m *nn.MLP, params, x, dst []float64) {
 	}
 	m.Predict(params, in, dst)
 	for i := range dst {
-		dst[i] = f.Forecast(x[i*H:(i+1)*H], dst[i])
+		dst[i] = f.Forecast(x[i*H:(i+1)*H], damping*dst[i])
 	}
+}
+
+// CheckDamping returns an error unless d is in (0, 1].
+func CheckDamping(d float64) error {
+	if !(d > 0 && d <= 1) {
+		return fmt.Errorf("model: damping %v must be in (0, 1] (1: the model's forecast as it is)", d)
+	}
+	return nil
 }
 
 // Persistence writes the no-change forecast of each of n windows (x: n×H)

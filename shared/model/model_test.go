@@ -169,3 +169,27 @@ func TestDesigns(t *testing.T) {
 		t.Fatalf("q=0.5 of 401 → m=%d, want 201", got)
 	}
 }
+
+// Damping shrinks the forecast change in log terms; damping 1 is Predict.
+func TestPredictDamped(t *testing.T) {
+	m := nn.NewMLP(2, 1)
+	p := []float64{0, 0, 0.4} // output 0.4 whatever the inputs
+	x := []float64{10, 20}
+	full, half := make([]float64, 1), make([]float64, 1)
+	LogChange.Predict(m, p, x, full)
+	LogChange.PredictDamped(m, p, x, half, 0.5)
+	if want := math.Expm1(math.Log(21) + 0.4); math.Abs(full[0]-want) > 1e-9 {
+		t.Errorf("undamped %v, want %v", full[0], want)
+	}
+	if want := math.Expm1(math.Log(21) + 0.2); math.Abs(half[0]-want) > 1e-9 {
+		t.Errorf("damped %v, want %v", half[0], want)
+	}
+	for _, d := range []float64{0, -1, 1.01, math.NaN()} {
+		if CheckDamping(d) == nil {
+			t.Errorf("CheckDamping(%v) accepted", d)
+		}
+	}
+	if CheckDamping(1) != nil || CheckDamping(0.25) != nil {
+		t.Error("valid damping refused")
+	}
+}

@@ -164,6 +164,10 @@ type Study struct {
 	// output of 0 is the no-change forecast) or "counts" (the paper's raw
 	// counts). Empty means "counts" (coordinators before the field).
 	Features string `json:"features,omitempty"`
+	// Damping in (0, 1] multiplies a log-change model's output before it
+	// becomes a forecast (the forecast change is shrunk toward "no
+	// change"). 0 (absent) means 1.
+	Damping float64 `json:"damping,omitempty"`
 	// Params is the length of the flat parameter vector.
 	Params int `json:"params"`
 	// RoundDeadline is how long the coordinator waits for updates, in

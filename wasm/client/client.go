@@ -250,6 +250,11 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if _, err := model.Parse(st.Features); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if st.Damping != 0 {
+			if err := model.CheckDamping(st.Damping); err != nil {
+				return fmt.Errorf("%w: %w", ErrBadStudy, err)
+			}
+		}
 		if st.LocalEpochs < 1 || st.LocalEpochs > 100000 || !(st.LearningRate > 0) {
 			return fmt.Errorf("%w: E=%d, learning rate %v", ErrBadStudy, st.LocalEpochs, st.LearningRate)
 		}
@@ -271,7 +276,7 @@ func sameStudy(a, b protocol.Study) bool {
 	return a.Name == b.Name && a.Epsilon == b.Epsilon && a.Delta == b.Delta && a.Rounds == b.Rounds &&
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
-		a.Features == b.Features
+		a.Features == b.Features && a.Damping == b.Damping
 }
 
 // event merges one released round's event into the log: a known round

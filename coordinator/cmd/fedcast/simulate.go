@@ -54,6 +54,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	lr := fs.Float64("learning-rate", 0, "Adam learning rate (default: the preset's, 0.01 or 0.001)")
 	hidden := fs.String("hidden", "", "hidden layer widths, e.g. 128,64,32; 'none' is a linear model (default: the preset's)")
 	features := fs.String("features", "", "what the network reads: log-change or counts (default: the preset's)")
+	damping := fs.Float64("damping", 0, "factor in (0, 1] on the forecast change of a log-change model (default: the preset's)")
 	split := fs.String("split", "temporal", "per-area train/test split: temporal (last 10 % of windows test) or random (the paper's code)")
 	smoothing := fs.String("smoothing", "centered", "7-day moving average: centered (paper) or trailing")
 	seed := fs.Uint64("seed", 1, "seed of the experiment (run r uses a seed derived from it)")
@@ -114,7 +115,14 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 			return usagef("use --features log-change or --features counts", "%v", err)
 		}
 	}
+	if flagSet(fs, "damping") {
+		if err := model.CheckDamping(*damping); err != nil {
+			return usagef("e.g. --damping 0.5", "%v", err)
+		}
+		design.Damping = *damping
+	}
 	cfg := experiment.Config{
+		Damping:  design.Damping,
 		Epsilons: eps, Runs: *runs, Rounds: design.Rounds, LocalEpochs: design.LocalEpochs,
 		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
 		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,
