@@ -48,7 +48,7 @@ func TestLHAJourney(t *testing.T) {
 	// small network), so the page trains and forecasts with it.
 	design := model.Default
 	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
-		Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate,
+		Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate, Damping: design.Damping,
 		RoundDeadline: study.Duration(60 * time.Second), RoundInterval: study.Duration(1500 * time.Millisecond)}, 4)
 	csv := fixture(t, "lha.csv")
 	sec := secretsOf(t, csv)

@@ -156,7 +156,7 @@ func TestWriteComparison(t *testing.T) {
 		old.Results[i].RelativeMAE, old.Results[i].RelativeMAPE = nil, nil
 	}
 	var md bytes.Buffer
-	if err := WriteComparison(&md, []string{"old.json", "def.json"}, []*Report{&old, def}); err != nil {
+	if err := WriteComparison(&md, []string{"old.json", "def.json"}, []*Report{&old, def}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
@@ -165,7 +165,14 @@ func TestWriteComparison(t *testing.T) {
 			t.Errorf("comparison lacks %q:\n%s", want, out)
 		}
 	}
-	if err := WriteComparison(&md, []string{"old.json"}, []*Report{&old}); err == nil {
+	if err := WriteComparison(&md, []string{"old.json"}, []*Report{&old}, nil); err == nil {
 		t.Error("a report without any baseline was accepted")
+	}
+	md.Reset()
+	if err := WriteComparison(&md, []string{"old.json", "def.json"}, []*Report{&old, def}, []float64{math.Inf(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "| 2 | rdp |") || !strings.Contains(md.String(), "| inf | rdp |") {
+		t.Errorf("--epsilon inf kept other rows or lost the non-DP one:\n%s", md.String())
 	}
 }

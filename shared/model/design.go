@@ -48,11 +48,13 @@ var Paper = Design{
 // docs/results.md, "Beyond the paper"): log-change features anchored at
 // the no-change forecast, a network with one hidden layer of 16 units
 // (193 parameters instead of 11,777), every LHA in every round (q = 1) for
-// T = 10 rounds, E = 30, S = 0.5, learning rate 0.01, RDP.
+// T = 10 rounds, E = 30, S = 0.5, learning rate 0.01, the forecast change
+// damped by half (insurance against a change of regime, such as a wave
+// that flattens), RDP.
 var Default = Design{
 	Name: "default", Features: LogChange, Hidden: []int{16},
 	Rounds: 10, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.01,
-	Damping: 1, Accountant: "rdp",
+	Damping: 0.5, Accountant: "rdp",
 }
 
 // Preset returns the design named name: "default" (or "") or "paper".

@@ -35,7 +35,10 @@
 // (tuning on the study months would spend privacy nobody accounts for):
 // LogChange, MLP 10-16-1 (193 parameters: the noise norm grows with the
 // square root of the parameter count), every LHA in every round (q = 1)
-// for T = 10 rounds, E = 30, S = 0.5, learning rate 0.01, RDP. With q = 1
+// for T = 10 rounds, E = 30, S = 0.5, learning rate 0.01, and the forecast
+// change halved (Features.PredictDamped with damping 0.5: post-processing,
+// free; insurance against a change of regime such as a wave that
+// flattens, where any learned trend misleads), RDP. With q = 1
 // the set of LHAs in a round is no secret (it is everyone), so the
 // guarantee does not lean on the secrecy of the sample; the noise is
 // calibrated without amplification by subsampling. docs/results.md,

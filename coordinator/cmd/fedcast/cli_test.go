@@ -170,6 +170,7 @@ func TestSimulatePresets(t *testing.T) {
 			ClientsPerRound int     `json:"clients_per_round"`
 			Areas           int     `json:"areas"`
 			LearningRate    float64 `json:"learning_rate"`
+			Damping         float64 `json:"damping"`
 			Model           []int   `json:"model"`
 			Accountant      string  `json:"accountant"`
 		} `json:"config"`
@@ -182,7 +183,7 @@ func TestSimulatePresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := v.Config
-	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 10 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 ||
+	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 10 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 || c.Damping != 0.5 ||
 		len(c.Model) != 3 || c.Model[1] != 16 || c.Accountant != "rdp" {
 		t.Errorf("default design not applied: %+v", c)
 	}
@@ -197,7 +198,7 @@ func TestStudyNewPresets(t *testing.T) {
 		preset string
 		want   []string
 	}{
-		{"default", []string{`"features": "log-change"`, `"rounds": 10`, `"expected_clients": 3`, `"learning_rate": 0.01`}},
+		{"default", []string{`"features": "log-change"`, `"rounds": 10`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
 		{"paper", []string{`"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
 	} {
 		out := filepath.Join(dir, tc.preset+".json")

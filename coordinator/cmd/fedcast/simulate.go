@@ -28,12 +28,12 @@ func init() {
 
 const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD --to YYYY-MM-DD --epsilon LIST --runs N
        [--preset default|paper] [--rounds T --clients-per-round M --local-epochs E --clip S
-        --learning-rate LR --hidden LIST --features log-change|counts --delta 1e-5
+        --learning-rate LR --hidden LIST --features log-change|counts --damping D --delta 1e-5
         --split temporal|random --seed S --json FILE --out DIR]
 
 --preset default (fedcast's design: log-change features anchored at the
 no-change forecast, MLP 10-16-1, T=10, every area every round, E=30, S=0.5,
-lr=0.01) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
+lr=0.01, forecast change damped by 0.5) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
 lr=0.001); the other flags override single settings of the preset.
 Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
 

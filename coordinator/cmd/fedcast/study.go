@@ -26,7 +26,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	}
 	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
 		"--preset default is fedcast's design (log-change features anchored at the no-change forecast, MLP 10-16-1,\n"+
-		"T=10, every LHA every round, E=30, S=0.5, lr=0.01); --preset paper the paper's (MLP 10-128-64-32-1 on counts,\n"+
+		"T=10, every LHA every round, E=30, S=0.5, lr=0.01, forecast change damped by 0.5); --preset paper the paper's (MLP 10-128-64-32-1 on counts,\n"+
 		"T=75, m=100, E=30, S=0.5, lr=0.001). --rounds, --expected, --clip, --epochs and --lr override single settings.")
 	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
 	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
