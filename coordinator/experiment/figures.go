@@ -207,9 +207,27 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64),
 	p := plot.New()
 	p.Title.Text = "Privacy–utility trade-off (mean ± sd across runs)"
 	p.X.Label.Text = "privacy budget ε (log scale)"
-	p.Y.Label.Text = label + ", log scale"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = epsTicks(pts), plot.LogTicks{Prec: -1}
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, epsTicks(pts)
+	// The y range covers the error bars and the reference lines; a range
+	// under a factor of 10 has no power of ten to label on a log axis, so
+	// it is drawn on a linear one.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, pt := range pts {
+		lo, hi = math.Min(lo, pt.Y-errs[i].Low), math.Max(hi, pt.Y+errs[i].High)
+	}
+	for _, v := range []float64{nonDP, baseline} {
+		if !math.IsNaN(v) && v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi/lo < 10 {
+		p.Y.Label.Text = label
+		pad := 0.05 * (hi - lo)
+		p.Y.Min, p.Y.Max = math.Max(0, lo-pad), hi+pad
+	} else {
+		p.Y.Label.Text = label + ", log scale"
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
 	line, points, err := newLinePoints(pts)
 	if err != nil {
 		return nil, err

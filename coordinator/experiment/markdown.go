@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/fedcast/fedcast/shared/metrics"
@@ -188,11 +189,23 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 	for _, k := range order {
 		idx := groups[k]
 		fmt.Fprintf(w, "\n### %s, %s split\n\n", k.period, k.split)
-		fmt.Fprintln(w, "| design | model | T | m (q) | ε | accountant | ε spent | MAE | MAPE % | R² | rel. MAE | rel. MAPE |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| design | model | T | m (q) | ε | accountant | ε spent | runs | MAE | MAPE % | R² | rel. MAE | rel. MAPE |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		// Rows by design (in order of first appearance), then by ε.
+		type row struct {
+			rank int
+			eps  float64
+			text string
+		}
+		var rows []row
+		rank := map[string]int{}
 		for _, i := range idx {
 			r := reps[i]
 			s := r.Setting
+			name := designName(s)
+			if _, ok := rank[name]; !ok {
+				rank[name] = len(rank)
+			}
 			for _, res := range r.Results {
 				if !keepEpsilon(float64(res.Epsilon), only) {
 					continue
@@ -206,11 +219,20 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 					spent = "–"
 				}
 				m := res.Metrics
-				fmt.Fprintf(w, "| %s | %s | %d | %d (%.3g) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-					designName(s), modelString(s.Model), s.Rounds, s.Config.ClientsPerRound, s.SampleRate, epsString(e), orDash(s.Accountant), spent,
+				rows = append(rows, row{rank[name], e, fmt.Sprintf("| %s | %s | %d | %d (%.3g) | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+					name, modelString(s.Model), s.Rounds, s.Config.ClientsPerRound, s.SampleRate, epsString(e), orDash(s.Accountant), spent, len(res.PerRun),
 					pm(m.MAE.Mean, m.MAE.SD, 2), pm(m.MAPE.Mean, m.MAPE.SD, 2), pm(m.R2.Mean, m.R2.SD, 3),
-					ratio(res.RelativeMAE), ratio(res.RelativeMAPE))
+					ratio(res.RelativeMAE), ratio(res.RelativeMAPE))})
 			}
+		}
+		sort.SliceStable(rows, func(a, b int) bool {
+			if rows[a].rank != rows[b].rank {
+				return rows[a].rank < rows[b].rank
+			}
+			return rows[a].eps < rows[b].eps
+		})
+		for _, r := range rows {
+			fmt.Fprint(w, r.text)
 		}
 		var b *Baseline
 		for _, i := range idx {
@@ -219,7 +241,7 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 				break
 			}
 		}
-		fmt.Fprintf(w, "| no change (%s) | – | – | – | – | – | – | %s | %s | %s | 1 | 1 |\n", b.Name,
+		fmt.Fprintf(w, "| no change (%s) | – | – | – | – | – | – | %d | %s | %s | %s | 1 | 1 |\n", b.Name, len(b.PerRun),
 			pm(b.Metrics.MAE.Mean, b.Metrics.MAE.SD, 2), pm(b.Metrics.MAPE.Mean, b.Metrics.MAPE.SD, 2), pm(b.Metrics.R2.Mean, b.Metrics.R2.SD, 3))
 		fmt.Fprintln(w)
 		for _, i := range idx {
