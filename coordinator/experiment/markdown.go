@@ -220,7 +220,7 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 				}
 				m := res.Metrics
 				rows = append(rows, row{rank[name], e, fmt.Sprintf("| %s | %s | %d | %d (%.3g) | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
-					name, modelString(s.Model), s.Rounds, s.Config.ClientsPerRound, s.SampleRate, epsString(e), orDash(s.Accountant), spent, len(res.PerRun),
+					name, modelString(s.Model), s.Rounds, s.Config.ClientsPerRound, s.SampleRate, epsString(e), accountantName(s), spent, len(res.PerRun),
 					pm(m.MAE.Mean, m.MAE.SD, 2), pm(m.MAPE.Mean, m.MAPE.SD, 2), pm(m.R2.Mean, m.R2.SD, 3),
 					ratio(res.RelativeMAE), ratio(res.RelativeMAPE))})
 			}
@@ -265,6 +265,15 @@ func designName(s Setting) string {
 		return "paper" // written before presets existed, with the paper's settings
 	}
 	return "custom (" + orDash(string(s.Features)) + ")"
+}
+
+// accountantName is the setting's accountant; reports written before the
+// field existed used the only accountant there was, RDP.
+func accountantName(s Setting) string {
+	if s.Accountant == "" {
+		return "rdp"
+	}
+	return s.Accountant
 }
 
 func keepEpsilon(e float64, only []float64) bool {
