@@ -152,6 +152,7 @@ func TestLHAJourney(t *testing.T) {
 		strings.Contains(verdict, "R²") {
 		t.Errorf("verdict %q: want the comparison with no change (%q, %q)", verdict, wantBase, wantNoChange)
 	}
+	t.Logf("verdict: %s", verdict)
 	if got := text(t, ctx, "#baseline-mae"); got != ui.FormatCount(base.MAE) {
 		t.Errorf("no-change MAE shown %q, want %q", got, ui.FormatCount(base.MAE))
 	}
