@@ -217,3 +217,22 @@ func TestStudyNewPresets(t *testing.T) {
 		t.Errorf("negative rounds: exit %d %q", code, errs)
 	}
 }
+
+func TestDataSynthScenarios(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", "5", "--seed", "3", "--out", a); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", "5", "--seed", "3", "--intervention-day", "31", "--intervention-effect", "0.29", "--out", b); code != 0 {
+		t.Fatal(errs)
+	}
+	ab, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if len(ab) == 0 || bytes.Equal(ab, bb) {
+		t.Error("an earlier, weaker intervention left the data unchanged")
+	}
+	if code, _, errs := fedcast(t, "data", "synth", "--r0", "-1"); code != 2 || !strings.Contains(errs, "--r0") {
+		t.Errorf("negative R0: exit %d %q", code, errs)
+	}
+}
