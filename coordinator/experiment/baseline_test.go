@@ -176,3 +176,33 @@ func TestWriteComparison(t *testing.T) {
 		t.Errorf("--epsilon inf kept other rows or lost the non-DP one:\n%s", md.String())
 	}
 }
+
+// The averager releases the mean of the global models after the last k
+// rounds, and the last model when k ≤ 1.
+func TestAverager(t *testing.T) {
+	a := newAverager(2, 4)
+	for r := 1; r <= 4; r++ {
+		g := []float64{float64(r), 10 * float64(r)}
+		a.add(r, g)
+		got := a.current(g)
+		switch r {
+		case 1, 2:
+			if got[0] != float64(r) {
+				t.Errorf("round %d: %v, want the model itself", r, got)
+			}
+		case 3:
+			if got[0] != 3 || got[1] != 30 {
+				t.Errorf("round 3: %v, want [3 30]", got)
+			}
+		case 4:
+			if got[0] != 3.5 || got[1] != 35 {
+				t.Errorf("round 4: %v, want the mean of rounds 3 and 4, [3.5 35]", got)
+			}
+		}
+	}
+	none := newAverager(0, 4)
+	none.add(4, []float64{7})
+	if got := none.current([]float64{7}); got[0] != 7 {
+		t.Errorf("no averaging: %v", got)
+	}
+}
