@@ -51,7 +51,7 @@ func Verdict(m, base *metrics.Result) string {
 		return ""
 	}
 	diff := base.MAE - m.MAE
-	days := fmt.Sprintf("On your own %d most recent test days the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
+	days := fmt.Sprintf("Checked on %d recent days of your data kept out of the training (all areas together), the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
 		m.N, FormatCount(m.MAE), FormatCount(base.MAE))
 	// Within 2 % (or 0.05 cases a day) the two are alike.
 	if math.Abs(diff) <= math.Max(0.02*base.MAE, 0.05) {

@@ -145,7 +145,7 @@ func TestLHAJourney(t *testing.T) {
 	model.Persistence(tx, persist)
 	base := metrics.Compute(ty, persist)
 	verdict := text(t, ctx, "#verdict")
-	wantBase := fmt.Sprintf("On your own %d most recent test days", base.N)
+	wantBase := fmt.Sprintf("Checked on %d recent days of your data", base.N)
 	wantNoChange := "assuming no change (today's 7-day average) missed by " + ui.FormatCount(base.MAE) + "."
 	if !strings.Contains(verdict, wantBase) || !strings.Contains(verdict, wantNoChange) ||
 		!regexp.MustCompile(`The model is (better by \S+ cases per day|worse by \S+ cases per day|about as good as assuming no change)`).MatchString(verdict) ||
