@@ -15,6 +15,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -242,7 +243,10 @@ type JoinState struct {
 	Recent       client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
 	Hub          string                // the forecasts as a hub CSV, for the download
 	Metrics      *metrics.Result
-	MetricsNote  string
+	// Baseline is the no-change forecast (the last 7-day average) on the
+	// same test windows as Metrics.
+	Baseline    *metrics.Result
+	MetricsNote string
 
 	session    Session
 	prepared   *client.TrainingSet // for the study and file shown
@@ -997,15 +1001,16 @@ func epsilonMatches(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a))
 }
 
-// forecast computes each area's forecast (median and ranges, calibrated on
-// the LHA's own recent errors), the hub file and the local test metrics
-// from the final model, yielding as it goes, and publishes them under the
-// lock. Data and Welcome do not change once training has started.
-func (s *JoinState) forecast(model []float64) {
+// forecast computes each area's forecast under the study's design
+// (median and ranges calibrated on the LHA's own recent errors), the hub
+// file, and the local test metrics of the model and of the no-change
+// forecast on the same windows, yielding as it goes; it publishes them
+// under the lock. Data and Welcome do not change once training has started.
+func (s *JoinState) forecast(params []float64) {
 	s.lock()
 	d, w := s.Data, s.Welcome
 	s.unlock()
-	if d == nil || w == nil || len(model) == 0 {
+	if d == nil || w == nil || len(params) == 0 {
 		return
 	}
 	var (
@@ -1013,18 +1018,25 @@ func (s *JoinState) forecast(model []float64) {
 		recent    client.RecentCoverage
 		hub       string
 		result    *metrics.Result
+		baseline  *metrics.Result
 		note      string
 	)
 	defer s.publish(func() {
-		s.Forecasts, s.Recent, s.Hub, s.Metrics, s.MetricsNote, s.ForecastPage = forecasts, recent, hub, result, note, 0
+		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, recent, hub, 0
+		s.Metrics, s.Baseline, s.MetricsNote = result, baseline, note
 	})
 	st := w.Study
 	if len(st.Layers) < 2 {
 		return
 	}
 	m := nn.NewMLP(st.Layers...)
-	if m.NumParams() != len(model) {
-		note = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(model), m.NumParams())
+	if m.NumParams() != len(params) {
+		note = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(params), m.NumParams())
+		return
+	}
+	point, err := client.DesignPoint(st, m, params)
+	if err != nil {
+		note = "The study's model type is unknown to this page: no forecast."
 		return
 	}
 	opt, err := s.windowOptions()
@@ -1032,7 +1044,7 @@ func (s *JoinState) forecast(model []float64) {
 		note = err.Error()
 		return
 	}
-	fcs, rec, err := client.Forecasts(st, d, model)
+	fcs, rec, err := client.Forecasts(st, d, params)
 	if err != nil {
 		note = err.Error()
 	}
@@ -1052,7 +1064,7 @@ func (s *JoinState) forecast(model []float64) {
 			hub = b.String()
 		}
 	}
-	var y, yhat []float64
+	var y, yhat, persist []float64
 	for _, r := range d.Regions {
 		// The test windows of this area: the latest (1 − train_fraction)
 		// of its windows by target date, as in training's split.
@@ -1063,10 +1075,14 @@ func (s *JoinState) forecast(model []float64) {
 		}
 		_, test := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
 		tx, ty := series.Stack(test)
-		if len(ty) > 0 {
-			p := make([]float64, len(ty))
-			m.Predict(model, tx, p)
-			y, yhat = append(y, ty...), append(yhat, p...)
+		if n := len(ty); n > 0 {
+			h := len(tx) / n
+			p := make([]float64, n)
+			model.Persistence(tx, p)
+			for i := range ty {
+				yhat = append(yhat, point(tx[i*h:(i+1)*h]))
+			}
+			y, persist = append(y, ty...), append(persist, p...)
 		}
 		last = s.maybeYield(last)
 	}
@@ -1074,8 +1090,8 @@ func (s *JoinState) forecast(model []float64) {
 		note = "Your file has no test days: all its windows were used for training."
 		return
 	}
-	res := metrics.Compute(y, yhat)
-	result = &res
+	res, base := metrics.Compute(y, yhat), metrics.Compute(y, persist)
+	result, baseline = &res, &base
 }
 
 // ForecastsPerPage is the number of areas whose forecast chart is shown at

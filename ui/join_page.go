@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/wasm/client"
@@ -38,20 +39,33 @@ func (c *JoinPage) studyState() string {
 	return "The study has not started yet: rounds begin when the coordinator starts it."
 }
 
-// verdict says in words whether the forecast can be relied on, from the
-// local test metrics.
+// verdict says in words whether the forecast is worth having: it compares
+// the model's typical miss on the LHA's own most recent days with that of
+// the free forecast "no change" (today's 7-day average), in cases per day.
+// It never judges from R², which on a few recent days says little.
 func (c *JoinPage) verdict() string {
-	m := c.S.Metrics
-	switch {
-	case m == nil || math.IsNaN(m.R2):
+	return Verdict(c.S.Metrics, c.S.Baseline)
+}
+
+// Verdict is the page's verdict from the model's and the no-change
+// forecast's metrics on the same test days ("" when either is missing).
+func Verdict(m, base *metrics.Result) string {
+	if m == nil || base == nil || m.N == 0 || math.IsNaN(m.MAE) || math.IsNaN(base.MAE) {
 		return ""
-	case m.R2 < 0:
-		return "On your own recent days this model did worse than simply using your average: do not rely on its forecast. " +
-			"Studies with more authorities, more rounds or a larger privacy budget give better models."
-	case m.R2 < 0.5:
-		return "On your own recent days this model was only roughly right: use its forecast with care."
 	}
-	return "On your own recent days this model followed your cases well."
+	diff := base.MAE - m.MAE
+	days := fmt.Sprintf("Checked on %d recent days of your data kept out of the training (all areas together), the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
+		m.N, FormatCount(m.MAE), FormatCount(base.MAE))
+	// Within 2 % (or 0.05 cases a day) the two are alike.
+	if math.Abs(diff) <= math.Max(0.02*base.MAE, 0.05) {
+		return days + " The model is about as good as assuming no change: its forecast adds little."
+	}
+	if diff > 0 {
+		return days + fmt.Sprintf(" The model is better by %s cases per day (%s %% smaller error).",
+			FormatCount(diff), FormatCount(100*diff/base.MAE))
+	}
+	return days + fmt.Sprintf(" The model is worse by %s cases per day: do not rely on its forecast; assuming no change is the better guess. "+
+		"Studies with more authorities or a larger privacy budget give better models.", FormatCount(-diff))
 }
 
 // updateBytes is the size of one update frame: the model's numbers at 8

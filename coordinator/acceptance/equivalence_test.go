@@ -74,7 +74,7 @@ func TestEquivalence400(t *testing.T) {
 	for i, r := range data.Regions {
 		names[i] = r.Name
 	}
-	studyPath, tokens, _ := studyNew(t, dir, names,
+	studyPath, tokens, _ := studyNew(t, dir, names, "--preset", "paper",
 		"--epsilon", fmt.Sprint(paperEps), "--delta", fmt.Sprint(paperDelta), "--rounds", fmt.Sprint(rounds),
 		"--expected", fmt.Sprint(paperM), "--from", novFrom, "--to", novTo, "--round-length", "20s")
 	state := filepath.Join(dir, "state")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/ui"
 )
@@ -43,7 +46,11 @@ func TestLHAJourney(t *testing.T) {
 	// The coordinator's dashboard is watched from a second browser (a
 	// background tab would get no frames to click or screenshot).
 	admin := browser(t)
+	// The study runs fedcast's default design (log-change features, a
+	// small network), so the page trains and forecasts with it.
+	design := model.Default
 	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
+		Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate, Damping: design.Damping,
 		RoundLength: study.Duration(8 * time.Second)}, 4)
 	csv := fixture(t, "lha.csv")
 	sec := secretsOf(t, csv)
@@ -127,6 +134,30 @@ func TestLHAJourney(t *testing.T) {
 		t.Errorf("no local metrics: %q", got)
 	}
 
+	// The verdict compares the model with "no change" on the LHA's own
+	// most recent days, in cases per day, computed here independently of
+	// the page; it never judges from R².
+	areas, err := series.MakeWindows(d, series.WindowOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, test := series.SplitAreas(areas, series.Temporal, c.file.TrainFraction, nil)
+	tx, ty := series.Stack(test)
+	persist := make([]float64, len(ty))
+	model.Persistence(tx, persist)
+	base := metrics.Compute(ty, persist)
+	verdict := text(t, ctx, "#verdict")
+	wantBase := fmt.Sprintf("Checked on %d recent days of your data", base.N)
+	wantNoChange := "assuming no change (today's 7-day average) missed by " + ui.FormatCount(base.MAE) + "."
+	if !strings.Contains(verdict, wantBase) || !strings.Contains(verdict, wantNoChange) ||
+		!regexp.MustCompile(`The model is (better by \S+ cases per day|worse by \S+ cases per day|about as good as assuming no change)`).MatchString(verdict) ||
+		strings.Contains(verdict, "R²") {
+		t.Errorf("verdict %q: want the comparison with no change (%q, %q)", verdict, wantBase, wantNoChange)
+	}
+	t.Logf("verdict: %s", verdict)
+	if got := text(t, ctx, "#baseline-mae"); got != ui.FormatCount(base.MAE) {
+		t.Errorf("no-change MAE shown %q, want %q", got, ui.FormatCount(base.MAE))
+	}
 	// The range: two shaded bands on each area's chart, the range in
 	// words, the LHA's own recent coverage, and the hub CSV download.
 	checkForecastRange(t, ctx, d, target)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,5 +48,48 @@ func TestResultsDocsUpToDate(t *testing.T) {
 	}
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("docs/results/tables.md is not what `fedcast report` makes of %v; regenerate it (see the test's doc comment)", resultFiles)
+	}
+}
+
+// beyondFiles are the committed outputs behind docs/results.md, "Beyond
+// the paper", in the order docs/results/beyond.md lists them: per study
+// window and split, the paper's runs, then the default design's.
+var beyondFiles = []string{
+	"docs/results/nov2020_temporal.json",
+	"docs/results/beyond/nov2020_temporal_paper_eps0.5.json",
+	"docs/results/beyond/nov2020_temporal_default.json",
+	"docs/results/nov2020_random.json",
+	"docs/results/beyond/nov2020_random_default.json",
+	"docs/results/mar2022_temporal.json",
+	"docs/results/beyond/mar2022_temporal_paper_eps0.5.json",
+	"docs/results/beyond/mar2022_temporal_default.json",
+	"docs/results/mar2022_random.json",
+	"docs/results/beyond/mar2022_random_default.json",
+}
+
+// TestBeyondDocsUpToDate checks docs/results/beyond.md against the JSON
+// files like TestResultsDocsUpToDate. Regenerate with
+//
+//	bin/fedcast report --compare --epsilon 0.5,1,2,inf <beyondFiles…> > docs/results/beyond.md
+func TestBeyondDocsUpToDate(t *testing.T) {
+	root := testkit.RepoRoot()
+	var reps []*Report
+	for _, f := range beyondFiles {
+		r, err := ReadReport(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, r)
+	}
+	var want bytes.Buffer
+	if err := WriteComparison(&want, beyondFiles, reps, []float64{0.5, 1, 2, math.Inf(1)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "docs/results/beyond.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("docs/results/beyond.md is not what `fedcast report --compare` makes of %v; regenerate it (see the test's doc comment)", beyondFiles)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
@@ -60,8 +61,23 @@ type Config struct {
 	Smoothing series.Smoothing `json:"-"`
 	// Split per area. Default temporal.
 	Split series.Split `json:"-"`
-	// Hidden layer sizes. Default 128, 64, 32.
+	// Hidden layer sizes. Default 128, 64, 32 (nil); an empty non-nil
+	// slice is a linear model.
 	Hidden []int `json:"hidden"`
+	// Features is the per-window feature map (shared/model). Default
+	// model.Counts, the paper's. An anchored map starts from the all-zero
+	// model (the no-change forecast) instead of a random one.
+	Features model.Features `json:"features,omitempty"`
+	// Damping in (0, 1] shrinks an anchored model's forecast change (see
+	// model.Features.PredictDamped). Default 1 (none).
+	Damping float64 `json:"damping,omitempty"`
+	// Preset names the design the settings came from ("default",
+	// "paper"), for the record; "" when set by hand.
+	Preset string `json:"preset,omitempty"`
+	// AverageLast, if > 1, makes the released model the mean of the
+	// global models after the last AverageLast rounds (iterate averaging:
+	// post-processing of released models, so it costs no privacy).
+	AverageLast int `json:"average_last,omitempty"`
 	// Seed of the experiment.
 	Seed uint64 `json:"seed"`
 	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
@@ -115,6 +131,12 @@ func (c *Config) defaults() {
 	if c.Calibration == (forecast.Calibrator{}) {
 		c.Calibration = forecast.DefaultCalibrator()
 	}
+	if c.Features == "" {
+		c.Features = model.Counts
+	}
+	if c.Damping == 0 {
+		c.Damping = 1
+	}
 }
 
 // Summary is mean ± sd of each measure across runs.
@@ -156,6 +178,26 @@ type ConvergencePoint struct {
 	MAPE  metrics.Summary `json:"mape"`
 }
 
+// Ratio is mean ± sd across runs of a per-run ratio model/baseline.
+type Ratio = metrics.Summary
+
+// Baseline is the accuracy of a forecast that needs no training on the
+// same test windows: mean ± sd across runs (the random split changes the
+// test set per run).
+type Baseline struct {
+	Name    string          `json:"name"`
+	Metrics BaselineMetrics `json:"metrics"`
+	// PerRun is the baseline on each run's test windows, run 1 first.
+	PerRun []metrics.Result `json:"per_run"`
+}
+
+// BaselineMetrics are the baseline's MAE, MAPE and R².
+type BaselineMetrics struct {
+	MAE  metrics.Summary `json:"mae"`
+	MAPE metrics.Summary `json:"mape"`
+	R2   metrics.Summary `json:"r2"`
+}
+
 // Result is the outcome for one ε.
 type Result struct {
 	Epsilon         fl.JSONFloat `json:"epsilon"` // a number, or "inf" for non-DP
@@ -164,6 +206,12 @@ type Result struct {
 	Order           float64      `json:"rdp_order,omitempty"`
 	Runs            int          `json:"runs"`
 	Metrics         Summary      `json:"metrics"`
+	// RelativeMAE and RelativeMAPE are mean ± sd across runs of the run's
+	// MAE (MAPE) divided by the persistence forecast's on the same test
+	// windows: below 1 the model beats "no change". Absent in reports
+	// written before the baseline existed.
+	RelativeMAE  *Ratio `json:"relative_mae,omitempty"`
+	RelativeMAPE *Ratio `json:"relative_mape,omitempty"`
 	// Quantile forecasts on the test windows (package forecast): mean ±
 	// sd over runs of the mean WIS, of the mean WIS divided by the
 	// hub-style baseline's on the same windows, and of the coverage of the
@@ -191,8 +239,11 @@ type Result struct {
 
 // Report is a whole experiment.
 type Report struct {
-	Setting Setting  `json:"config"`
-	Results []Result `json:"results"`
+	Setting Setting `json:"config"`
+	// Baseline is persistence (ŷ = the last smoothed input) on the same
+	// test windows; nil in reports written before it existed.
+	Baseline *Baseline `json:"baseline,omitempty"`
+	Results  []Result  `json:"results"`
 }
 
 // Setting records every setting used, for the JSON output.
@@ -212,6 +263,8 @@ type Setting struct {
 	GOMAXPROCS     int            `json:"gomaxprocs"`
 	GoVersion      string         `json:"go_version"`
 	NoiseSource    string         `json:"noise_source"`
+	// Accountant calibrates the noise and reports ε spent.
+	Accountant string `json:"accountant"`
 }
 
 const trainFraction = 0.9
@@ -231,6 +284,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Calibration.Validate(); err != nil {
 		return nil, err
 	}
+	if err := model.CheckDamping(cfg.Damping); err != nil {
+		return nil, err
+	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
 		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
 	})
@@ -246,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	q := float64(cfg.ClientsPerRound) / float64(n)
 	sizes := append(append([]int{cfg.History}, cfg.Hidden...), 1)
-	model := nn.NewMLP(sizes...)
+	net := nn.NewMLP(sizes...)
 
 	rep := &Report{}
 	st := &rep.Setting
@@ -260,6 +316,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	st.Model = sizes
 	st.GOMAXPROCS = runtime.GOMAXPROCS(0)
 	st.GoVersion = runtime.Version()
+	st.Accountant = string(cfg.Accountant)
 	st.NoiseSource = "seeded PCG streams (research run: reproducible noise, never for release)"
 	st.WindowsPerArea = [2]int{math.MaxInt, 0}
 	for _, a := range areas {
@@ -310,12 +367,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	splits := make([]runData, cfg.Runs)
 	for run := range splits {
 		train, test := series.SplitAreas(areas, cfg.Split, trainFraction, fl.NewRand(fl.RunSeed(cfg.Seed, run), fl.StreamSplit))
-		splits[run] = newRunData(train, test)
+		splits[run] = newRunData(train, test, cfg.Features)
 	}
+	base := &Baseline{Name: "persistence"}
+	for run := range splits {
+		rd := &splits[run]
+		p := make([]float64, len(rd.testY))
+		model.Persistence(rd.testX, p)
+		base.PerRun = append(base.PerRun, metrics.Compute(rd.testY, p))
+	}
+	bs := summarize(base.PerRun)
+	base.Metrics = BaselineMetrics{MAE: bs.MAE, MAPE: bs.MAPE, R2: bs.R2}
+	rep.Baseline = base
 
 	type job struct{ eps, run int }
 	type outcome struct {
 		final   metrics.Result
+		run     int
 		perArea []float64
 		strata  []metrics.Result
 		strataN []int
@@ -364,8 +432,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
 					fcfg.Accountant = cfg.Accountant
 				}
-				ev := newEvaluator(model, rd)
+				ev := newEvaluator(net, cfg.Features, cfg.Damping, rd)
 				if cfg.PointForecast == PointPersistence {
+					o.run = jb.run
 					o.final = ev.evaluatePoint(forecast.Persistence, cfg.History)
 					o.perArea = ev.perAreaMAPE()
 					o.strata, o.strataN = ev.strata(cfg.Populations)
@@ -377,13 +446,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					pool.Release()
 					continue
 				}
+				avg := newAverager(cfg.AverageLast, cfg.Rounds)
+				initial := make([]float64, net.NumParams())
+				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
 				sim := &fl.Simulation{
-					Model: model, Config: fcfg, Clients: rd.clients,
+					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
 					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
 					OnRound: func(e fl.Event, g []float64) {
+						avg.add(e.Round, g)
 						if e.Round%cfg.EvalEvery == 0 {
-							o.conv = append(o.conv, ev.evaluate(g).MAPE)
+							o.conv = append(o.conv, ev.evaluate(avg.current(g)).MAPE)
 						}
 					},
 				}
@@ -393,13 +466,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					o.err = err
 					continue
 				}
-				o.final = ev.evaluate(srv.Global)
+				o.run = jb.run
+				o.final = ev.evaluate(avg.current(srv.Global))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
 				if jb.run == 0 {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
-				o.iv = iv.evaluateIntervals(rd, modelPoint(model, srv.Global), jb.run == 0)
+				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(srv.Global))), jb.run == 0)
 				o.seconds = time.Since(t0).Seconds()
 				pool.Release()
 				mu.Lock()
@@ -436,6 +510,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r := &results[e]
 		var finals []metrics.Result
 		var ivs []intervalRun
+		var relMAE, relMAPE []float64
 		conv := map[int][]float64{}
 		byStratum := make([][]metrics.Result, len(strata))
 		stratumAreas := make([]int, len(strata))
@@ -447,6 +522,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			o := outs[j]
 			finals = append(finals, o.final)
 			ivs = append(ivs, o.iv)
+			b := base.PerRun[o.run]
+			relMAE = append(relMAE, o.final.MAE/b.MAE)
+			relMAPE = append(relMAPE, o.final.MAPE/b.MAPE)
 			r.Seconds += o.seconds
 			zeros += o.final.ZeroTargetsDropped
 			r.TestWindows = o.final.N
@@ -467,6 +545,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.PerRun = finals
 		r.Metrics = summarize(finals)
 		summarizeIntervals(r, ivs)
+		rm, rp := metrics.Summarize(relMAE), metrics.Summarize(relMAPE)
+		r.RelativeMAE, r.RelativeMAPE = &rm, &rp
 		r.ZeroTargets = int(math.Round(float64(zeros) / float64(len(finals))))
 		for s, st := range strata {
 			if len(byStratum[s]) > 0 {
@@ -500,10 +580,10 @@ type runData struct {
 	testIdx [][]int
 }
 
-func newRunData(train, test []series.Area) runData {
+func newRunData(train, test []series.Area, f model.Features) runData {
 	rd := runData{clients: make([]fl.ClientData, len(train))}
 	for i, a := range train {
-		x, y := series.Stack([]series.Area{a})
+		x, y := f.Stack([]series.Area{a})
 		rd.clients[i] = fl.ClientData{X: x, Y: y}
 	}
 	rd.testIdx = make([][]int, len(test))
@@ -522,18 +602,20 @@ func newRunData(train, test []series.Area) runData {
 
 // evaluator predicts the test windows of one run.
 type evaluator struct {
-	model *nn.MLP
-	rd    *runData
-	y     []float64
-	pred  []float64
+	model    *nn.MLP
+	features model.Features
+	damping  float64
+	rd       *runData
+	y        []float64
+	pred     []float64
 }
 
-func newEvaluator(m *nn.MLP, rd *runData) *evaluator {
-	return &evaluator{model: m, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
+func newEvaluator(m *nn.MLP, f model.Features, damping float64, rd *runData) *evaluator {
+	return &evaluator{model: m, features: f, damping: damping, rd: rd, y: rd.testY, pred: make([]float64, len(rd.testY))}
 }
 
 func (e *evaluator) evaluate(global []float64) metrics.Result {
-	e.model.Predict(global, e.rd.testX, e.pred)
+	e.features.PredictDamped(e.model, global, e.rd.testX, e.pred, e.damping)
 	return metrics.Compute(e.y, e.pred)
 }
 
@@ -545,14 +627,49 @@ func (e *evaluator) evaluatePoint(point forecast.Point, h int) metrics.Result {
 	return metrics.Compute(e.y, e.pred)
 }
 
-// modelPoint is the point forecaster of a trained model (one per
-// goroutine: it reuses its output slice).
-func modelPoint(m *nn.MLP, params []float64) forecast.Point {
+// modelPoint is the point forecaster of a trained model under the study's
+// design (features, damping): the same forecast the evaluator and the LHA
+// page make. One per goroutine: it reuses its output slice.
+func modelPoint(m *nn.MLP, f model.Features, damping float64, params []float64) forecast.Point {
 	out := make([]float64, 1)
 	return func(x []float64) float64 {
-		m.Predict(params, x, out)
+		f.PredictDamped(m, params, x, out, damping)
 		return out[0]
 	}
+}
+
+// averager keeps the running mean of the global models after the last k
+// of T rounds (k ≤ 1: none; the released model is the last one).
+type averager struct {
+	k, rounds, n int
+	sum, mean    []float64
+}
+
+func newAverager(k, rounds int) *averager { return &averager{k: min(k, rounds), rounds: rounds} }
+
+func (a *averager) add(round int, g []float64) {
+	if a.k <= 1 || round <= a.rounds-a.k {
+		return
+	}
+	if a.sum == nil {
+		a.sum, a.mean = make([]float64, len(g)), make([]float64, len(g))
+	}
+	for i, v := range g {
+		a.sum[i] += v
+	}
+	a.n++
+}
+
+// current returns the model to evaluate: the mean so far once averaging
+// has begun, else g.
+func (a *averager) current(g []float64) []float64 {
+	if a.n == 0 {
+		return g
+	}
+	for i, s := range a.sum {
+		a.mean[i] = s / float64(a.n)
+	}
+	return a.mean
 }
 
 // perAreaMAPE returns each area's MAPE from the last evaluate (areas whose

@@ -63,11 +63,18 @@ func (r *Report) SummaryFigures(dir string) ([]string, error) {
 	for _, m := range []struct {
 		name, label string
 		get         func(Summary) (float64, float64)
+		base        func(BaselineMetrics) float64
 	}{
-		{"mae", "MAE (cases)", func(s Summary) (float64, float64) { return s.MAE.Mean, s.MAE.SD }},
-		{"mape", "MAPE (%)", func(s Summary) (float64, float64) { return s.MAPE.Mean, s.MAPE.SD }},
+		{"mae", "MAE (cases)", func(s Summary) (float64, float64) { return s.MAE.Mean, s.MAE.SD },
+			func(b BaselineMetrics) float64 { return b.MAE.Mean }},
+		{"mape", "MAPE (%)", func(s Summary) (float64, float64) { return s.MAPE.Mean, s.MAPE.SD },
+			func(b BaselineMetrics) float64 { return b.MAPE.Mean }},
 	} {
-		p, err := r.utilityPlot(m.label, m.get)
+		baseline := math.NaN()
+		if r.Baseline != nil {
+			baseline = m.base(r.Baseline.Metrics)
+		}
+		p, err := r.utilityPlot(m.label, m.get, baseline)
 		if err != nil {
 			return files, err
 		}
@@ -179,7 +186,9 @@ func (r *Report) boxPlot() (*plot.Plot, error) {
 	return p, nil
 }
 
-func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64)) (*plot.Plot, error) {
+// utilityPlot draws the measure against ε, with the non-DP value and, when
+// baseline is not NaN, the no-change forecast's as dashed lines.
+func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64), baseline float64) (*plot.Plot, error) {
 	var pts plotter.XYs
 	var errs plotter.YErrors
 	nonDP := math.NaN()
@@ -203,9 +212,27 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64))
 	p := plot.New()
 	p.Title.Text = "Privacy–utility trade-off (mean ± sd across runs)"
 	p.X.Label.Text = "privacy budget ε (log scale)"
-	p.Y.Label.Text = label + ", log scale"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = epsTicks(pts), plot.LogTicks{Prec: -1}
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, epsTicks(pts)
+	// The y range covers the error bars and the reference lines; a range
+	// under a factor of 10 has no power of ten to label on a log axis, so
+	// it is drawn on a linear one.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, pt := range pts {
+		lo, hi = math.Min(lo, pt.Y-errs[i].Low), math.Max(hi, pt.Y+errs[i].High)
+	}
+	for _, v := range []float64{nonDP, baseline} {
+		if !math.IsNaN(v) && v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi/lo < 10 {
+		p.Y.Label.Text = label
+		pad := 0.05 * (hi - lo)
+		p.Y.Min, p.Y.Max = math.Max(0, lo-pad), hi+pad
+	} else {
+		p.Y.Label.Text = label + ", log scale"
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
 	line, points, err := newLinePoints(pts)
 	if err != nil {
 		return nil, err
@@ -226,6 +253,18 @@ func (r *Report) utilityPlot(label string, get func(Summary) (float64, float64))
 		base.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(base)
 		p.Legend.Add("non-DP", base)
+	}
+	if !math.IsNaN(baseline) && baseline > 0 {
+		lo, hi := pts[0].X, pts[len(pts)-1].X
+		base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: baseline}, {X: hi, Y: baseline}})
+		if err != nil {
+			return nil, err
+		}
+		base.Color = palette[1]
+		base.Width = vg.Points(1.5)
+		base.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(base)
+		p.Legend.Add("no change (persistence)", base)
 	}
 	p.Legend.Top = true
 	widenLogX(p, pts)

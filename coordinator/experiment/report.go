@@ -20,17 +20,24 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "Study window %s: %d areas (%d–%d windows each), T=%d rounds, m=%d (q=%.4g), E=%d, S=%g, δ=%g, %s split, %d run(s), seed %d\n",
 		period, s.Areas, s.WindowsPerArea[0], s.WindowsPerArea[1], s.Rounds, s.Config.ClientsPerRound, s.SampleRate,
 		s.LocalEpochs, s.Clip, s.Delta, s.Split, s.Runs, s.Seed)
-	fmt.Fprintf(w, "mean ± sd across runs (sd with divisor n−1); MAPE/MdAPE over non-zero targets\n\n")
-	fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s\n", "ε", "c", "MSE", "MAE", "MAPE %", "MdAPE %", "R²")
+	if s.Preset != "" || s.Features != "" {
+		fmt.Fprintf(w, "Design: preset %s, features %s, model %s, %s accountant\n", orDash(s.Preset), orDash(string(s.Features)), modelString(s.Model), orDash(s.Accountant))
+	}
+	fmt.Fprintf(w, "mean ± sd across runs (sd with divisor n−1); MAPE/MdAPE over non-zero targets; rel. = model ÷ no-change forecast, per run\n\n")
+	fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s %-16s %-16s\n", "ε", "c", "MSE", "MAE", "MAPE %", "MdAPE %", "R²", "rel. MAE", "rel. MAPE")
 	for _, res := range r.Results {
 		m := res.Metrics
 		c := fmt.Sprintf("%.4f", res.NoiseMultiplier)
 		if math.IsInf(float64(res.Epsilon), 1) {
 			c = "-"
 		}
-		fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s\n", epsString(float64(res.Epsilon)), c,
+		fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s %-16s %-16s\n", epsString(float64(res.Epsilon)), c,
 			pm(m.MSE.Mean, m.MSE.SD, 2), pm(m.MAE.Mean, m.MAE.SD, 2), pm(m.MAPE.Mean, m.MAPE.SD, 2),
-			pm(m.MdAPE.Mean, m.MdAPE.SD, 2), pm(m.R2.Mean, m.R2.SD, 3))
+			pm(m.MdAPE.Mean, m.MdAPE.SD, 2), pm(m.R2.Mean, m.R2.SD, 3), ratio(res.RelativeMAE), ratio(res.RelativeMAPE))
+	}
+	if b := r.Baseline; b != nil {
+		fmt.Fprintf(w, "%-6s %-9s %-24s %-18s %-18s %-18s %-16s\n", "", b.Name, "", pm(b.Metrics.MAE.Mean, b.Metrics.MAE.SD, 2),
+			pm(b.Metrics.MAPE.Mean, b.Metrics.MAPE.SD, 2), "", pm(b.Metrics.R2.Mean, b.Metrics.R2.SD, 3))
 	}
 	if len(r.Results) > 0 && r.Results[0].ZeroTargets > 0 {
 		fmt.Fprintf(w, "\n%d of %d test targets per run are zero and were left out of MAPE/MdAPE.\n", r.Results[0].ZeroTargets, r.Results[0].TestWindows)
@@ -38,6 +45,29 @@ func (r *Report) WriteTable(w io.Writer) error {
 	r.writeIntervalTable(w)
 	fmt.Fprintf(w, "\nWall time %.1f s on %d core(s).\n", s.WallSeconds, s.GOMAXPROCS)
 	return nil
+}
+
+// ratio formats a relative measure; "–" when absent (older reports).
+func ratio(r *Ratio) string {
+	if r == nil {
+		return "–"
+	}
+	return pm(r.Mean, r.SD, 3)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func modelString(sizes []int) string {
+	parts := make([]string, len(sizes))
+	for i, v := range sizes {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, "-")
 }
 
 func pm(mean, sd float64, prec int) string {

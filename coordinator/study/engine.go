@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -183,7 +184,8 @@ func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) 
 		if insecure {
 			initRng = fl.NewRand(*opt.InsecureSeed, fl.StreamInit)
 		}
-		e.Model.Init(w, initRng)
+		features, _ := model.Parse(f.Features) // checked by Validate
+		features.Init(e.Model, w, initRng)
 		g = &ledger.Genesis{Study: raw, StudySHA256: studyHash, NoiseMultiplier: c, Clients: len(f.LHAs),
 			Model: w, InsecureSeed: insecure, Created: e.now()}
 		if !json.Valid(raw) {

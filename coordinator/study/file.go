@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -93,6 +94,14 @@ type File struct {
 	To   string `json:"to,omitempty"`
 	// Hidden are the hidden layer sizes. Defaults to [128, 64, 32].
 	Hidden []int `json:"hidden"`
+	// Features is what the network reads and predicts: "log-change"
+	// (fedcast's design; `study new` writes it) or "counts" (the paper's).
+	// Defaults to "counts", so files written before the field keep their
+	// meaning.
+	Features string `json:"features,omitempty"`
+	// Damping in (0, 1] multiplies a log-change model's forecast change
+	// (post-processing of the final model). 0 (absent) means 1: none.
+	Damping float64 `json:"damping,omitempty"`
 	// RoundLength is L, the length of one slot of the study's public round
 	// schedule: round k opens at t₀ + (k−1)·L (t₀: the moment the start
 	// quorum was reached), takes updates until L − RoundSlack after it
@@ -221,6 +230,14 @@ func (f *File) Validate() error {
 			if _, err := time.Parse(time.DateOnly, d.v); err != nil {
 				return configErr("%s is %q, want YYYY-MM-DD", d.name, d.v)
 			}
+		}
+	}
+	if _, err := model.Parse(f.Features); err != nil {
+		return configErr("features: %v", err)
+	}
+	if f.Damping != 0 {
+		if err := model.CheckDamping(f.Damping); err != nil {
+			return configErr("damping: %v", err)
 		}
 	}
 	for _, h := range f.Hidden {
@@ -429,7 +446,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
 		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
 		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
-		Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
+		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Features: f.Features, Damping: f.Damping,
 		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
 		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
 		InsecureSeed:      insecure,
@@ -495,6 +512,9 @@ type CreateOptions struct {
 	Template File
 	// Names of the LHAs to enrol. Required (at least one).
 	Names []string
+	// Design, if set, fills the template's zero training fields (see
+	// FillDesign) before the defaults are applied.
+	Design *model.Design
 }
 
 // Secrets are the tokens Create made: print them once, store them nowhere
@@ -509,7 +529,6 @@ type Secrets struct {
 func Create(opt CreateOptions) (*File, *Secrets, error) {
 	f := opt.Template
 	f.Version = FileVersion
-	f.Defaults()
 	s := &Secrets{Admin: NewToken()}
 	f.AdminTokenSHA256 = HashToken(s.Admin)
 	f.LHAs = nil
@@ -518,6 +537,10 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 		s.LHAs = append(s.LHAs, tok)
 		f.LHAs = append(f.LHAs, LHA{Name: n, TokenSHA256: HashToken(tok)})
 	}
+	if opt.Design != nil {
+		f.FillDesign(*opt.Design)
+	}
+	f.Defaults()
 	if err := f.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -525,4 +548,35 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 		return nil, nil, err
 	}
 	return &f, s, nil
+}
+
+// FillDesign fills the training recipe's zero-valued fields from d
+// (shared/model): rounds T, m for the file's N LHAs (so call it after the
+// LHAs are enrolled, and before Defaults), S, E, the learning rate, the
+// hidden layers and the features. Fields already set are kept.
+func (f *File) FillDesign(d model.Design) {
+	if f.Rounds == 0 {
+		f.Rounds = d.Rounds
+	}
+	if f.ExpectedClients == 0 {
+		f.ExpectedClients = d.ExpectedClients(len(f.LHAs))
+	}
+	if f.ClipNorm == 0 {
+		f.ClipNorm = d.Clip
+	}
+	if f.LocalEpochs == 0 {
+		f.LocalEpochs = d.LocalEpochs
+	}
+	if f.LearningRate == 0 {
+		f.LearningRate = d.LearningRate
+	}
+	if len(f.Hidden) == 0 {
+		f.Hidden = append([]int(nil), d.Hidden...)
+	}
+	if f.Features == "" {
+		f.Features = string(d.Features)
+	}
+	if f.Damping == 0 && d.Damping != 1 {
+		f.Damping = d.Damping
+	}
 }

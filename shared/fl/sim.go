@@ -24,6 +24,9 @@ type ClientData struct {
 type Simulation struct {
 	// Model is the architecture. Required.
 	Model *nn.MLP
+	// Initial, if set, is the initial global model (copied); otherwise
+	// Model.Init draws one from the run's StreamInit.
+	Initial []float64
 	// Config is the study setting. Config.Clients must equal len(Clients).
 	Config Config
 	// Clients holds every enrolled client's training windows. Required.
@@ -58,7 +61,14 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 	}
 	dim := s.Model.NumParams()
 	global := make([]float64, dim)
-	s.Model.Init(global, NewRand(s.Seed, StreamInit))
+	if s.Initial != nil {
+		if len(s.Initial) != dim {
+			return nil, configErr("the initial model has %d values, the architecture %d", len(s.Initial), dim)
+		}
+		copy(global, s.Initial)
+	} else {
+		s.Model.Init(global, NewRand(s.Seed, StreamInit))
+	}
 	budget := s.Epsilon
 	if !cfg.DP {
 		budget = math.Inf(1)

@@ -159,6 +159,15 @@ type Study struct {
 	To   string `json:"to,omitempty"`
 	// Layers are the MLP's layer sizes, input H first, output 1 last.
 	Layers []int `json:"layers"`
+	// Features names what the network reads and predicts (shared/model):
+	// "log-change" (changes of ln(1+count) against the last input day; an
+	// output of 0 is the no-change forecast) or "counts" (the paper's raw
+	// counts). Empty means "counts" (coordinators before the field).
+	Features string `json:"features,omitempty"`
+	// Damping in (0, 1] multiplies a log-change model's output before it
+	// becomes a forecast (the forecast change is shrunk toward "no
+	// change"). 0 (absent) means 1.
+	Damping float64 `json:"damping,omitempty"`
 	// Params is the length of the flat parameter vector.
 	Params int `json:"params"`
 	// RoundLengthMillis is L, the length of one slot of the public round

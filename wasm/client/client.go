@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -274,6 +275,14 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err := (privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}).Validate(); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if _, err := model.Parse(st.Features); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
+		if st.Damping != 0 {
+			if err := model.CheckDamping(st.Damping); err != nil {
+				return fmt.Errorf("%w: %w", ErrBadStudy, err)
+			}
+		}
 		if st.LocalEpochs < 1 || st.LocalEpochs > 100000 || !(st.LearningRate > 0) {
 			return fmt.Errorf("%w: E=%d, learning rate %v", ErrBadStudy, st.LocalEpochs, st.LearningRate)
 		}
@@ -303,7 +312,7 @@ func sameStudy(a, b protocol.Study) bool {
 	return a.Name == b.Name && a.Epsilon == b.Epsilon && a.Delta == b.Delta && a.Rounds == b.Rounds &&
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
-		a.Accountant == b.Accountant
+		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping
 }
 
 // event merges one released round's event into the log: a known round
@@ -437,7 +446,7 @@ func (s *Session) SetMaxWindows(n int) { s.opt.MaxWindows = n }
 
 // TrainingData returns the windows this LHA trains on for the study: all
 // areas of data, each split by target date (the earliest TrainFraction),
-// stacked.
+// stacked, in the network's terms (the study's Features applied).
 func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err error) {
 	opt, err := windowOptions(st)
 	if err != nil {
@@ -448,7 +457,11 @@ func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err 
 		return nil, nil, err
 	}
 	train, _ := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
-	x, y = series.Stack(train)
+	features, err := model.Parse(st.Features)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	x, y = features.Stack(train)
 	return x, y, nil
 }
 

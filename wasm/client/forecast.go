@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -40,21 +41,42 @@ var ErrModelLayout = errors.New("client: the model does not match the study's la
 // Forecasts computes each area's live quantile forecast from the final
 // global model, and the recent coverage of the same interval method on
 // the LHA's own data. Areas too short for an input are left out.
-func Forecasts(st protocol.Study, data *series.Dataset, model []float64) ([]AreaForecast, RecentCoverage, error) {
+func Forecasts(st protocol.Study, data *series.Dataset, params []float64) ([]AreaForecast, RecentCoverage, error) {
 	var cov RecentCoverage
 	if len(st.Layers) < 2 {
 		return nil, cov, fmt.Errorf("%w: %v", ErrModelLayout, st.Layers)
 	}
 	m := nn.NewMLP(st.Layers...)
-	if m.NumParams() != len(model) {
-		return nil, cov, fmt.Errorf("%w: %d numbers, the layout %v needs %d", ErrModelLayout, len(model), st.Layers, m.NumParams())
+	if m.NumParams() != len(params) {
+		return nil, cov, fmt.Errorf("%w: %d numbers, the layout %v needs %d", ErrModelLayout, len(params), st.Layers, m.NumParams())
 	}
-	out := make([]float64, 1)
-	point := func(x []float64) float64 {
-		m.Predict(model, x, out)
-		return out[0]
+	point, err := DesignPoint(st, m, params)
+	if err != nil {
+		return nil, cov, err
 	}
 	return PointForecasts(st, data, point)
+}
+
+// DesignPoint is the point forecaster of the final model under the study's
+// design: its feature map and damping (shared/model), the forecast the
+// simulation scores. It reuses one output slice: one per goroutine.
+func DesignPoint(st protocol.Study, m *nn.MLP, params []float64) (forecast.Point, error) {
+	features, err := model.Parse(st.Features)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	damping := st.Damping
+	if damping == 0 {
+		damping = 1
+	}
+	if err := model.CheckDamping(damping); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	out := make([]float64, 1)
+	return func(x []float64) float64 {
+		features.PredictDamped(m, params, x, out, damping)
+		return out[0]
+	}, nil
 }
 
 // PointForecasts is Forecasts for any point forecaster.

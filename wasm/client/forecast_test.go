@@ -102,3 +102,33 @@ func TestForecastsMeanModel(t *testing.T) {
 		t.Errorf("wrong model length: %v, want ErrModelLayout", err)
 	}
 }
+
+// Under the default design (log-change features) an all-zero model is the
+// no-change forecast: each area's median is exactly its last smoothed
+// input value. A model read as raw counts would forecast 0 instead.
+func TestForecastsUseTheDesign(t *testing.T) {
+	d, _, err := synth.Generate(synth.Options{Areas: 3, Days: 70, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 4, 1},
+		Features: "log-change", Damping: 0.5}
+	zero := make([]float64, 10*4+4+4+1)
+	fcs, _, err := Forecasts(st, d, zero)
+	if err != nil || len(fcs) != 3 {
+		t.Fatalf("%d forecasts, %v", len(fcs), err)
+	}
+	for _, f := range fcs {
+		r := d.Region(f.Area)
+		avg := make([]float64, len(r.Cases))
+		series.MovingAverage7(avg, r.Cases, series.Centered)
+		last := avg[r.Index(f.InputEnd)]
+		if f.Point != last || last == 0 {
+			t.Errorf("%s: point %v, want the no-change forecast %v", f.Area, f.Point, last)
+		}
+	}
+	st.Features = "sideways"
+	if _, _, err := Forecasts(st, d, zero); !errors.Is(err, ErrBadStudy) {
+		t.Errorf("unknown features: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -32,6 +33,7 @@ const DefaultMaxWindows = 1000
 // it was computed from.
 type TrainingSet struct {
 	opt      series.WindowOptions
+	features model.Features // the study's feature map, applied to every window
 	fraction float64
 	history  int
 	regions  []*series.Region
@@ -51,7 +53,11 @@ func PrepareTraining(st protocol.Study, data *series.Dataset, maxWindows int, yi
 	if err != nil {
 		return nil, err
 	}
-	t := &TrainingSet{opt: opt, fraction: st.TrainFraction, history: opt.History, regions: data.Regions,
+	features, err := model.Parse(st.Features)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	t := &TrainingSet{opt: opt, features: features, fraction: st.TrainFraction, history: opt.History, regions: data.Regions,
 		counts: make([]int, len(data.Regions)), cap: maxWindows, yield: yield}
 	if t.history == 0 {
 		t.history = series.DefaultHistory
@@ -138,6 +144,8 @@ func (t *TrainingSet) sample(k int) (x, y []float64, err error) {
 		}
 		last = t.maybeYield(last)
 	}
+	// In the network's terms (the study's features), as TrainingData.
+	t.features.Transform(x, y)
 	return x, y, nil
 }
 

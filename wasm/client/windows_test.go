@@ -12,9 +12,16 @@ import (
 )
 
 // TestTrainingSet: without a cap (or under it) the set is exactly
-// TrainingData; with a cap each round is a sample of distinct windows of
-// it, fresh each round.
+// TrainingData, in the network's terms for each feature map (the default
+// design's log-change inputs included); with a cap each round is a sample
+// of distinct windows of it, fresh each round.
 func TestTrainingSet(t *testing.T) {
+	for _, features := range []string{"counts", "log-change"} {
+		t.Run(features, func(t *testing.T) { testTrainingSet(t, features) })
+	}
+}
+
+func testTrainingSet(t *testing.T, features string) {
 	raw, err := os.ReadFile("../../coordinator/e2e/testdata/lha.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -23,10 +30,15 @@ func TestTrainingSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 4, 1}, LocalEpochs: 3, LearningRate: 0.01}
+	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 4, 1}, LocalEpochs: 3, LearningRate: 0.01, Features: features}
 	x, y, err := TrainingData(st, data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The file's counts run in the tens to hundreds: as log-changes against
+	// the last input day every input window ends in exactly 0.
+	if features == "log-change" && (x[9] != 0 || x[19] != 0 || y[0] > 5) {
+		t.Fatalf("TrainingData is not in log-change terms: x %v, y %v", x[:20], y[:2])
 	}
 	key := func(x []float64, y float64) string { return fmt.Sprint(x, y) }
 	all := map[string]bool{}

@@ -200,3 +200,91 @@ func TestAuditJSON(t *testing.T) {
 		t.Errorf("K > N: exit %d, %s", code, errs)
 	}
 }
+
+func TestSimulatePresets(t *testing.T) {
+	if code, _, errs := fedcast(t, "simulate", "--preset", "fast"); code != 2 || !strings.Contains(errs, "preset") {
+		t.Errorf("unknown preset: exit %d, %q", code, errs)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, table, errs := fedcast(t, "simulate", "--epsilon", "1,inf", "--runs", "2", "--quiet", "--json", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(table, "persistence") || !strings.Contains(table, "rel. MAE") || !strings.Contains(table, "preset default") {
+		t.Errorf("table lacks the baseline or the design:\n%s", table)
+	}
+	b, _ := os.ReadFile(out)
+	var v struct {
+		Config struct {
+			Preset          string  `json:"preset"`
+			Features        string  `json:"features"`
+			Rounds          int     `json:"rounds"`
+			ClientsPerRound int     `json:"clients_per_round"`
+			Areas           int     `json:"areas"`
+			LearningRate    float64 `json:"learning_rate"`
+			Damping         float64 `json:"damping"`
+			Model           []int   `json:"model"`
+			Accountant      string  `json:"accountant"`
+		} `json:"config"`
+		Baseline *struct{ Name string } `json:"baseline"`
+		Results  []struct {
+			RelativeMAE *struct{ Mean, SD float64 } `json:"relative_mae"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	c := v.Config
+	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 10 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 || c.Damping != 0.5 ||
+		len(c.Model) != 3 || c.Model[1] != 16 || c.Accountant != "rdp" {
+		t.Errorf("default design not applied: %+v", c)
+	}
+	if v.Baseline == nil || v.Baseline.Name != "persistence" || len(v.Results) != 2 || v.Results[0].RelativeMAE == nil {
+		t.Errorf("JSON lacks the baseline or relative MAE: %s", b)
+	}
+}
+
+func TestStudyNewPresets(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		preset string
+		want   []string
+	}{
+		{"default", []string{`"features": "log-change"`, `"rounds": 10`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
+		{"paper", []string{`"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
+	} {
+		out := filepath.Join(dir, tc.preset+".json")
+		code, _, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "1", "--preset", tc.preset, "--out", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.preset, code, errs)
+		}
+		b, _ := os.ReadFile(out)
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: study file lacks %s:\n%s", tc.preset, w, b)
+			}
+		}
+	}
+	if code, _, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "1", "--rounds", "-2", "--out", filepath.Join(dir, "x.json")); code != 2 || !strings.Contains(errs, "--rounds") {
+		t.Errorf("negative rounds: exit %d %q", code, errs)
+	}
+}
+
+func TestDataSynthScenarios(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", "5", "--seed", "3", "--out", a); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", "5", "--seed", "3", "--intervention-day", "31", "--intervention-effect", "0.29", "--out", b); code != 0 {
+		t.Fatal(errs)
+	}
+	ab, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if len(ab) == 0 || bytes.Equal(ab, bb) {
+		t.Error("an earlier, weaker intervention left the data unchanged")
+	}
+	if code, _, errs := fedcast(t, "data", "synth", "--r0", "-1"); code != 2 || !strings.Contains(errs, "--r0") {
+		t.Errorf("negative R0: exit %d %q", code, errs)
+	}
+}

@@ -40,15 +40,30 @@ func runData(ctx context.Context, env *Env, args []string) error {
 }
 
 func runDataSynth(env *Env, args []string) error {
-	fs := newFlagSet(env, "data synth", "data synth [--areas 60 --days 92 --start 2020-10-01 --seed 1 --out FILE --populations FILE]")
+	fs := newFlagSet(env, "data synth", "data synth [--areas 60 --days 92 --start 2020-10-01 --seed 1 --out FILE --populations FILE]\n"+
+		"       [--r0 1.4 --intervention-day D --intervention-effect 0.4 --no-intervention --prevalence 60]")
 	areas := fs.Int("areas", 60, "number of areas (counties)")
 	days := fs.Int("days", 92, "number of days")
 	start := fs.String("start", "2020-10-01", "first day, YYYY-MM-DD")
 	seed := fs.Uint64("seed", 1, "seed: the same seed gives the same data")
 	out := fs.String("out", "", "case CSV to write (date,region,cases); empty: standard output")
 	pops := fs.String("populations", "", "also write the areas' populations (county_id,name,state,population) here")
+	var o synth.Options
+	fs.Float64Var(&o.R0, "r0", 0, "reproduction number before the intervention (default 1.4)")
+	fs.IntVar(&o.InterventionDay, "intervention-day", 0, "day (0 = --start) the contact reductions begin (default days·45/92)")
+	fs.Float64Var(&o.InterventionEffect, "intervention-effect", 0, "fraction by which transmission falls (default 0.4)")
+	fs.BoolVar(&o.NoIntervention, "no-intervention", false, "keep transmission at R0 throughout")
+	fs.Float64Var(&o.InitialPrevalence, "prevalence", 0, "infectious people per 100,000 at the start of the burn-in (default 60)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"r0", o.R0}, {"intervention-effect", o.InterventionEffect}, {"prevalence", o.InitialPrevalence}, {"intervention-day", float64(o.InterventionDay)}} {
+		if c.v < 0 {
+			return usagef("", "--%s must not be negative, got %v", c.name, c.v)
+		}
 	}
 	t0, err := parseDay(*start, "--start")
 	if err != nil {
@@ -57,7 +72,8 @@ func runDataSynth(env *Env, args []string) error {
 	if *areas < 1 || *days < 1 {
 		return usagef("", "--areas and --days must be at least 1")
 	}
-	d, as, err := synth.Generate(synth.Options{Areas: *areas, Days: *days, Start: t0, Seed: *seed})
+	o.Areas, o.Days, o.Start, o.Seed = *areas, *days, t0, *seed
+	d, as, err := synth.Generate(o)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -64,8 +65,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	var o demoOptions
 	fs.IntVar(&o.lhas, "lhas", 199, "simulated LHAs (plus one seat for you)")
-	fs.IntVar(&o.rounds, "rounds", 20, "rounds per study")
-	fs.IntVar(&o.expected, "expected", 50, "expected LHAs per round m (DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per study (default: the design's, 10)")
+	fs.IntVar(&o.expected, "expected", 0, "expected LHAs per round m (default: the design's, all of them; DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
 	fs.Float64Var(&o.epsilon, "epsilon", 3, "privacy budget ε per study")
 	fs.DurationVar(&o.roundLength, "round-length", 20*time.Second, "round length: rounds open every this long; updates are taken until 90 % of it (your seat counts as a dropout if it misses that)")
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
@@ -77,8 +78,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if o.start != "seat" && o.start != "now" {
 		return usagef("", "--start must be seat or now")
 	}
-	if o.lhas < 1 || o.expected < 1 || o.expected > o.lhas+1 {
-		return usagef("", "--lhas must be ≥ 1 and --expected in [1, lhas+1]")
+	if o.lhas < 1 || o.expected < 0 || o.expected > o.lhas+1 || o.rounds < 0 {
+		return usagef("", "--lhas must be ≥ 1, --expected in [1, lhas+1] and --rounds ≥ 1")
 	}
 	log, err := newLogger(env.Stderr, *level)
 	if err != nil {
@@ -339,6 +340,7 @@ func demoStudy(state string, sec *demoSecrets, o demoOptions) (dir string, f *st
 		f.LHAs = append(f.LHAs, study.LHA{Name: fmt.Sprintf("Simulated LHA %02d", i+1), TokenSHA256: study.HashToken(tok)})
 	}
 	f.LHAs = append(f.LHAs, study.LHA{Name: demoSeatName, TokenSHA256: study.HashToken(sec.Seat)})
+	f.FillDesign(model.Default)
 	f.Defaults()
 	if err := f.Validate(); err != nil {
 		return "", nil, nil, nil, err

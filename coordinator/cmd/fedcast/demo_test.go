@@ -63,6 +63,15 @@ func TestDemoOnceAndLedgerExport(t *testing.T) {
 	if !strings.Contains(stdout, "/join#") || !strings.Contains(stdout, "/admin#") {
 		t.Errorf("demo did not print the seat and admin links:\n%s", stdout)
 	}
+	// The demo runs fedcast's default design.
+	sf, _ := os.ReadFile(filepath.Join(state, "study-1", "study.json"))
+	for _, want := range []string{`"features": "log-change"`, `"damping": 0.5`, `"learning_rate": 0.01`, `"hidden": [
+    16
+  ]`} {
+		if !strings.Contains(string(sf), want) {
+			t.Errorf("demo study file lacks %s:\n%s", want, sf)
+		}
+	}
 	out := filepath.Join(t.TempDir(), "ledger.json")
 	model := filepath.Join(t.TempDir(), "model.json")
 	if code, _, stderr := fedcast(t, "ledger", "export", "--state", filepath.Join(state, "study-1"), "--out", out, "--model", model); code != 0 {

@@ -18,8 +18,10 @@ func init() {
 }
 
 func runReport(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "report", "report [--figures DIR] FILE.json [FILE.json …]")
+	fs := newFlagSet(env, "report", "report [--compare] [--figures DIR] FILE.json [FILE.json …]")
 	figures := fs.String("figures", "", "also redraw the privacy–utility and convergence figures of each file into DIR/<file name>/")
+	compare := fs.Bool("compare", false, "one table per study window and split comparing the files' designs with each other and with the no-change forecast")
+	epsList := fs.String("epsilon", "", "with --compare: only these ε, e.g. 0.5,1,2,inf (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +44,16 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 				return err
 			}
 		}
+	}
+	if *compare {
+		var only []float64
+		if *epsList != "" {
+			var err error
+			if only, err = parseEpsilons(*epsList); err != nil {
+				return usagef("example: --epsilon 0.5,1,2,inf", "%v", err)
+			}
+		}
+		return experiment.WriteComparison(env.Stdout, fs.Args(), reps, only)
 	}
 	return experiment.WriteMarkdown(env.Stdout, fs.Args(), reps)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/experiment"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -27,10 +28,15 @@ func init() {
 }
 
 const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD --to YYYY-MM-DD --epsilon LIST --runs N
-       [--rounds 75 --clients-per-round 100 --local-epochs 30 --clip 0.5 --delta 1e-5
+       [--preset default|paper] [--rounds T --clients-per-round M --local-epochs E --clip S
+        --learning-rate LR --hidden LIST --features log-change|counts --damping D --delta 1e-5
         --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR
         --point-forecast model|persistence --hub DIR]
 
+--preset default (fedcast's design: log-change features anchored at the
+no-change forecast, MLP 10-16-1, T=10, every area every round, E=30, S=0.5,
+lr=0.01, forecast change damped by 0.5) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
+lr=0.001); the other flags override single settings of the preset.
 Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
 
 func runSimulate(ctx context.Context, env *Env, args []string) error {
@@ -41,12 +47,16 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	to := fs.String("to", "", "last day of the study window, YYYY-MM-DD (inclusive); empty: all data")
 	epsList := fs.String("epsilon", "1,2,inf", "comma-separated privacy budgets ε; 'inf' is non-DP")
 	runs := fs.Int("runs", 1, "runs per ε (independent seeds)")
-	rounds := fs.Int("rounds", 75, "federated rounds T")
-	m := fs.Int("clients-per-round", 100, "expected clients per round m (q = m/N)")
-	epochs := fs.Int("local-epochs", 30, "local full-batch Adam steps E per round")
-	clip := fs.Float64("clip", 0.5, "L2 clip bound S of each client update")
+	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
+	rounds := fs.Int("rounds", 0, "federated rounds T (default: the preset's, 10 or 75)")
+	m := fs.Int("clients-per-round", 0, "expected clients per round m, q = m/N (default: the preset's, all areas or 100)")
+	epochs := fs.Int("local-epochs", 0, "local full-batch Adam steps E per round (default: the preset's, 30)")
+	clip := fs.Float64("clip", 0, "L2 clip bound S of each client update (default: the preset's, 0.5)")
 	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
-	lr := fs.Float64("learning-rate", 1e-3, "Adam learning rate")
+	lr := fs.Float64("learning-rate", 0, "Adam learning rate (default: the preset's, 0.01 or 0.001)")
+	hidden := fs.String("hidden", "", "hidden layer widths, e.g. 128,64,32; 'none' is a linear model (default: the preset's)")
+	features := fs.String("features", "", "what the network reads: log-change or counts (default: the preset's)")
+	damping := fs.Float64("damping", 0, "factor in (0, 1] on the forecast change of a log-change model (default: the preset's)")
 	split := fs.String("split", "temporal", "per-area train/test split: temporal (last 10 % of windows test) or random (the paper's code)")
 	smoothing := fs.String("smoothing", "centered", "7-day moving average: centered (paper) or trailing")
 	seed := fs.Uint64("seed", 1, "seed of the experiment (run r uses a seed derived from it)")
@@ -69,21 +79,66 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef("example: --epsilon 0.5,1,2,inf", "%v", err)
 	}
-	cfg := experiment.Config{
-		Epsilons: eps, Runs: *runs, Rounds: *rounds, ClientsPerRound: *m, LocalEpochs: *epochs,
-		Clip: *clip, Delta: *delta, LearningRate: *lr, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
-		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
-	}
 	if *point != experiment.PointModel && *point != experiment.PointPersistence {
 		return usagef("use --point-forecast model or --point-forecast persistence", "unknown point forecaster %q", *point)
+	}
+	design, err := model.Preset(*preset)
+	if err != nil {
+		return usagef("use --preset default or --preset paper", "%v", err)
 	}
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"--runs", *runs}, {"--rounds", *rounds}, {"--clients-per-round", *m}, {"--local-epochs", *epochs}, {"--eval-every", *evalEvery}} {
-		if c.v < 1 {
-			return usagef("", "%s must be at least 1, got %d", c.name, c.v)
+	}{{"runs", *runs}, {"rounds", *rounds}, {"clients-per-round", *m}, {"local-epochs", *epochs}, {"eval-every", *evalEvery}} {
+		if c.v < 1 && (flagSet(fs, c.name) || c.name == "runs" || c.name == "eval-every") {
+			return usagef("", "--%s must be at least 1, got %d", c.name, c.v)
 		}
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"clip", *clip}, {"learning-rate", *lr}} {
+		if flagSet(fs, c.name) && !(c.v > 0 && !math.IsInf(c.v, 0)) {
+			return usagef("", "--%s must be a number > 0, got %v", c.name, c.v)
+		}
+	}
+	if *rounds > 0 {
+		design.Rounds = *rounds
+	}
+	if *m > 0 {
+		design.ClientsPerRound = *m
+	}
+	if *epochs > 0 {
+		design.LocalEpochs = *epochs
+	}
+	if *clip > 0 {
+		design.Clip = *clip
+	}
+	if *lr > 0 {
+		design.LearningRate = *lr
+	}
+	if flagSet(fs, "hidden") {
+		if design.Hidden, err = parseHidden(*hidden); err != nil {
+			return usagef("e.g. --hidden 128,64,32 or --hidden none", "%v", err)
+		}
+	}
+	if flagSet(fs, "features") {
+		if design.Features, err = model.Parse(*features); err != nil {
+			return usagef("use --features log-change or --features counts", "%v", err)
+		}
+	}
+	if flagSet(fs, "damping") {
+		if err := model.CheckDamping(*damping); err != nil {
+			return usagef("e.g. --damping 0.5", "%v", err)
+		}
+		design.Damping = *damping
+	}
+	cfg := experiment.Config{
+		Damping:  design.Damping,
+		Epsilons: eps, Runs: *runs, Rounds: design.Rounds, LocalEpochs: design.LocalEpochs,
+		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
+		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,
+		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
 	}
 	if cfg.Split, err = series.ParseSplit(*split); err != nil {
 		return usagef("use --split temporal or --split random", "%v", err)
@@ -116,8 +171,8 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 			cfg.Populations[a.ID] = a.Population
 		}
 		cfg.CasesFile = "built-in synthetic outbreak (fedcast data synth --seed 1)"
-		if *m > len(areas) && !flagSet(fs, "clients-per-round") {
-			cfg.ClientsPerRound = len(areas) / 4
+		if design.ClientsPerRound > len(areas) && !flagSet(fs, "clients-per-round") {
+			design.ClientsPerRound = len(areas) / 4
 		}
 	} else {
 		if cfg.Data, err = readCases(env, *cases, false, cfg.From, cfg.To); err != nil {
@@ -135,6 +190,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
+	cfg.ClientsPerRound = design.ExpectedClients(len(cfg.Data.Regions))
 	if !*quiet {
 		cfg.Progress = env.Stderr
 		fmt.Fprintf(env.Stderr, "simulate: %d ε × %d runs; progress below, one line per finished run\n", len(eps), *runs)
@@ -174,6 +230,23 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// parseHidden reads "128,64,32"; "none" (or "0") is no hidden layer.
+func parseHidden(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "none" || s == "0" {
+		return []int{}, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > 4096 {
+			return nil, fmt.Errorf("hidden layer width %q is not a whole number in 1 … 4096", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // parseEpsilons reads "0.5,1,2,inf".

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -23,7 +24,11 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "new" {
 		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new')")
 	}
-	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --rounds T --expected M --out FILE [flags]")
+	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
+		"--preset default is fedcast's design (log-change features anchored at the no-change forecast, MLP 10-16-1,\n"+
+		"T=10, every LHA every round, E=30, S=0.5, lr=0.01, forecast change damped by 0.5); --preset paper the paper's (MLP 10-128-64-32-1 on counts,\n"+
+		"T=75, m=100, E=30, S=0.5, lr=0.001). --rounds, --expected, --clip, --epochs and --lr override single settings.")
+	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
 	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
 	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
 	out := fs.String("out", "", "study file to write (must not exist); required")
@@ -32,11 +37,11 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Name, "name", "fedcast study", "study name")
 	fs.Float64Var(&f.Epsilon, "epsilon", 0, "privacy budget ε; required")
 	fs.Float64Var(&f.Delta, "delta", 1e-5, "δ")
-	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T; required")
-	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m (q = m/N); required")
-	fs.Float64Var(&f.ClipNorm, "clip", 0.5, "clip bound S")
-	fs.IntVar(&f.LocalEpochs, "epochs", 30, "local epochs E (full-batch Adam steps)")
-	fs.Float64Var(&f.LearningRate, "lr", 0.001, "learning rate")
+	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T (default: the preset's, 10 or 75)")
+	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m, q = m/N (default: the preset's, all N or min(100, N))")
+	fs.Float64Var(&f.ClipNorm, "clip", 0, "clip bound S (default: the preset's, 0.5)")
+	fs.IntVar(&f.LocalEpochs, "epochs", 0, "local epochs E, full-batch Adam steps (default: the preset's, 30)")
+	fs.Float64Var(&f.LearningRate, "lr", 0, "learning rate (default: the preset's, 0.01 or 0.001)")
 	fs.IntVar(&f.History, "history", 10, "input days H")
 	fs.IntVar(&f.Horizon, "horizon", 7, "days ahead P")
 	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
@@ -72,10 +77,22 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if *out == "" {
 		return usagef("e.g. --out study.json", "--out is required")
 	}
-	if f.Epsilon == 0 || f.Rounds == 0 || f.ExpectedClients == 0 {
-		return usagef("e.g. --epsilon 2 --rounds 30 --expected 5", "--epsilon, --rounds and --expected are required")
+	if f.Epsilon == 0 {
+		return usagef("e.g. --epsilon 1", "--epsilon is required")
 	}
-	file, secrets, err := study.Create(study.CreateOptions{Template: f, Names: names})
+	design, err := model.Preset(*preset)
+	if err != nil {
+		return usagef("use --preset default or --preset paper", "%v", err)
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{{"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
+		if c.bad && flagSet(fs, c.name) {
+			return usagef("", "--%s must be above 0", c.name)
+		}
+	}
+	file, secrets, err := study.Create(study.CreateOptions{Template: f, Names: names, Design: &design})
 	if err != nil {
 		return err
 	}
@@ -101,6 +118,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	w := env.Stdout
 	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
 		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
+	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
 	fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256).")
 	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
 	for i, l := range file.LHAs {

@@ -1,0 +1,95 @@
+package study
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/model"
+)
+
+func TestCreateWithDesign(t *testing.T) {
+	for _, tc := range []struct {
+		preset   string
+		n        int
+		tmpl     File
+		rounds   int
+		m        int
+		hidden   []int
+		features string
+		lr       float64
+	}{
+		{"default", 7, File{Epsilon: 1}, 10, 7, []int{16}, "log-change", 0.01},
+		{"paper", 400, File{Epsilon: 1}, 75, 100, []int{128, 64, 32}, "counts", 0.001},
+		{"paper", 30, File{Epsilon: 1}, 75, 30, []int{128, 64, 32}, "counts", 0.001},
+		// Fields set by hand win over the design.
+		{"default", 7, File{Epsilon: 1, Rounds: 4, ExpectedClients: 3, LearningRate: 0.5}, 4, 3, []int{16}, "log-change", 0.5},
+	} {
+		d, err := model.Preset(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, err := Create(CreateOptions{Template: tc.tmpl, Names: names(tc.n), Design: &d})
+		if err != nil {
+			t.Fatalf("%s, N=%d: %v", tc.preset, tc.n, err)
+		}
+		if f.Rounds != tc.rounds || f.ExpectedClients != tc.m || f.Features != tc.features || f.LearningRate != tc.lr ||
+			len(f.Hidden) != len(tc.hidden) || f.Hidden[0] != tc.hidden[0] || f.ClipNorm != 0.5 || f.LocalEpochs != 30 {
+			t.Errorf("%s, N=%d: %+v", tc.preset, tc.n, f)
+		}
+		if st := f.Public(1, false); st.Features != tc.features || len(st.Layers) != len(tc.hidden)+2 {
+			t.Errorf("%s: public study features %q layers %v", tc.preset, st.Features, st.Layers)
+		}
+	}
+}
+
+func TestFeaturesField(t *testing.T) {
+	_, raw, _ := small(t, 4)
+	// A file without the field means counts (files written before it).
+	if f, err := Parse(raw); err != nil || f.Features != "" || f.Public(1, false).Features != "" {
+		t.Fatalf("file without features: %v", err)
+	}
+	bad := strings.Replace(string(raw), `"name": "test"`, `"name": "test", "features": "logs"`, 1)
+	if _, err := Parse([]byte(bad)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "features") {
+		t.Errorf("unknown features: %v, want ErrConfig naming the field", err)
+	}
+	bad = strings.Replace(string(raw), `"name": "test"`, `"name": "test", "damping": 1.5`, 1)
+	if _, err := Parse([]byte(bad)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "damping") {
+		t.Errorf("damping 1.5: %v, want ErrConfig naming the field", err)
+	}
+	good := strings.Replace(string(raw), `"name": "test"`, `"name": "test", "damping": 0.5`, 1)
+	if f, err := Parse([]byte(good)); err != nil || f.Public(1, false).Damping != 0.5 {
+		t.Errorf("damping 0.5: %v", err)
+	}
+}
+
+// A log-change study starts from the no-change forecast: the engine's
+// initial model has a zero output layer (and random hidden layers).
+func TestAnchoredInitialModel(t *testing.T) {
+	f, _, _ := small(t, 4)
+	f.Features = string(model.LogChange)
+	raw, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(3)
+	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "ledger.db"), &seed)
+	g := e.Global()
+	// Layers 4-8-4-1: the output layer is the last 4+1 parameters.
+	out := g[len(g)-5:]
+	for i, v := range out {
+		if v != 0 {
+			t.Fatalf("output parameter %d = %v, want 0", i, v)
+		}
+	}
+	nonzero := 0
+	for _, v := range g[:len(g)-5] {
+		if v != 0 {
+			nonzero++
+		}
+	}
+	if nonzero == 0 {
+		t.Error("hidden layers are all zero: the network could not learn")
+	}
+}
