@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,7 +74,7 @@ type AdminState struct {
 	Problem   *Problem
 	Updated   time.Time
 	EpsChart  *Chart
-	LedgerURL string // data: URL of the last ledger export
+	LedgerURL string // blob: URL of the last ledger export
 	LedgerErr string
 
 	ledgerRaw []byte
@@ -219,7 +218,7 @@ func (s *AdminState) ExportLedger() {
 		return
 	}
 	s.LedgerErr = ""
-	s.LedgerURL = "data:application/json;base64," + base64.StdEncoding.EncodeToString(s.ledgerRaw)
+	s.LedgerURL = objectURL(s.LedgerURL, string(s.ledgerRaw), "application/json")
 }
 
 // roundRows joins the ledger's privacy events with the admin-only

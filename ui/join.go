@@ -242,6 +242,7 @@ type JoinState struct {
 	ForecastPage int                   // page of Forecasts shown (ForecastsPerPage each)
 	Recent       client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
 	Hub          string                // the forecasts as a hub CSV, for the download
+	HubURL       string                // blob: URL of Hub for the download link ("" outside a browser)
 	Metrics      *metrics.Result
 	// Baseline is the no-change forecast (the last 7-day average) on the
 	// same test windows as Metrics.
@@ -1023,6 +1024,7 @@ func (s *JoinState) forecast(params []float64) {
 	)
 	defer s.publish(func() {
 		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, recent, hub, 0
+		s.HubURL = objectURL(s.HubURL, hub, "text/csv;charset=utf-8")
 		s.Metrics, s.Baseline, s.MetricsNote = result, baseline, note
 	})
 	st := w.Study

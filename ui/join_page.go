@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -429,14 +428,9 @@ func (c *JoinPage) recentWords() string {
 		"and inside the half-the-time range %d times. Worked out in this browser; not sent anywhere.", r.N, r.In95, r.In50)
 }
 
-// hubHref is the download link of the forecast as a hub CSV (a data: URL,
-// made in this browser).
-func (c *JoinPage) hubHref() string { return HubDataURL(c.S.Hub) }
-
-// HubDataURL encodes a CSV as a data: URL for a download link.
-func HubDataURL(csv string) string {
-	return "data:text/csv;charset=utf-8," + url.PathEscape(csv)
-}
+// hubHref is the download link of the forecast as a hub CSV: a blob: URL
+// made in this browser (see objectURL).
+func (c *JoinPage) hubHref() string { return c.S.HubURL }
 
 // hubFileName names the downloaded file after the LHA and the last day.
 func (c *JoinPage) hubFileName() string {

@@ -31,13 +31,14 @@ type Count struct {
 	Wilson  [2]float64 `json:"wilson_95"`
 }
 
+// newCount is k covered of n, with its Wilson interval; with n = 0 the
+// rate is 0 and the interval [0, 1] (JSON has no NaN).
 func newCount(k, n int) Count {
-	lo, hi := forecast.Wilson(k, n, 1.959963984540054)
-	rate := math.NaN()
-	if n > 0 {
-		rate = float64(k) / float64(n)
+	if n <= 0 {
+		return Count{Wilson: [2]float64{0, 1}}
 	}
-	return Count{Covered: k, N: n, Rate: rate, Wilson: [2]float64{lo, hi}}
+	lo, hi := forecast.Wilson(k, n, 1.959963984540054)
+	return Count{Covered: k, N: n, Rate: float64(k) / float64(n), Wilson: [2]float64{lo, hi}}
 }
 
 // DateCoverage is the coverage of the forecasts for one target date,
@@ -261,6 +262,9 @@ func summarizeIntervals(r *Result, runs []intervalRun) {
 	sort.Slice(dates, func(i, j int) bool { return dates[i].Before(dates[j]) })
 	for _, d := range dates {
 		c := byDate[d]
+		if perRun(c[0]) == 0 {
+			continue // under half a forecast per run (a random split's rare dates)
+		}
 		det.ByTargetDate = append(det.ByTargetDate, DateCoverage{
 			Target: d.Format(time.DateOnly), Coverage50: newCount(perRun(c[1]), perRun(c[0])), Coverage95: newCount(perRun(c[2]), perRun(c[0])),
 		})
