@@ -921,12 +921,12 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(FormatCount(c.S.Welcome.Study.ClipNorm))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "), that is\n        "}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "), sent as one message of\n        at most "}
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "b", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(FormatBytes(c.updateBytes()))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " per round. No case counts, no dates, no area names, not even how many rows your file has."}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " per round (the exact size is listed below once it is sent). No case counts, no dates, no area names, not even how many rows your file has."}
 							vgparent.AppendChild(vgn)
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}

@@ -414,7 +414,7 @@ func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 	s.unlock()
 
 	var d *series.Dataset
-	data, err := io.ReadAll(&yieldingReader{r: r, yield: s.Yield})
+	data, err := readSized(&yieldingReader{r: r, yield: s.Yield}, size)
 	if err != nil {
 		err = &series.ParseError{File: name, Err: fmt.Errorf("series: read: %w", err), Hint: "The file could not be read."}
 	} else {
@@ -450,6 +450,26 @@ func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 	if ready {
 		s.checkStudy()
 	}
+}
+
+// readSized reads all of r into one buffer of size bytes (growing only if
+// r holds more), so a large file is copied into Go's memory once, without
+// the doubling of io.ReadAll; the last read reaches EOF, which lets a
+// browser-backed reader drop its copy at once.
+func readSized(r io.Reader, size int) ([]byte, error) {
+	data := make([]byte, max(size, 0))
+	n, err := io.ReadFull(r, data)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return data[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(data, rest...), nil
 }
 
 // yieldingReader calls yield about every 30 ms of reading (parsing happens
@@ -1046,7 +1066,7 @@ func (s *JoinState) forecast(params []float64) {
 		note = err.Error()
 		return
 	}
-	fcs, rec, err := client.Forecasts(st, d, params)
+	fcs, rec, err := client.ForecastsYielding(st, d, params, s.Yield)
 	if err != nil {
 		note = err.Error()
 	}

@@ -49,3 +49,14 @@ func TestScheduleWords(t *testing.T) {
 		t.Errorf("finished study: %q", got)
 	}
 }
+
+// readSized reads exactly what the reader holds, whether the announced
+// size is right, too small or too large.
+func TestReadSized(t *testing.T) {
+	for _, size := range []int{0, 3, 11, 12, 40} {
+		got, err := readSized(strings.NewReader("hello, file"), size)
+		if err != nil || string(got) != "hello, file" {
+			t.Errorf("size %d: %q, %v", size, got, err)
+		}
+	}
+}

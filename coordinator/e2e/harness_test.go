@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/internal/testkit"
 	"github.com/fedcast/fedcast/wasm/webbuild"
@@ -189,5 +191,33 @@ func shotOf(t testing.TB, ctx context.Context, sel, name string) {
 	}
 	if err := os.WriteFile(filepath.Join(artifacts(t), t.Name()+"-"+name+".png"), buf, 0o644); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
+// download clicks the link sel in the tab of ctx with the browser saving
+// downloads to a fresh folder, waits for the file name to appear there
+// complete, and returns its content.
+func download(t *testing.T, ctx context.Context, sel, name string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	allow := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir})
+		return chromedp.Void{}, err
+	}
+	within(t, ctx, 10*time.Second, "allowing downloads", allow, chromedp.Click(chromedp.CSS(sel)))
+	path := filepath.Join(dir, name)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			if _, err := os.Stat(path + ".crdownload"); os.IsNotExist(err) {
+				return b
+			}
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			t.Fatalf("download of %s: no complete %s in %s (%v)", sel, name, dir, entries)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -724,10 +724,14 @@ func (s *Server) release(p *release, t0, tick time.Time) error {
 		return err
 	}
 	p.b = b
+	// pmu is held until the release's messages are queued, so that an
+	// acknowledgement (queued under pmu, see receive) is either before
+	// them with its frame's verdict among them, or after them with its
+	// verdict at the next release.
 	s.pmu.Lock()
+	defer s.pmu.Unlock()
 	late := s.late
 	s.late = map[int]int{}
-	s.pmu.Unlock()
 	s.mu.Lock()
 	s.snap.lastSent = p.b
 	s.snap.log = log
@@ -740,9 +744,10 @@ func (s *Server) release(p *release, t0, tick time.Time) error {
 		c.Round, c.Opens, c.TrainBy, c.Release = 0, nil, nil, nil
 		s.snap.status.Schedule = &c
 	}
-	for _, c := range s.conns {
-		s.send(c, protocol.Binary, p.b)
-	}
+	// Each sender's verdicts go out just before the release, at the same
+	// tick: an update acknowledged before the round's result and not
+	// refused before it was counted, so the client can say so (see
+	// wasm/client). Nothing here depends on timing beyond the tick.
 	var fatal []*conn
 	for lha, vs := range p.verdicts {
 		c := s.conns[lha]
@@ -760,6 +765,9 @@ func (s *Server) release(p *release, t0, tick time.Time) error {
 		if c := s.conns[lha]; c != nil {
 			s.send(c, protocol.Text, encodeErr(protocol.CodeStaleRound, 0, "%d frame(s) arrived while no round was taking updates", n))
 		}
+	}
+	for _, c := range s.conns {
+		s.send(c, protocol.Binary, p.b)
 	}
 	s.mu.Unlock()
 	for _, c := range fatal {
@@ -1123,11 +1131,8 @@ func (s *Server) readLoop(ctx context.Context, c *conn) {
 			return
 		}
 		if typ == websocket.MessageBinary {
-			s.receive(c, b)
+			s.receive(c, b) // acknowledges it
 			done()
-			// The same acknowledgement for every binary frame, at once:
-			// its content is checked when the window closes.
-			s.send(c, protocol.Text, s.ack)
 			continue
 		}
 		code, msg := s.handleText(b)
@@ -1148,9 +1153,16 @@ func (s *Server) readLoop(ctx context.Context, c *conn) {
 // answered duplicate_update), or counts it as late when no window is open
 // (answered stale_round at the next release). Nothing is decoded here: a
 // frame's content cannot change how long its reply takes.
+//
+// It sends the same acknowledgement for every binary frame, at once (its
+// content is checked when the window closes), under the lock that the
+// close and the release take the buffered frames with: an acknowledgement
+// queued before a release's messages means the frame's verdict comes with
+// that release; one queued after, with the next.
 func (s *Server) receive(c *conn, b []byte) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
+	s.send(c, protocol.Text, s.ack)
 	w := s.window
 	switch {
 	case w == nil:

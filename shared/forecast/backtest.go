@@ -111,6 +111,12 @@ type Origin struct {
 // the LHA's areas), and the baseline. Origins without a complete input
 // are skipped.
 func (c Calibrator) Backtest(s Series, h, p int, point Point, pool []DatedError, ends []time.Time) []Origin {
+	return c.BacktestWith(s, h, p, point, func(end time.Time) ErrorModel { return c.Fit(pool, end) }, ends)
+}
+
+// BacktestWith is Backtest with the error model of each forecast date from
+// fit (for example a FitCache's Fit, shared by every area of an LHA).
+func (c Calibrator) BacktestWith(s Series, h, p int, point Point, fit func(time.Time) ErrorModel, ends []time.Time) []Origin {
 	var out []Origin
 	for _, end := range ends {
 		x := s.Input(end, h)
@@ -119,7 +125,7 @@ func (c Calibrator) Backtest(s Series, h, p int, point Point, pool []DatedError,
 		}
 		target := series.Date(end).AddDate(0, 0, p)
 		pt := point(x)
-		em := c.Fit(pool, end)
+		em := fit(end)
 		out = append(out, Origin{
 			Area: s.Area, InputEnd: series.Date(end), Target: target, Point: pt,
 			Quantiles: em.Quantiles(pt), Baseline: BaselineAt(s, end, p, c.Lookback),
@@ -137,4 +143,31 @@ func PoolErrors(ss []Series, h, p int, point Point, from, to time.Time) []DatedE
 		pool = append(pool, Errors(s, h, p, point, from, to)...)
 	}
 	return pool
+}
+
+// A FitCache remembers Fit over one pool of errors by forecast date. The
+// areas of one LHA share their pooled error record and, mostly, their
+// dates, so an LHA with hundreds of areas fits each date once instead of
+// once per area (which took seconds in a browser). Not safe for
+// concurrent use.
+type FitCache struct {
+	c    Calibrator
+	pool []DatedError
+	fits map[time.Time]ErrorModel
+}
+
+// NewFitCache returns a FitCache of c over pool.
+func (c Calibrator) NewFitCache(pool []DatedError) *FitCache {
+	return &FitCache{c: c, pool: pool, fits: map[time.Time]ErrorModel{}}
+}
+
+// Fit is c.Fit(pool, asOf), computed once per date.
+func (f *FitCache) Fit(asOf time.Time) ErrorModel {
+	d := series.Date(asOf)
+	if m, ok := f.fits[d]; ok {
+		return m
+	}
+	m := f.c.Fit(f.pool, d)
+	f.fits[d] = m
+	return m
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -133,15 +134,19 @@ type Session struct {
 	state string
 	mlp   *nn.MLP
 
-	mu       sync.Mutex
-	global   []float64
-	events   []protocol.Event
-	acct     *privacy.Accountant
-	kind     privacy.AccountantKind // the study's accountant
-	sampled  map[int]bool
-	pending  []Outgoing // sent before Run had an observer
-	finished *protocol.Finished
-	schedule *protocol.Schedule // the public round schedule, from the last welcome
+	mu      sync.Mutex
+	global  []float64
+	events  []protocol.Event
+	acct    *privacy.Accountant
+	kind    privacy.AccountantKind // the study's accountant
+	sampled map[int]bool
+	// unacked are the rounds of the update frames sent on this connection
+	// and not yet acknowledged, oldest first; acked those acknowledged and
+	// awaiting their round's release (see Run: how an update is counted).
+	unacked, acked []int
+	pending        []Outgoing // sent before Run had an observer
+	finished       *protocol.Finished
+	schedule       *protocol.Schedule // the public round schedule, from the last welcome
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
@@ -553,6 +558,9 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			if err := s.reconnect(ctx, &backoff); err != nil {
 				return err
 			}
+			s.mu.Lock()
+			s.unacked, s.acked = nil, nil // their answers went with the old connection
+			s.mu.Unlock()
 			flush()
 			set(StateWaiting)
 			continue
@@ -571,7 +579,17 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				s.schedule = m.Schedule
 			}
 			sampled := s.sampled[m.Event.Round]
+			counted := s.acked
+			s.acked = nil
 			s.mu.Unlock()
+			// An update acknowledged before its round's release and not
+			// refused before it (the coordinator sends refusals just
+			// ahead of the release) was counted.
+			for _, r := range counted {
+				if obs.Accepted != nil {
+					obs.Accepted(r)
+				}
+			}
 			if obs.Result != nil {
 				obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
 					LocalEpsilon: s.LocalEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
@@ -584,9 +602,20 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				return err
 			}
 		case *protocol.Accepted:
-			if obs.Accepted != nil {
-				obs.Accepted(m.Round)
+			if m.Round > 0 { // a coordinator that says which round
+				if obs.Accepted != nil {
+					obs.Accepted(m.Round)
+				}
+				break
 			}
+			// The coordinator acknowledges every frame at once, in order:
+			// this is the oldest frame not yet acknowledged.
+			s.mu.Lock()
+			if len(s.unacked) > 0 {
+				s.acked = append(s.acked, s.unacked[0])
+				s.unacked = s.unacked[1:]
+			}
+			s.mu.Unlock()
 		case *protocol.Finished:
 			s.mu.Lock()
 			s.finished = m
@@ -599,7 +628,22 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				s.ws.CloseNow()
 				return m
 			}
+			// A refusal resolves the update it names; a stale_round for
+			// round 0 (frames that arrived while no round took updates)
+			// resolves every acknowledged one.
+			s.mu.Lock()
+			var refused []int
+			switch {
+			case m.Round > 0:
+				s.acked = slices.DeleteFunc(s.acked, func(r int) bool { return r == m.Round })
+			case m.Code == protocol.CodeStaleRound:
+				refused, s.acked = s.acked, nil
+			}
+			s.mu.Unlock()
 			if obs.Error != nil {
+				for _, r := range refused {
+					obs.Error(&protocol.Error{Code: m.Code, Round: r, Message: m.Message})
+				}
 				obs.Error(m)
 			}
 		default:
@@ -664,6 +708,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	}
 	s.mu.Lock()
 	s.sampled[m.Round] = true
+	s.unacked = append(s.unacked, m.Round)
 	s.mu.Unlock()
 	if obs.Sent != nil {
 		obs.Sent(Outgoing{Type: "update", Round: m.Round, Bytes: len(b)})

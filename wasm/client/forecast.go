@@ -42,6 +42,13 @@ var ErrModelLayout = errors.New("client: the model does not match the study's la
 // global model, and the recent coverage of the same interval method on
 // the LHA's own data. Areas too short for an input are left out.
 func Forecasts(st protocol.Study, data *series.Dataset, params []float64) ([]AreaForecast, RecentCoverage, error) {
+	return ForecastsYielding(st, data, params, nil)
+}
+
+// ForecastsYielding is Forecasts calling yield (when not nil) about every
+// 30 ms, so that a browser can paint while an LHA with hundreds of areas
+// is forecast.
+func ForecastsYielding(st protocol.Study, data *series.Dataset, params []float64, yield func()) ([]AreaForecast, RecentCoverage, error) {
 	var cov RecentCoverage
 	if len(st.Layers) < 2 {
 		return nil, cov, fmt.Errorf("%w: %v", ErrModelLayout, st.Layers)
@@ -54,7 +61,7 @@ func Forecasts(st protocol.Study, data *series.Dataset, params []float64) ([]Are
 	if err != nil {
 		return nil, cov, err
 	}
-	return PointForecasts(st, data, point)
+	return pointForecasts(st, data, point, yield)
 }
 
 // DesignPoint is the point forecaster of the final model under the study's
@@ -81,6 +88,17 @@ func DesignPoint(st protocol.Study, m *nn.MLP, params []float64) (forecast.Point
 
 // PointForecasts is Forecasts for any point forecaster.
 func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point) ([]AreaForecast, RecentCoverage, error) {
+	return pointForecasts(st, data, point, nil)
+}
+
+func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point, yield func()) ([]AreaForecast, RecentCoverage, error) {
+	last := time.Now()
+	pause := func() {
+		if yield != nil && time.Since(last) > 30*time.Millisecond {
+			yield()
+			last = time.Now()
+		}
+	}
 	var cov RecentCoverage
 	sm, err := series.ParseSmoothing(st.Smoothing)
 	if err != nil {
@@ -103,8 +121,9 @@ func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 	}
 	var ins []areaInput
 	var ss []forecast.Series
-	var first, last time.Time
+	var first, newest time.Time
 	for _, r := range data.Regions {
+		pause()
 		_, inputEnd, target, err := series.LatestInput(r, live)
 		if err != nil {
 			continue
@@ -118,17 +137,23 @@ func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 		if first.IsZero() || from.Before(first) {
 			first = from
 		}
-		if inputEnd.After(last) {
-			last = inputEnd
+		if inputEnd.After(newest) {
+			newest = inputEnd
 		}
 	}
 	if len(ins) == 0 {
 		return nil, cov, fmt.Errorf("client: no area of the file has %d days of data for a forecast", h+6)
 	}
-	pool := forecast.PoolErrors(ss, h, p, point, first, last)
+	var pool []forecast.DatedError
+	for _, s := range ss {
+		pool = append(pool, forecast.Errors(s, h, p, point, first, newest)...) // forecast.PoolErrors, yielding
+		pause()
+	}
+	fit := cal.NewFitCache(pool).Fit
 	var fs []AreaForecast
 	for _, a := range ins {
-		os := cal.Backtest(a.s, h, p, point, pool, []time.Time{a.inputEnd})
+		pause()
+		os := cal.BacktestWith(a.s, h, p, point, fit, []time.Time{a.inputEnd})
 		if len(os) == 1 {
 			o := os[0]
 			fs = append(fs, AreaForecast{Area: a.r.Name, LastReported: series.Date(a.r.End()), InputEnd: o.InputEnd,
@@ -138,7 +163,7 @@ func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 		for d := a.inputEnd.AddDate(0, 0, -p-cal.Lookback+1); !d.After(a.inputEnd.AddDate(0, 0, -p)); d = d.AddDate(0, 0, 1) {
 			ends = append(ends, d)
 		}
-		for _, o := range cal.Backtest(a.s, h, p, point, pool, ends) {
+		for _, o := range cal.BacktestWith(a.s, h, p, point, fit, ends) {
 			if math.IsNaN(o.Y) {
 				continue
 			}

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/synth"
+	"github.com/fedcast/fedcast/wasm/client"
+)
+
+// The coordinator acknowledges every frame at once with the same reply and
+// gives verdicts only at the release; the real client still learns which
+// of its updates were counted: every update sent in time is reported
+// counted (Observer.Accepted) with its round, none refused. (A late one is
+// reported refused: coordinator/e2e TestStaleUpdate.)
+func TestClientLearnsVerdicts(t *testing.T) {
+	const n, rounds = 3, 4
+	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 4, Days: 61})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, study.File{Name: "verdicts", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4},
+		LocalEpochs: 2, RoundLength: study.Duration(500 * time.Millisecond)}, lhaNames(n), nil)
+	type record struct {
+		mu             sync.Mutex
+		sent, accepted []int
+		errors         []*protocol.Error
+	}
+	recs := make([]*record, n)
+	done := make(chan error, n)
+	for i := range n {
+		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
+		sess, err := client.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &record{}
+		recs[i] = rec
+		obs := client.Observer{
+			Sent: func(o client.Outgoing) {
+				if o.Type == "update" {
+					rec.mu.Lock()
+					rec.sent = append(rec.sent, o.Round)
+					rec.mu.Unlock()
+				}
+			},
+			Accepted: func(r int) { rec.mu.Lock(); rec.accepted = append(rec.accepted, r); rec.mu.Unlock() },
+			Error:    func(e *protocol.Error) { rec.mu.Lock(); rec.errors = append(rec.errors, e); rec.mu.Unlock() },
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			done <- sess.Run(ctx, one, obs)
+		}()
+	}
+	for range n {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, rec := range recs {
+		if len(rec.sent) == 0 || !slices.Equal(rec.sent, rec.accepted) || len(rec.errors) != 0 {
+			t.Errorf("LHA %d: sent %v, counted %v, errors %v", i, rec.sent, rec.accepted, rec.errors)
+		}
+	}
+}
