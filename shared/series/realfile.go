@@ -403,13 +403,7 @@ func looksLikeRunningTotals(bs []*regionBuilder) (all bool, names []string) {
 // area with a single reported day is dropped. A falling total (a
 // correction) gives 0 for that day, and a warning.
 func differences(bs []*regionBuilder, cols Columns, file string) ([]*regionBuilder, []Notice, error) {
-	type fall struct {
-		area   string
-		day    int64
-		amount float64
-		line   int
-	}
-	var falls []fall
+	var falls []negCount
 	var dropped []string
 	out := bs[:0]
 	var first int64 = -1
@@ -424,7 +418,7 @@ func differences(bs []*regionBuilder, cols Columns, file string) ([]*regionBuild
 		for i := len(b.vals) - 1; i >= 1; i-- {
 			d := b.vals[i] - b.vals[i-1]
 			if d < 0 {
-				falls = append(falls, fall{b.name, b.days[i], -d, b.lines[i]})
+				falls = append(falls, negCount{b.name, b.days[i], -d, b.lines[i]})
 				d = 0
 			}
 			b.vals[i] = d
@@ -452,31 +446,14 @@ func differences(bs []*regionBuilder, cols Columns, file string) ([]*regionBuild
 	}
 	notes = append(notes, n)
 	if len(falls) > 0 {
-		// Report the largest fall and the span of days.
-		big := falls[0]
-		lo, hi := falls[0].day, falls[0].day
-		var areas []string
-		seen := map[string]bool{}
-		for _, f := range falls {
-			if f.amount > big.amount {
-				big = f
-			}
-			lo, hi = min(lo, f.day), max(hi, f.day)
-			if !seen[f.area] {
-				seen[f.area] = true
-				areas = append(areas, f.area)
-			}
-		}
-		when := "on 1 day, " + fmtDay(lo)
-		if len(falls) > 1 {
-			when = fmt.Sprintf("on %s days between %s and %s", fmtInt(len(falls)), fmtDay(lo), fmtDay(hi))
-		}
+		big, when, areas := summarizeCorrections(falls)
 		notes = append(notes, Notice{Code: NoticeCorrection, Level: Warning, Areas: areas, Line: big.line,
-			From: dayTime(lo), To: dayTime(hi),
+			From: dayTime(falls[0].day), To: dayTime(falls[0].day),
 			Message: fmt.Sprintf("The running total falls %s (corrections of earlier counts), in %s; the largest fall is %s cases on %s in %s (line %d). "+
 				"Those days count 0 new cases.", when, listAreas(areas),
 				strconv.FormatFloat(big.amount, 'f', -1, 64), fmtDay(big.day), quoteName(big.area), big.line),
-			Hint: "Small corrections do no harm. If a fall is large, the earlier days were over-counted: correct them at the source if you can, or keep the study period away from them."})
+			Hint: correctionHint})
+		setSpan(&notes[len(notes)-1], falls)
 	}
 	return out, notes, nil
 }
@@ -633,33 +610,54 @@ type negCount struct {
 	line   int
 }
 
+// correctionHint is the advice of both kinds of correction notice.
+const correctionHint = "Small corrections do no harm. If one is large, the earlier days were over-counted: correct them at the source if you can, or keep the study period away from them."
+
+// summarizeCorrections returns the largest correction, the days they fall
+// on in words ("on 1 day, D" or "on N days between A and B") and the
+// areas they are in, in order of first appearance. cs is not empty.
+func summarizeCorrections(cs []negCount) (big negCount, when string, areas []string) {
+	big = cs[0]
+	lo, hi := cs[0].day, cs[0].day
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if c.amount > big.amount {
+			big = c
+		}
+		lo, hi = min(lo, c.day), max(hi, c.day)
+		if !seen[c.area] {
+			seen[c.area] = true
+			areas = append(areas, c.area)
+		}
+	}
+	when = "on 1 day, " + fmtDay(lo)
+	if len(cs) > 1 {
+		when = fmt.Sprintf("on %s days between %s and %s", fmtInt(len(cs)), fmtDay(lo), fmtDay(hi))
+	}
+	return big, when, areas
+}
+
+// setSpan sets n's From and To to the first and last day of cs.
+func setSpan(n *Notice, cs []negCount) {
+	lo, hi := cs[0].day, cs[0].day
+	for _, c := range cs {
+		lo, hi = min(lo, c.day), max(hi, c.day)
+	}
+	n.From, n.To = dayTime(lo), dayTime(hi)
+}
+
 // negativeNotices warns about the negative counts read as 0 (see Parse):
 // how many, on which days, in which areas, and the largest with its line.
 func negativeNotices(negs []negCount, column string) []Notice {
 	if len(negs) == 0 {
 		return nil
 	}
-	big := negs[0]
-	lo, hi := negs[0].day, negs[0].day
-	var areas []string
-	seen := map[string]bool{}
-	for _, n := range negs {
-		if n.amount > big.amount {
-			big = n
-		}
-		lo, hi = min(lo, n.day), max(hi, n.day)
-		if !seen[n.area] {
-			seen[n.area] = true
-			areas = append(areas, n.area)
-		}
-	}
-	when := "on 1 day, " + fmtDay(lo)
-	if len(negs) > 1 {
-		when = fmt.Sprintf("on %s days between %s and %s", fmtInt(len(negs)), fmtDay(lo), fmtDay(hi))
-	}
-	return []Notice{{Code: NoticeCorrection, Level: Warning, Areas: areas, Line: big.line, From: dayTime(lo), To: dayTime(hi),
+	big, when, areas := summarizeCorrections(negs)
+	n := Notice{Code: NoticeCorrection, Level: Warning, Areas: areas, Line: big.line,
 		Message: fmt.Sprintf("%s is negative %s (corrections of earlier counts), in %s; the largest is −%s on %s in %s (line %d). "+
 			"Those days count 0 new cases.", quoteName(column), when, listAreas(areas),
 			strconv.FormatFloat(big.amount, 'f', -1, 64), fmtDay(big.day), quoteName(big.area), big.line),
-		Hint: "Small corrections do no harm. If one is large, the earlier days were over-counted: correct them at the source if you can, or keep the study period away from them."}}
+		Hint: correctionHint}
+	setSpan(&n, negs)
+	return []Notice{n}
 }

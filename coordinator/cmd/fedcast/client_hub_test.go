@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,31 +15,13 @@ import (
 	"github.com/fedcast/fedcast/shared/series"
 )
 
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestClientHub takes the demo study's seat with `fedcast client --hub` and
 // checks the hub file it writes: every area of the seat's file, every level.
 func TestClientHub(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	state := t.TempDir()
-	demoOut := &lockedBuffer{}
+	demoOut := &syncBuffer{}
 	env := &Env{Stdout: demoOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
 	demoDone := make(chan int, 1)
 	go func() {
