@@ -25,16 +25,20 @@ func init() {
 }
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--model FILE] [--hub FILE]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
+	maxWin := fs.Int("max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
 	modelOut := fs.String("model", "", "write the final global model as JSON here")
 	quiet := fs.Bool("quiet", false, "print only the summary")
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *maxWin < 0 {
+		return usagef("e.g. --max-windows 1000", "--max-windows must be 0 (all) or more, got %d", *maxWin)
 	}
 	if *join == "" || *dataPath == "" {
 		return usagef("e.g. --join 'http://127.0.0.1:8080/join#TOKEN' --data my_cases.csv", "--join and --data are required")
@@ -50,7 +54,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withHint(err)
 	}
-	s, err := client.Join(ctx, link, "", &client.Options{MaxEpsilon: *maxEps})
+	s, err := client.Join(ctx, link, "", &client.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin})
 	if err != nil {
 		return err
 	}

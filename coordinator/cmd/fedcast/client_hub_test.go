@@ -26,7 +26,7 @@ func TestClientHub(t *testing.T) {
 	demoDone := make(chan int, 1)
 	go func() {
 		demoDone <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "3",
-			"--rounds", "3", "--epsilon", "3", "--round-length", "2s", "--once", "--log-level", "error"})
+			"--rounds", "3", "--epsilon", "3", "--round-length", "2s", "--once", "--start", "now", "--log-level", "error"})
 	}()
 	re := regexp.MustCompile(`join as an LHA in your browser: (\S+)\n\s+your seat's synthetic case data: (\S+)\n`)
 	var m []string
@@ -43,7 +43,7 @@ func TestClientHub(t *testing.T) {
 	hub := filepath.Join(t.TempDir(), "forecast.csv")
 	var out, errb bytes.Buffer
 	cenv := &Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	if code := run(ctx, cenv, []string{"client", "--join", m[1], "--data", m[2], "--hub", hub, "--quiet"}); code != 0 {
+	if code := run(ctx, cenv, []string{"client", "--join", m[1], "--data", m[2], "--hub", hub, "--max-windows", "5", "--quiet"}); code != 0 {
 		t.Fatalf("client exit %d:\n%s\n%s", code, out.String(), errb.String())
 	}
 	if !strings.Contains(errb.String(), "wrote the forecast of") {
@@ -72,4 +72,11 @@ func TestClientHub(t *testing.T) {
 	}
 	cancel()
 	<-demoDone
+}
+
+// --max-windows takes 0 (all) or a positive cap.
+func TestClientMaxWindowsFlag(t *testing.T) {
+	if code, _, errs := fedcast(t, "client", "--join", "http://127.0.0.1:1/join#x", "--data", "x.csv", "--max-windows", "-1"); code != 2 || !strings.Contains(errs, "--max-windows") {
+		t.Errorf("negative cap: exit %d, %q", code, errs)
+	}
 }
