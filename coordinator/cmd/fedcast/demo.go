@@ -135,8 +135,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  join as an LHA in your browser: %s/join#%s\n", base, secrets.Seat)
 		fmt.Fprintf(env.Stdout, "  your seat's synthetic case data: %s\n", filepath.Join(dir, "seat.csv"))
 		fmt.Fprintf(env.Stdout, "  coordinator dashboard:          %s/admin#%s\n", base, secrets.Admin)
-		fmt.Fprintf(env.Stdout, "  %d simulated LHAs + your seat; m=%d, T=%d, ε=%g; rounds start every %v\n",
-			o.lhas, o.expected, o.rounds, o.epsilon, o.roundLength)
+		fmt.Fprintf(env.Stdout, "  %d simulated LHAs + your seat; %d expected per round, %d rounds, ε=%g; rounds start every %v\n",
+			o.lhas, f.ExpectedClients, f.Rounds, f.Epsilon, time.Duration(f.RoundLength))
 
 		if o.start == "seat" && c.engine.Rounds() == 0 {
 			waiting.Store(true)

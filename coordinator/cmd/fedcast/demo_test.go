@@ -63,6 +63,10 @@ func TestDemoOnceAndLedgerExport(t *testing.T) {
 	if !strings.Contains(stdout, "/join#") || !strings.Contains(stdout, "/admin#") {
 		t.Errorf("demo did not print the seat and admin links:\n%s", stdout)
 	}
+	// It states the study it runs, not the flags' unset values.
+	if !strings.Contains(stdout, "4 simulated LHAs + your seat; 2 expected per round, 3 rounds, ε=2; rounds start every 1s") {
+		t.Errorf("demo did not state its study:\n%s", stdout)
+	}
 	// The demo runs fedcast's default design.
 	sf, _ := os.ReadFile(filepath.Join(state, "study-1", "study.json"))
 	for _, want := range []string{`"features": "log-change"`, `"damping": 0.5`, `"learning_rate": 0.01`, `"hidden": [
