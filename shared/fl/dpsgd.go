@@ -103,7 +103,7 @@ func (e ExampleDP) AccountantKind() privacy.AccountantKind {
 // synthetic outbreaks, never on the study months.
 const (
 	DefaultExampleSampleRate = 0.5
-	DefaultExampleClip       = 1.0
+	DefaultExampleClip       = 0.1
 	DefaultExampleDelta      = 1e-5
 )
 
