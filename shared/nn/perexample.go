@@ -82,9 +82,18 @@ func (t *Trainer) ClippedGradientSum(params, x, y []float64, clip float64, sum [
 	return clipped
 }
 
-// l2 is the Euclidean norm of x, scaled so that it neither overflows nor
-// underflows for any finite x.
+// l2 is the Euclidean norm of x. The plain sum of squares is used when it
+// is a normal finite number; otherwise (overflow, underflow, NaN) the norm
+// is recomputed with scaling, so it neither overflows nor underflows for
+// any finite x.
 func l2(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v * v
+	}
+	if s >= 0x1p-900 && s <= 0x1p900 {
+		return math.Sqrt(s)
+	}
 	scale := 0.0
 	for _, v := range x {
 		if a := math.Abs(v); a > scale || math.IsNaN(v) {
@@ -94,7 +103,7 @@ func l2(x []float64) float64 {
 	if scale == 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
 		return scale
 	}
-	s := 0.0
+	s = 0
 	for _, v := range x {
 		r := v / scale
 		s += r * r
