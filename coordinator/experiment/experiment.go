@@ -385,6 +385,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	splits := make([]runData, cfg.Runs)
 	for run := range splits {
 		train, test := series.SplitAreas(areas, cfg.Split, trainFraction, fl.NewRand(fl.RunSeed(cfg.Seed, run), fl.StreamSplit))
+		if cfg.Embargo {
+			train = embargo(train, test)
+		}
 		splits[run] = newRunData(train, test, cfg.Features)
 	}
 	base := &Baseline{Name: "persistence"}

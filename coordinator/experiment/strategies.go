@@ -11,6 +11,7 @@ import (
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // StrategyOptions choose how the LHAs train together and what the
@@ -38,6 +39,13 @@ type StrategyOptions struct {
 	// ExampleClip is C, the L2 bound on one window's gradient. Default
 	// fl.DefaultExampleClip.
 	ExampleClip float64 `json:"example_clip,omitempty"`
+	// Embargo drops each area's training windows whose target day comes
+	// after the forecast origin (last input day) of its first test
+	// window: with overlapping windows, the temporal split otherwise
+	// trains on case counts up to P−1 days past the test origins, which a
+	// forecaster at those origins would not have had, and which a personal
+	// model can fit closely.
+	Embargo bool `json:"embargo,omitempty"`
 }
 
 // strategyDefaults fills the defaults and checks the options.
@@ -305,4 +313,30 @@ func spentString(e float64) string {
 		return "inf"
 	}
 	return fmt.Sprintf("%.4g", e)
+}
+
+// embargo returns train without the windows whose target is after the
+// first test window's last input day, area by area (train and test are
+// SplitAreas' output: one entry per area, in the same order).
+func embargo(train, test []series.Area) []series.Area {
+	out := make([]series.Area, len(train))
+	for i, a := range train {
+		out[i] = series.Area{Region: a.Region}
+		if i >= len(test) || len(test[i].Windows) == 0 {
+			out[i].Windows = a.Windows
+			continue
+		}
+		origin := test[i].Windows[0].InputEnd
+		for _, w := range test[i].Windows {
+			if w.InputEnd.Before(origin) {
+				origin = w.InputEnd
+			}
+		}
+		for _, w := range a.Windows {
+			if !w.Target.After(origin) {
+				out[i].Windows = append(out[i].Windows, w)
+			}
+		}
+	}
+	return out
 }

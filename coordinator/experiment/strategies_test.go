@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // TestExampleLevelReport: under --privacy example the grid's ε is each
@@ -118,6 +119,32 @@ func TestStrategyOptionsChecked(t *testing.T) {
 		cfg.StrategyOptions = o
 		if _, err := Run(context.Background(), cfg); err == nil {
 			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// TestEmbargo: with the embargo no training window's target comes after
+// its area's first test origin, and windows before it are kept.
+func TestEmbargo(t *testing.T) {
+	cfg := synthConfig(t)
+	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{History: 10, Horizon: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, test := series.SplitAreas(areas, series.Temporal, 0.9, nil)
+	kept := embargo(train, test)
+	for i := range kept {
+		origin := test[i].Windows[0].InputEnd
+		if len(kept[i].Windows) == 0 || len(kept[i].Windows) >= len(train[i].Windows) {
+			t.Fatalf("area %d: %d of %d training windows kept", i, len(kept[i].Windows), len(train[i].Windows))
+		}
+		for _, w := range kept[i].Windows {
+			if w.Target.After(origin) {
+				t.Errorf("area %d: target %s after the test origin %s", i, w.Target, origin)
+			}
+		}
+		if n := len(train[i].Windows) - len(kept[i].Windows); n != 6 {
+			t.Errorf("area %d: %d windows dropped, want P−1 = 6", i, n)
 		}
 	}
 }

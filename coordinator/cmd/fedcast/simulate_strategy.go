@@ -23,7 +23,8 @@ Strategy and privacy level (docs/strategies.md):
   --example-epsilon E       each LHA's example-level ε with --privacy both
   --example-delta D         δ of the example-level guarantee (default: --delta)
   --example-rate Q          local DP-SGD's Poisson batch rate q_local (default 0.5)
-  --example-clip C          L2 bound on one window's gradient (default 0.1)`
+  --example-clip C          L2 bound on one window's gradient (default 0.1)
+  --embargo                 train only on windows whose target is known at the first test origin of the area`
 
 // strategyFlags registers the strategy and example-level flags on fs and
 // returns the function that reads them after parsing.
@@ -35,8 +36,9 @@ func strategyFlags(fs *flag.FlagSet) func() (experiment.StrategyOptions, error) 
 	exDelta := fs.Float64("example-delta", 0, "δ of the example-level guarantee (default: --delta)")
 	exRate := fs.Float64("example-rate", fl.DefaultExampleSampleRate, "local DP-SGD's Poisson batch rate q_local in (0, 1]")
 	exClip := fs.Float64("example-clip", fl.DefaultExampleClip, "local DP-SGD's L2 bound on one window's gradient")
+	embargo := fs.Bool("embargo", false, "drop training windows whose target comes after the area's first test origin")
 	return func() (experiment.StrategyOptions, error) {
-		var o experiment.StrategyOptions
+		o := experiment.StrategyOptions{Embargo: *embargo}
 		var err error
 		if o.Strategy, err = fl.ParseStrategy(*strategy); err != nil || o.Strategy == fl.Cyclic {
 			return o, usagef("use --strategy fedavg or --strategy mrmtl", "unknown or unsupported strategy %q", *strategy)
