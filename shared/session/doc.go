@@ -51,4 +51,4 @@
 // Exactly two kinds of message: hello (the join token) and update (the
 // round id and the clipped Δw as float64s, binary layout in package
 // protocol). Observer.Sent reports each one's type and size in bytes.
-package client
+package session
