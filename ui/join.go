@@ -35,7 +35,9 @@ type Session interface {
 // returns the session and its welcome (study, LHA name, round log).
 type Connector func(ctx context.Context, link string) (Session, *protocol.Welcome, error)
 
-// DialClient is the Connector of the real app: session.Join with opt.
+// DialClient is the Connector of the real app: session.Join with opt,
+// whose Dial the caller sets (the browser's WebSocket dialer in package
+// wasm).
 func DialClient(opt *session.Options) Connector {
 	return func(ctx context.Context, link string) (Session, *protocol.Welcome, error) {
 		s, err := session.Join(ctx, link, "", opt)

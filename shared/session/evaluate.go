@@ -158,10 +158,11 @@ func Compare(m, base *metrics.Result) (c Comparison, ok bool) {
 
 // EpsilonMatches reports whether the coordinator's ε and the one
 // recomputed here agree to 1e-9 relative (both come from the same
-// accountant code; a difference below that is rounding).
+// accountant code; a difference below that is rounding). An infinite ε
+// matches only an infinite one.
 func EpsilonMatches(coordinator, local float64) bool {
-	if math.IsInf(coordinator, 1) && math.IsInf(local, 1) {
-		return true
+	if math.IsInf(coordinator, 0) || math.IsInf(local, 0) {
+		return coordinator == local
 	}
 	return math.Abs(coordinator-local) <= 1e-9*math.Max(1, math.Abs(coordinator))
 }
