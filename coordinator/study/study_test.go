@@ -179,7 +179,7 @@ func openEngine(t *testing.T, f *File, raw []byte, path string, seed *uint64) *E
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	e, err := Open(f, raw, l, &Options{InsecureSeed: seed})
+	e, err := Open(f, raw, ledgerStore{l}, &Options{InsecureSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestMatchesSimulation(t *testing.T) {
 	s := seed
 	e := openEngine(t, f, raw, path, &s)
 	play(t, e, data, 3)
-	e.ledger.Close()
+	ledgerOf(e).Close()
 	e = openEngine(t, f, raw, path, &s) // resume after round 3
 	if e.Rounds() != 3 {
 		t.Fatalf("resumed at round %d, want 3", e.Rounds())
@@ -369,7 +369,7 @@ func TestBudgetEndsStudy(t *testing.T) {
 	if _, err := e.Begin(nil); !errors.Is(err, ErrFinished) {
 		t.Fatalf("Begin after T rounds: %v", err)
 	}
-	if reason, _, _ := e.ledger.Finished(); reason != ReasonRounds {
+	if reason, _, _ := ledgerOf(e).Finished(); reason != ReasonRounds {
 		t.Errorf("ledger finished reason %q", reason)
 	}
 	if e.EpsilonSpent() > f.Epsilon {
@@ -381,18 +381,18 @@ func TestResumeRefusesOtherStudy(t *testing.T) {
 	f, raw, _ := small(t, 4)
 	path := filepath.Join(t.TempDir(), "l.db")
 	e := openEngine(t, f, raw, path, nil)
-	e.ledger.Close()
+	ledgerOf(e).Close()
 	g, raw2, _ := small(t, 4)
 	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := Open(g, raw2, l, nil); !errors.Is(err, ErrMismatch) {
+	if _, err := Open(g, raw2, ledgerStore{l}, nil); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume with another study file: %v", err)
 	}
 	seed := uint64(1)
-	if _, err := Open(f, raw, l, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
+	if _, err := Open(f, raw, ledgerStore{l}, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume switching to insecure seed: %v", err)
 	}
 }
@@ -556,7 +556,7 @@ func TestAbandonResetsAggregate(t *testing.T) {
 	if _, err := commit(e); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := e.ledger.Participation()
+	parts, err := ledgerOf(e).Participation()
 	if err != nil || len(parts) != 1 || parts[0].Received != 0 {
 		t.Errorf("participation %+v, %v; want one round with 0 received", parts, err)
 	}
