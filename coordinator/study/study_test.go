@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -559,5 +561,36 @@ func TestAbandonResetsAggregate(t *testing.T) {
 	parts, err := ledgerOf(e).Participation()
 	if err != nil || len(parts) != 1 || parts[0].Received != 0 {
 		t.Errorf("participation %+v, %v; want one round with 0 received", parts, err)
+	}
+}
+
+// TestPublicMapping: the coordinator's fl configuration is the one its
+// LHAs derive from the public view they receive, and the defaults are the
+// paper's (shared/model).
+func TestPublicMapping(t *testing.T) {
+	f, _, _ := small(t, 8)
+	f.Accountant = privacy.AccountantPLD
+	st := f.Public(1.7, false)
+	got, err := st.FLConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f.Config(1.7); got != want {
+		t.Fatalf("public view's config %+v, file's %+v", got, want)
+	}
+	if got.Accountant != privacy.AccountantPLD || got.NoiseMultiplier != 1.7 || got.Clients != 8 {
+		t.Fatalf("config %+v", got)
+	}
+	var d File
+	d.Defaults()
+	p := model.Paper
+	if d.ClipNorm != p.Clip || d.LocalEpochs != p.LocalEpochs || d.LearningRate != p.LearningRate ||
+		!slices.Equal(d.Hidden, p.Hidden) || d.History != model.PaperHistory || d.Horizon != model.PaperHorizon ||
+		d.Delta != model.PaperDelta || d.TrainFraction != model.PaperTrainFraction {
+		t.Fatalf("defaults %+v are not the paper's %+v", d, p)
+	}
+	d.Hidden[0] = 1
+	if model.Paper.Hidden[0] == 1 {
+		t.Fatal("Defaults shares the paper's hidden sizes")
 	}
 }
