@@ -11,7 +11,7 @@ import (
 	"github.com/fedcast/fedcast/internal/testkit"
 )
 
-const module = "github.com/fedcast/fedcast"
+const modulePath = "github.com/fedcast/fedcast"
 
 // goList runs go list with format f over patterns (for GOOS=js GOARCH=wasm
 // when js) and returns its lines split at tabs.
@@ -64,11 +64,11 @@ func ourDeps(t *testing.T, js bool, patterns ...string) map[string][]string {
 	return deps
 }
 
-func inModule(p string) bool { return p == module || strings.HasPrefix(p, module+"/") }
+func inModule(p string) bool { return p == modulePath || strings.HasPrefix(p, modulePath+"/") }
 
 // under reports whether package p is dir of the module or below it.
 func under(p, dir string) bool {
-	d := module + "/" + dir
+	d := modulePath + "/" + dir
 	return p == d || strings.HasPrefix(p, d+"/")
 }
 
@@ -122,7 +122,7 @@ func TestHouseImports(t *testing.T) {
 // import the browser entry point.
 func TestCoordinatorTestsImportNoBrowserCode(t *testing.T) {
 	rows := goList(t, false, "{{.ImportPath}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./coordinator/...")
-	allowed := []string{module + "/ui", module + "/wasm/webbuild"}
+	allowed := []string{modulePath + "/ui", modulePath + "/wasm/webbuild"}
 	for _, r := range rows {
 		if len(r) < 2 {
 			continue
@@ -141,7 +141,7 @@ func TestCoordinatorTestsImportNoBrowserCode(t *testing.T) {
 // standard library's own use of syscall/js under GOOS=js aside), and it
 // builds for the browser.
 func TestSessionIsTransportFree(t *testing.T) {
-	const pkg = module + "/shared/session"
+	const pkg = modulePath + "/shared/session"
 	for _, js := range []bool{false, true} {
 		rows := goList(t, js, "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}", "-deps", pkg)
 		found := false

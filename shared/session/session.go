@@ -506,9 +506,11 @@ func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) 
 }
 
 func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) error {
-	cfg := fl.Config{Clients: s.study.Clients, ExpectedClients: s.study.ExpectedClients, Rounds: s.study.Rounds,
-		ClipNorm: s.study.ClipNorm, NoiseMultiplier: s.study.NoiseMultiplier, DP: true,
-		LocalEpochs: s.study.LocalEpochs, LearningRate: s.study.LearningRate, Accountant: s.kind}
+	cfg, err := s.study.FLConfig()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	cfg.Accountant = s.kind
 	tr := nn.NewTrainer(s.mlp)
 	limit := s.opt.MaxEpsilon
 	if limit == 0 {

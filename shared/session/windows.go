@@ -170,13 +170,11 @@ func (t *TrainingSet) maybeYield(last time.Time) time.Time {
 // WindowOptions are the study's windowing settings: H, P, the smoothing
 // and the from/to dates (an unknown smoothing or a bad date is ErrBadStudy).
 func WindowOptions(st protocol.Study) (series.WindowOptions, error) {
-	sm, err := series.ParseSmoothing(st.Smoothing)
+	opt, err := st.WindowOptions()
 	if err != nil {
-		return series.WindowOptions{}, fmt.Errorf("%w: %w", ErrBadStudy, err)
+		return opt, fmt.Errorf("%w: %w", ErrBadStudy, err)
 	}
-	opt := series.WindowOptions{History: st.History, Horizon: st.Horizon, Smoothing: sm}
-	opt.From, opt.To, err = StudyPeriod(st)
-	return opt, err
+	return opt, nil
 }
 
 // StudyPeriod is the study's from and to dates (zero when open-ended);
