@@ -66,11 +66,11 @@ func (p StrategyParams) Guarantee() (fl.Guarantee, error) {
 	return g, nil
 }
 
-// Check validates the parameters of a live study: strategy fedavg or
+// CheckStrategy validates the parameters of a live study: strategy fedavg or
 // mrmtl, a finite λ ≥ 0, privacy client or both, and with "both" an
 // example-level ε > 0 and valid δ, rate and clip (0 = default). Errors
 // name the field.
-func (p StrategyParams) Check() error {
+func (p StrategyParams) CheckStrategy() error {
 	st, err := p.StrategyKind()
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func (p StrategyParams) Check() error {
 // rounds·epochs steps at the study's δ (when ExampleDelta is 0) and
 // accountant kind, defaults filled in.
 func (p StrategyParams) Calibrate(rounds, epochs int, delta float64, kind privacy.AccountantKind) (StudyStrategy, error) {
-	if err := p.Check(); err != nil {
+	if err := p.CheckStrategy(); err != nil {
 		return StudyStrategy{}, err
 	}
 	s := StudyStrategy{StrategyParams: p}
@@ -150,7 +150,7 @@ func (p StrategyParams) Calibrate(rounds, epochs int, delta float64, kind privac
 // privacy), checked: a client refuses a study whose calibration its own
 // accountant does not confirm (ε of the steps within the budget).
 func (s StudyStrategy) ExampleDP(kind privacy.AccountantKind) (*fl.ExampleDP, error) {
-	if err := s.Check(); err != nil {
+	if err := s.CheckStrategy(); err != nil {
 		return nil, err
 	}
 	if g, _ := s.Guarantee(); g == fl.ClientLevel {

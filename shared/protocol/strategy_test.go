@@ -30,7 +30,7 @@ func TestStrategyParamsCheck(t *testing.T) {
 		{StrategyParams{Privacy: "both", ExampleEpsilon: 3, ExampleClip: -1}, "example_clip"},
 		{StrategyParams{Privacy: "both", ExampleEpsilon: 3, ExampleDelta: 1}, "example_delta"},
 	} {
-		err := c.p.Check()
+		err := c.p.CheckStrategy()
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
 		}
