@@ -304,6 +304,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
 		s.setClient(client)
+		s.accountJoinedLate(len(w.Log), w.State)
 	} else if !sameStudy(s.study, st) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}

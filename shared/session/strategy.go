@@ -6,6 +6,7 @@ import (
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // The study's strategy and privacy level on the LHA's side
@@ -43,6 +44,33 @@ func (s *Session) setClient(c *fl.Client) {
 		s.strategy.example = true
 		s.strategy.budget = budgetOf(c.DPSGD)
 	}
+}
+
+// accountJoinedLate charges the local accountant, at the first welcome,
+// for the rounds this LHA may already have trained in before this session
+// (a page reload, a restarted client): every released round, and the
+// open one when the study is running. The accountant lives as long as the
+// session, so without this a second session would start from nothing and
+// could send more than the calibration covers. It costs utility only to
+// an LHA that joins late, never privacy.
+func (s *Session) accountJoinedLate(released int, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.strategy.client
+	if c == nil || c.DPSGD == nil {
+		return
+	}
+	rounds := released
+	if state == protocol.StateRunning {
+		rounds++
+	}
+	rounds = min(rounds, s.study.Rounds)
+	if rounds <= 0 {
+		return
+	}
+	e := c.DPSGD.Setting
+	c.DPSGD.Accountant.Compose(e.SampleRate, e.NoiseMultiplier, rounds*s.study.LocalEpochs)
+	s.strategy.budget = budgetOf(c.DPSGD)
 }
 
 func budgetOf(d *fl.LocalDPSGD) ExampleBudget {

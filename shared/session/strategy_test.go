@@ -103,3 +103,55 @@ func TestSessionRefusesUnderNoisedLocalDPSGD(t *testing.T) {
 		t.Errorf("joined a study whose local noise does not cover its budget: %v", err)
 	}
 }
+
+// TestSessionJoinedLateIsCharged: a session that joins a running study
+// (a reload) charges its fresh accountant for every released round and
+// the open one, so two sessions of one LHA never send more local DP-SGD
+// steps than the calibration covers; here the budget covers two rounds,
+// one is released and one open: the next round is sat out.
+func TestSessionJoinedLateIsCharged(t *testing.T) {
+	st := fakeStudy()
+	st.Rounds, st.ExpectedClients, st.SampleRate, st.Epsilon = 3, 2, 1, 200
+	var err error
+	if st.StudyStrategy, err = (protocol.StrategyParams{Privacy: "both", ExampleEpsilon: 3}).Calibrate(2, st.LocalEpochs, st.Delta, privacy.AccountantRDP); err != nil {
+		t.Fatal(err)
+	}
+	w := [][]float64{{0.1, 0.2, 0.3, 0}, {0.2, 0.1, 0.3, 0.5}, {0.3, 0.1, 0.2, 0.4}}
+	d := newPipeDialer()
+	serverDone := make(chan error, 1)
+	go func() {
+		serverDone <- func() error {
+			c := coordinator{t, <-d.ends}
+			if _, err := c.recv(); err != nil {
+				return err
+			}
+			r1 := released(st, 1, w[1])
+			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateRunning, Log: []protocol.Event{r1.Event}})
+			c.send(released(st, 2, w[2]))
+			c.send(&protocol.RoundStart{Round: 3, TimeLeft: time.Minute, Weights: w[2]})
+			c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[2])})
+			return nil
+		}()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Join(ctx, "https://coordinator.example/join#TOKEN", "", &Options{Dial: d.dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := s.ExampleBudget(); b.Steps != 2*st.LocalEpochs || !(b.Spent > 0 && b.Spent <= 3) {
+		t.Errorf("after joining a running study with one round released: %+v, want 2 rounds charged", b)
+	}
+	var skips []Skip
+	var sent []string
+	x, y := windows()
+	if err := s.RunWindows(ctx, x, y, Observer{Skipped: func(k Skip) { skips = append(skips, k) }, Sent: func(o Outgoing) { sent = append(sent, o.Type) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-serverDone; err != nil {
+		t.Fatal(err)
+	}
+	if len(skips) != 1 || skips[0].Round != 3 || !skips[0].Example || slices.Contains(sent, "update") {
+		t.Errorf("skips %+v, sent %v: want round 3 sat out and no update", skips, sent)
+	}
+}
