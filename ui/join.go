@@ -213,6 +213,10 @@ type JoinState struct {
 	InsecureAck   bool    // the LHA confirmed joining a research-mode study
 	// Skips are rounds this LHA was picked for but sat out (its ε limit).
 	Skips []session.Skip
+	// ExampleBudget is the LHA's own example-level budget when the study
+	// runs local DP-SGD (nil otherwise; strategy.go).
+	ExampleBudget *session.ExampleBudget
+	exampleSource func() (session.ExampleBudget, bool)
 
 	// Fetch GETs a URL of the coordinator (the browser's fetch); when set,
 	// a page whose study has ended watches the public status and offers
@@ -778,6 +782,7 @@ func (s *JoinState) Join(ctx context.Context) {
 		l.SetMaxEpsilon(s.EpsilonLimit())
 		l.SetMaxWindows(s.maxWindows())
 	}
+	s.watchExampleBudget(sess)
 	go func() {
 		err := sess.Run(ctx, d, s.Observer())
 		model := sess.Model()
@@ -859,6 +864,7 @@ func (s *JoinState) Observer() session.Observer {
 		Sent:     func(o session.Outgoing) { s.RecordSent(o.Type, int64(o.Bytes), o.Round) },
 		Result: func(r session.Result) {
 			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, TookPart: r.Sampled})
+			s.refreshExampleBudget()
 		},
 		Accepted: func(round int) { s.UpdateOutcome(round, OutcomeCounted, "") },
 		Error: func(e *protocol.Error) {

@@ -95,6 +95,9 @@ type Config struct {
 	// Calibration sets the intervals (see package forecast). Zero value:
 	// forecast.DefaultCalibrator().
 	Calibration forecast.Calibrator `json:"calibration"`
+	// StrategyOptions: strategy (FedAvg, MR-MTL), λ and privacy level
+	// (client, example, both) with local DP-SGD's settings (strategies.go).
+	StrategyOptions
 }
 
 func (c *Config) defaults() {
@@ -236,6 +239,10 @@ type Result struct {
 	PairsPred []float64 `json:"-"`
 	// Hub holds the first run's test-period quantile forecasts.
 	Hub []forecast.HubForecast `json:"-"`
+
+	// StrategyResult: the guarantee, strategy, example-level ε per LHA and
+	// personalised accuracy (strategies.go).
+	StrategyResult
 }
 
 // Report is a whole experiment.
@@ -286,6 +293,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	if err := model.CheckDamping(cfg.Damping); err != nil {
+		return nil, err
+	}
+	if err := cfg.strategyDefaults(cfg.Delta); err != nil {
 		return nil, err
 	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
@@ -342,7 +352,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.Epsilon = fl.JSONFloat(eps)
 		r.Runs = cfg.Runs
 		r.EpsilonSpent = fl.JSONFloat(math.Inf(1))
-		if !math.IsInf(eps, 1) {
+		r.Guarantee, r.Strategy, r.Lambda = cfg.Privacy, cfg.Strategy, cfg.Lambda
+		if ex, err := cfg.example(eps, cfg.Rounds, cfg.LocalEpochs, cfg.Accountant); err != nil {
+			return nil, err
+		} else if ex != nil {
+			r.Example = &ExampleResult{ExampleDP: *ex}
+		}
+		if !cfg.clientLevel() {
+			r.Epsilon = fl.JSONFloat(math.Inf(1)) // the coordinator adds no noise; the grid's ε is each LHA's
+		} else if !math.IsInf(eps, 1) {
 			if err := privacy.CheckEpsilon(eps); err != nil {
 				return nil, err
 			}
@@ -368,6 +386,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	splits := make([]runData, cfg.Runs)
 	for run := range splits {
 		train, test := series.SplitAreas(areas, cfg.Split, trainFraction, fl.NewRand(fl.RunSeed(cfg.Seed, run), fl.StreamSplit))
+		if cfg.Embargo {
+			train = embargo(train, test)
+		}
 		splits[run] = newRunData(train, test, cfg.Features)
 	}
 	base := &Baseline{Name: "persistence"}
@@ -394,6 +415,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		iv      intervalRun
 		seconds float64
 		err     error
+		pers    personalOutcome
 	}
 	jobs := make([]job, 0, len(cfg.Epsilons)*cfg.Runs)
 	for r := 0; r < cfg.Runs; r++ {
@@ -454,6 +476,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
 					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
+					Strategy: cfg.Strategy, Lambda: float64(cfg.Lambda), Example: res.exampleSetting(),
 					OnRound: func(e fl.Event, g []float64) {
 						avg.add(e.Round, g)
 						if e.Round%cfg.EvalEvery == 0 {
@@ -468,6 +491,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					continue
 				}
 				o.run = jb.run
+				o.pers = evaluatePersonal(sim, avg.current(srv.Global), net, cfg.Features, cfg.Damping, rd)
 				o.final = ev.evaluate(avg.current(srv.Global))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
@@ -480,9 +504,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "[%d/%d] ε=%s run %d: MAE %.2f  MAPE %.1f%%  R² %.3f  (%.1f s, %.0f s elapsed)\n",
+					fmt.Fprintf(cfg.Progress, "[%d/%d] ε=%s run %d: MAE %.2f  MAPE %.1f%%  R² %.3f%s  (%.1f s, %.0f s elapsed)\n",
 						done, len(jobs), epsString(float64(res.Epsilon)), jb.run+1, o.final.MAE, o.final.MAPE, o.final.R2,
-						o.seconds, time.Since(start).Seconds())
+						res.progressNote(o.pers), o.seconds, time.Since(start).Seconds())
 				}
 				mu.Unlock()
 			}
@@ -510,6 +534,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for e := range results {
 		r := &results[e]
 		var finals []metrics.Result
+		var pers []personalOutcome
+		var persRuns []int
 		var ivs []intervalRun
 		var relMAE, relMAPE []float64
 		conv := map[int][]float64{}
@@ -522,6 +548,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			o := outs[j]
 			finals = append(finals, o.final)
+			pers, persRuns = append(pers, o.pers), append(persRuns, o.run)
 			ivs = append(ivs, o.iv)
 			b := base.PerRun[o.run]
 			relMAE = append(relMAE, o.final.MAE/b.MAE)
@@ -545,6 +572,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r.PerRun = finals
 		r.Metrics = summarize(finals)
+		if cfg.PointForecast != PointPersistence {
+			summarizeStrategy(r, pers, base.PerRun, persRuns)
+		}
 		summarizeIntervals(r, ivs)
 		rm, rp := metrics.Summarize(relMAE), metrics.Summarize(relMAPE)
 		r.RelativeMAE, r.RelativeMAPE = &rm, &rp
@@ -579,11 +609,14 @@ type runData struct {
 	// indices of area a's test windows.
 	testEnd []time.Time
 	testIdx [][]int
+	// trainNames[k] is the area of client k.
+	trainNames []string
 }
 
 func newRunData(train, test []series.Area, f model.Features) runData {
 	rd := runData{clients: make([]fl.ClientData, len(train))}
 	for i, a := range train {
+		rd.trainNames = append(rd.trainNames, a.Region)
 		x, y := f.Stack([]series.Area{a})
 		rd.clients[i] = fl.ClientData{X: x, Y: y}
 	}

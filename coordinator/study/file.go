@@ -134,6 +134,10 @@ type File struct {
 	AdminTokenSHA256 string `json:"admin_token_sha256"`
 	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
 	LHAs []LHA `json:"lhas"`
+	// StrategyParams: "strategy" (fedavg | mrmtl), "lambda", "privacy"
+	// (client | both) and, with both, "example_epsilon", "example_delta",
+	// "example_rate", "example_clip" (docs/strategies.md, docs/study-file.md).
+	protocol.StrategyParams
 }
 
 // Defaults fills zero-valued optional fields with the paper's settings
@@ -288,6 +292,9 @@ func (f *File) Validate() error {
 			return configErr("lhas[%d] (%s): token hash used twice", i, l.Name)
 		}
 		hashes[l.TokenSHA256] = true
+	}
+	if _, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind()); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }
@@ -463,7 +470,19 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
 		InsecureSeed:      insecure,
 		Accountant:        string(f.AccountantKind()),
+		StudyStrategy:     f.strategy(),
 	}
+}
+
+// strategy is the study's strategy and privacy level with local DP-SGD
+// calibrated for E steps in each of the T rounds (Validate has checked
+// that it calibrates).
+func (f *File) strategy() protocol.StudyStrategy {
+	s, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind())
+	if err != nil {
+		panic(fmt.Sprintf("study: Public on an unvalidated file: %v", err))
+	}
+	return s
 }
 
 // NewToken returns a fresh secret token: 32 bytes from crypto/rand in

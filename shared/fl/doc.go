@@ -41,6 +41,17 @@
 // the number of workers; a [Pool] shares the cores between simulations
 // running at once (an experiment's runs) without oversubscribing them.
 //
+// # Strategies and privacy levels
+//
+// A study's [Strategy] and [Guarantee] choose how clients train. Under
+// [MRMTL] each client keeps a personal model pulled towards the federated
+// one ([Pull], [Client]); under [ExampleLevel] or [BothLevels] each client
+// trains with local DP-SGD ([LocalDPSGD]: Poisson batches, per-example
+// clipping, the same lattice and exact discrete Gaussian noise, its own
+// [LocalAccountant], refusal past its own budget). [Client.Update] is the
+// one client step for every combination; with FedAvg and no local DP-SGD
+// it is exactly [LocalUpdate]. The coordinator's side does not change.
+//
 // # Randomness
 //
 // Every random choice takes an injected *rand.Rand. Research runs derive

@@ -184,6 +184,9 @@ type Study struct {
 	// rounds: "rdp" or "pld" (empty from coordinators that predate the
 	// field: "rdp").
 	Accountant string `json:"accountant,omitempty"`
+	// StudyStrategy: strategy, λ, privacy level and local DP-SGD
+	// (strategy.go; all empty: DP-FedAvg with client-level DP).
+	StudyStrategy
 }
 
 // Event is one round's privacy event as released to everyone: with the

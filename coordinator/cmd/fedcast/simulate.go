@@ -37,7 +37,7 @@ const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD
 no-change forecast, MLP 10-16-1, T=10, every area every round, E=30, S=0.5,
 lr=0.01, forecast change damped by 0.5) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
 lr=0.001); the other flags override single settings of the preset.
-Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
+Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).` + simulateStrategyUsage
 
 func runSimulate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "simulate", simulateUsage)
@@ -68,7 +68,12 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")
 	point := fs.String("point-forecast", experiment.PointModel, "point forecaster the quantile forecasts wrap: model (the trained model) or persistence (last value; no training)")
 	hubDir := fs.String("hub", "", "write the first run's test-period quantile forecasts per ε as hub CSV files into this directory")
+	readStrategy := strategyFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	strategy, err := readStrategy()
+	if err != nil {
 		return err
 	}
 	kind, err := privacy.ParseAccountantKind(*acct)
@@ -139,6 +144,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
 		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,
 		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
+		StrategyOptions: strategy,
 	}
 	if cfg.Split, err = series.ParseSplit(*split); err != nil {
 		return usagef("use --split temporal or --split random", "%v", err)
