@@ -179,6 +179,10 @@ type JoinState struct {
 
 	Phase       Phase
 	JoinProblem *Problem
+	// Forecasting is true from the end of training until the final
+	// model's forecasts, ranges and local scores are published (years of
+	// data and hundreds of areas take seconds in a browser).
+	Forecasting bool
 
 	Welcome *protocol.Welcome // study, LHA name, state, round log
 
@@ -795,6 +799,7 @@ func (s *JoinState) Join(ctx context.Context) {
 		}
 		s.Phase = PhaseFinished
 		s.Status = StatusFinished
+		s.Forecasting = true
 		s.unlock()
 		s.forecast(model)
 		s.WatchForNext(ctx)
@@ -1000,6 +1005,7 @@ func (s *JoinState) forecast(params []float64) {
 	d, w := s.Data, s.Welcome
 	s.unlock()
 	if d == nil || w == nil || len(params) == 0 {
+		s.publish(func() { s.Forecasting = false })
 		return
 	}
 	ev, err := session.Evaluate(w.Study, d, params, s.Yield)
@@ -1013,6 +1019,7 @@ func (s *JoinState) forecast(params []float64) {
 	}
 	s.publish(func() {
 		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, ev.Recent, ev.Hub, 0
+		s.Forecasting = false
 		s.HubURL = objectURL(s.HubURL, ev.Hub, "text/csv;charset=utf-8")
 		s.Metrics, s.Baseline, s.MetricsNote = ev.Model, ev.Baseline, evaluationNote(err)
 	})
