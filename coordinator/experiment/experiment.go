@@ -95,6 +95,12 @@ type Config struct {
 	// Calibration sets the intervals (see package forecast). Zero value:
 	// forecast.DefaultCalibrator().
 	Calibration forecast.Calibrator `json:"calibration"`
+	// Strategy is how the clients train together: fl.FedAvg (default) or
+	// fl.Cyclic (every area takes a turn in every round, no sampling).
+	Strategy fl.Strategy `json:"strategy,omitempty"`
+	// NoiseSchedule is a privacy.Schedule spec (per-round noise
+	// multipliers, scale calibrated to each ε). Default constant.
+	NoiseSchedule string `json:"noise_schedule,omitempty"`
 }
 
 func (c *Config) defaults() {
@@ -200,12 +206,14 @@ type BaselineMetrics struct {
 
 // Result is the outcome for one ε.
 type Result struct {
-	Epsilon         fl.JSONFloat `json:"epsilon"` // a number, or "inf" for non-DP
-	NoiseMultiplier float64      `json:"noise_multiplier"`
-	EpsilonSpent    fl.JSONFloat `json:"epsilon_spent"` // ε actually spent after T rounds at δ
-	Order           float64      `json:"rdp_order,omitempty"`
-	Runs            int          `json:"runs"`
-	Metrics         Summary      `json:"metrics"`
+	Epsilon         fl.JSONFloat `json:"epsilon"`          // a number, or "inf" for non-DP
+	NoiseMultiplier float64      `json:"noise_multiplier"` // the smallest c_t with a noise schedule
+	// NoiseSchedule is c_1 … c_T with a noise schedule (absent when constant).
+	NoiseSchedule []float64    `json:"noise_schedule,omitempty"`
+	EpsilonSpent  fl.JSONFloat `json:"epsilon_spent"` // ε actually spent after T rounds at δ
+	Order         float64      `json:"rdp_order,omitempty"`
+	Runs          int          `json:"runs"`
+	Metrics       Summary      `json:"metrics"`
 	// RelativeMAE and RelativeMAPE are mean ± sd across runs of the run's
 	// MAE (MAPE) divided by the persistence forecast's on the same test
 	// windows: below 1 the model beats "no change". Absent in reports
@@ -287,6 +295,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := model.CheckDamping(cfg.Damping); err != nil {
 		return nil, err
 	}
+	sched, err := cfg.checkStrategy()
+	if err != nil {
+		return nil, err
+	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
 		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
 	})
@@ -297,8 +309,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("experiment: the study window yields no windows")
 	}
 	n := len(areas)
-	if cfg.ClientsPerRound > n {
-		cfg.ClientsPerRound = n
+	if cfg.ClientsPerRound > n || cfg.Strategy == fl.Cyclic {
+		cfg.ClientsPerRound = n // cyclic: every area takes a turn in every round
 	}
 	q := float64(cfg.ClientsPerRound) / float64(n)
 	sizes := append(append([]int{cfg.History}, cfg.Hidden...), 1)
@@ -345,20 +357,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if err := privacy.CheckEpsilon(eps); err != nil {
 				return nil, err
 			}
-			c, err := privacy.NoiseMultiplierFor(cfg.Accountant, eps, cfg.Delta, q, cfg.Rounds)
-			if err != nil {
-				return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
-			}
-			r.NoiseMultiplier = c
-			if cfg.Accountant == privacy.AccountantRDP {
-				spent, order := privacy.Epsilon(q, c, cfg.Rounds, cfg.Delta)
-				r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
-			} else {
-				spent, err := privacy.EpsilonFor(cfg.Accountant, []privacy.Event{{SampleRate: q, NoiseMultiplier: c, Rounds: cfg.Rounds}}, cfg.Delta)
-				if err != nil {
-					return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
-				}
-				r.EpsilonSpent = fl.JSONFloat(spent)
+			if err := cfg.calibrate(r, sched, eps, q); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -424,14 +424,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				t0 := time.Now()
 				rd := &splits[jb.run]
 				res := &results[jb.eps]
-				fcfg := fl.Config{
-					Clients: n, ExpectedClients: cfg.ClientsPerRound, Rounds: cfg.Rounds,
-					LocalEpochs: cfg.LocalEpochs, LearningRate: cfg.LearningRate,
-				}
-				if !math.IsInf(float64(res.Epsilon), 1) {
-					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
-					fcfg.Accountant = cfg.Accountant
-				}
+				fcfg := cfg.flConfig(n, res)
 				ev := newEvaluator(net, cfg.Features, cfg.Damping, rd)
 				if cfg.PointForecast == PointPersistence {
 					o.run = jb.run
@@ -449,31 +442,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				avg := newAverager(cfg.AverageLast, cfg.Rounds)
 				initial := make([]float64, net.NumParams())
 				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
-				sim := &fl.Simulation{
-					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
-					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
-					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
-					OnRound: func(e fl.Event, g []float64) {
-						avg.add(e.Round, g)
-						if e.Round%cfg.EvalEvery == 0 {
+				final, err := cfg.train(ctx, net, fcfg, rd, initial, float64(res.Epsilon), fl.RunSeed(cfg.Seed, jb.run), pool,
+					func(round int, g []float64) {
+						avg.add(round, g)
+						if round%cfg.EvalEvery == 0 {
 							o.conv = append(o.conv, ev.evaluate(avg.current(g)).MAPE)
 						}
-					},
-				}
-				srv, err := sim.Run(ctx)
+					})
 				if err != nil {
 					pool.Release()
 					o.err = err
 					continue
 				}
 				o.run = jb.run
-				o.final = ev.evaluate(avg.current(srv.Global))
+				o.final = ev.evaluate(avg.current(final))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
 				if jb.run == 0 {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
-				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(srv.Global))), jb.run == 0)
+				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(final))), jb.run == 0)
 				o.seconds = time.Since(t0).Seconds()
 				pool.Release()
 				mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/experiment"
+	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
@@ -32,12 +33,19 @@ const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD
         --learning-rate LR --hidden LIST --features log-change|counts --damping D --delta 1e-5
         --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR
         --point-forecast model|persistence --hub DIR]
+       [--strategy fedavg|cyclic --noise-schedule SPEC]
 
 --preset default (fedcast's design: log-change features anchored at the
 no-change forecast, MLP 10-16-1, T=10, every area every round, E=30, S=0.5,
 lr=0.01, forecast change damped by 0.5) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
 lr=0.001); the other flags override single settings of the preset.
-Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
+Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).
+
+--strategy cyclic trains the areas in turn, each passing the model on, with
+client-level noise c_t·S at every hand-off and no sampling (docs/strategies.md).
+--noise-schedule gives each round its own noise multiplier, composed exactly:
+constant (default), linear:r, step:j,r, geometric:r (r = last round's c over
+the first's; the scale is calibrated to each ε) or an explicit list c1,c2,…,cT.`
 
 func runSimulate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "simulate", simulateUsage)
@@ -68,12 +76,21 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")
 	point := fs.String("point-forecast", experiment.PointModel, "point forecaster the quantile forecasts wrap: model (the trained model) or persistence (last value; no training)")
 	hubDir := fs.String("hub", "", "write the first run's test-period quantile forecasts per ε as hub CSV files into this directory")
+	strategy := fs.String("strategy", string(fl.FedAvg), "how the areas train together: fedavg or cyclic")
+	noiseSchedule := fs.String("noise-schedule", privacy.RuleConstant, "per-round noise multipliers: constant, linear:r, step:j,r, geometric:r or c1,c2,…,cT")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	kind, err := privacy.ParseAccountantKind(*acct)
 	if err != nil {
 		return usagef("use --accountant rdp or --accountant pld", "%v", err)
+	}
+	strat, err := fl.ParseStrategy(*strategy)
+	if err != nil {
+		return usagef("use --strategy fedavg or --strategy cyclic", "%v", err)
+	}
+	if _, err := privacy.ParseSchedule(*noiseSchedule); err != nil {
+		return usagef("e.g. --noise-schedule linear:0.5 (less noise in the last round) or --noise-schedule step:5,0.8", "%v", err)
 	}
 	eps, err := parseEpsilons(*epsList)
 	if err != nil {
@@ -139,6 +156,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
 		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,
 		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
+		Strategy: strat, NoiseSchedule: *noiseSchedule,
 	}
 	if cfg.Split, err = series.ParseSplit(*split); err != nil {
 		return usagef("use --split temporal or --split random", "%v", err)
