@@ -267,3 +267,28 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkScheduleCalibrate(b *testing.B) {
+	for _, bc := range []struct {
+		name, spec string
+		kind       AccountantKind
+		q          float64
+		rounds     int
+	}{
+		{"rdp-linear-q0.25-T75", "linear:0.5", AccountantRDP, 0.25, 75},
+		{"rdp-step-q1-T10", "step:5,0.7", AccountantRDP, 1, 10},
+		{"pld-step-q0.25-T75", "step:40,0.8", AccountantPLD, 0.25, 75},
+	} {
+		s, err := ParseSchedule(bc.spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Calibrate(bc.kind, 1, 1e-5, bc.q, bc.rounds); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
