@@ -264,9 +264,10 @@ type CyclicSimulation struct {
 }
 
 // Run executes the T rounds and returns the final model and the per-client
-// accounts (nil in non-DP mode). Before it starts it refuses a study whose
-// clients' ε would exceed the budget, and before every hand-off it checks
-// that the client's account stays within it (privacy.ErrBudgetExhausted).
+// accounts (nil in non-DP mode). It drives a CyclicServer: before it
+// starts it refuses a study whose clients' ε would exceed the budget, and
+// before every hand-off it checks that the client's own account stays
+// within it (privacy.ErrBudgetExhausted).
 func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountant, error) {
 	cfg := s.Config
 	if err := CheckCyclic(cfg); err != nil {
@@ -285,22 +286,14 @@ func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountan
 	} else {
 		s.Model.Init(w, NewRand(s.Seed, StreamInit))
 	}
-	var acct *CyclicAccountant
 	if cfg.DP {
 		if err := privacy.CheckDelta(s.Delta); err != nil {
 			return nil, nil, err
 		}
-		eps, err := CyclicEpsilon(cfg, s.Delta)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !(eps <= s.Epsilon) {
-			return nil, nil, fmt.Errorf("%w: %d hand-offs per client spend ε=%.6g > budget %.6g (cyclic FL has no sampling: calibrate with q = 1)",
-				privacy.ErrBudgetExhausted, cfg.Rounds, eps, s.Epsilon)
-		}
-		acct = NewCyclicAccountant(cfg.AccountantKind(), cfg.Clients, s.Delta)
-	} else if !math.IsInf(s.Epsilon, 1) {
-		return nil, nil, configErr("DP is off but the budget is ε=%v (use +Inf)", s.Epsilon)
+	}
+	srv, err := NewCyclicServer(cfg, w, s.Epsilon, s.Delta)
+	if err != nil {
+		return nil, nil, err
 	}
 	step := s.Step
 	if step == nil {
@@ -310,39 +303,38 @@ func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountan
 	noise := NewRand(s.Seed, StreamNoise)
 	t := nn.NewTrainer(s.Model)
 	trained := make([]float64, dim)
-	next := make([]float64, dim)
-	for round := 1; round <= cfg.Rounds; round++ {
-		c := cfg.NoiseMultiplierAt(round)
-		ev := CyclicEvent{Round: round, NoiseMultiplier: c, Delta: s.Delta, Epsilon: math.Inf(1)}
-		if !cfg.DP {
-			ev.NoiseMultiplier = 0
+	var ev CyclicEvent
+	for {
+		if err := ctx.Err(); err != nil {
+			return srv.Global, srv.Accounts, err
 		}
-		for _, i := range order.Perm(cfg.Clients) {
-			if err := ctx.Err(); err != nil {
-				return w, acct, err
-			}
-			if acct != nil {
-				if e := acct.EpsilonIfNext(i, c); !(e <= s.Epsilon) {
-					return w, acct, fmt.Errorf("%w: client %d's hand-off in round %d would take its ε to %.6g > %.6g",
-						privacy.ErrBudgetExhausted, i, round, e, s.Epsilon)
-				}
-			}
-			step(t, w, s.Clients[i], cfg, trained)
-			if !HandOff(cfg, round, w, trained, next, noise) {
-				ev.Refused++
-			}
-			if acct != nil {
-				acct.Record(i, c)
-			}
-			w, next = next, w
-			ev.HandOffs++
+		i, err := srv.Next(order)
+		if err == ErrStudyComplete {
+			return srv.Global, srv.Accounts, nil
 		}
-		if acct != nil {
-			ev.Epsilon = acct.MaxEpsilon()
+		if err != nil {
+			return srv.Global, srv.Accounts, err
 		}
-		if s.OnRound != nil {
-			s.OnRound(ev, w)
+		step(t, srv.Global, s.Clients[i], cfg, trained)
+		p, err := srv.Propose(trained, noise)
+		if err != nil {
+			return srv.Global, srv.Accounts, err
+		}
+		srv.Apply(p)
+		if p.Turn == 1 {
+			ev = CyclicEvent{Round: p.Round, NoiseMultiplier: p.NoiseMultiplier, Delta: s.Delta, Epsilon: math.Inf(1)}
+		}
+		ev.HandOffs++
+		if !p.Used {
+			ev.Refused++
+		}
+		if p.Turn == cfg.Clients {
+			if srv.Accounts != nil {
+				ev.Epsilon = srv.Accounts.MaxEpsilon()
+			}
+			if s.OnRound != nil {
+				s.OnRound(ev, srv.Global)
+			}
 		}
 	}
-	return w, acct, nil
 }
