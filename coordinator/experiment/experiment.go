@@ -52,6 +52,12 @@ type Config struct {
 	// Accountant calibrates the noise and accounts the rounds: rdp or pld.
 	// Default rdp.
 	Accountant privacy.AccountantKind `json:"accountant"`
+	// NoiseSchedule is a privacy.Schedule spec (per-round noise
+	// multipliers, scale calibrated to each ε). Default constant.
+	NoiseSchedule string `json:"noise_schedule,omitempty"`
+	// Strategy is how the clients train together: fl.FedAvg (default) or
+	// fl.Cyclic (every area takes a turn in every round, no sampling).
+	Strategy fl.Strategy `json:"strategy,omitempty"`
 	// LearningRate of Adam. Default 0.001.
 	LearningRate float64 `json:"learning_rate"`
 	// History H and Horizon P. Defaults 10 and 7.
@@ -95,12 +101,6 @@ type Config struct {
 	// Calibration sets the intervals (see package forecast). Zero value:
 	// forecast.DefaultCalibrator().
 	Calibration forecast.Calibrator `json:"calibration"`
-	// Strategy is how the clients train together: fl.FedAvg (default) or
-	// fl.Cyclic (every area takes a turn in every round, no sampling).
-	Strategy fl.Strategy `json:"strategy,omitempty"`
-	// NoiseSchedule is a privacy.Schedule spec (per-round noise
-	// multipliers, scale calibrated to each ε). Default constant.
-	NoiseSchedule string `json:"noise_schedule,omitempty"`
 }
 
 func (c *Config) defaults() {
@@ -206,14 +206,12 @@ type BaselineMetrics struct {
 
 // Result is the outcome for one ε.
 type Result struct {
-	Epsilon         fl.JSONFloat `json:"epsilon"`          // a number, or "inf" for non-DP
-	NoiseMultiplier float64      `json:"noise_multiplier"` // the smallest c_t with a noise schedule
-	// NoiseSchedule is c_1 … c_T with a noise schedule (absent when constant).
-	NoiseSchedule []float64    `json:"noise_schedule,omitempty"`
-	EpsilonSpent  fl.JSONFloat `json:"epsilon_spent"` // ε actually spent after T rounds at δ
-	Order         float64      `json:"rdp_order,omitempty"`
-	Runs          int          `json:"runs"`
-	Metrics       Summary      `json:"metrics"`
+	Epsilon         fl.JSONFloat `json:"epsilon"` // a number, or "inf" for non-DP
+	NoiseMultiplier float64      `json:"noise_multiplier"`
+	EpsilonSpent    fl.JSONFloat `json:"epsilon_spent"` // ε actually spent after T rounds at δ
+	Order           float64      `json:"rdp_order,omitempty"`
+	Runs            int          `json:"runs"`
+	Metrics         Summary      `json:"metrics"`
 	// RelativeMAE and RelativeMAPE are mean ± sd across runs of the run's
 	// MAE (MAPE) divided by the persistence forecast's on the same test
 	// windows: below 1 the model beats "no change". Absent in reports
@@ -235,6 +233,10 @@ type Result struct {
 	Convergence  []ConvergencePoint `json:"convergence"`
 	PerRun       []metrics.Result   `json:"per_run"`
 	Seconds      float64            `json:"seconds"` // summed training time of its runs
+
+	// NoiseSchedule is c_1 … c_T with a noise schedule (absent when
+	// constant; NoiseMultiplier is then the smallest c_t).
+	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
 
 	// For figures (not in JSON): each area's MAPE in each run, and the
 	// first run's (true, predicted) test pairs.
@@ -424,7 +426,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				t0 := time.Now()
 				rd := &splits[jb.run]
 				res := &results[jb.eps]
-				fcfg := cfg.flConfig(n, res)
+				fcfg := fl.Config{
+					Clients: n, ExpectedClients: cfg.ClientsPerRound, Rounds: cfg.Rounds,
+					LocalEpochs: cfg.LocalEpochs, LearningRate: cfg.LearningRate,
+				}
+				if !math.IsInf(float64(res.Epsilon), 1) {
+					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
+					fcfg.Accountant = cfg.Accountant
+					fcfg = fcfg.WithSchedule(res.NoiseSchedule)
+				}
 				ev := newEvaluator(net, cfg.Features, cfg.Damping, rd)
 				if cfg.PointForecast == PointPersistence {
 					o.run = jb.run
@@ -442,13 +452,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				avg := newAverager(cfg.AverageLast, cfg.Rounds)
 				initial := make([]float64, net.NumParams())
 				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
-				final, err := cfg.train(ctx, net, fcfg, rd, initial, float64(res.Epsilon), fl.RunSeed(cfg.Seed, jb.run), pool,
-					func(round int, g []float64) {
-						avg.add(round, g)
-						if round%cfg.EvalEvery == 0 {
+				sim := &fl.Simulation{
+					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
+					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
+					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
+					OnRound: func(e fl.Event, g []float64) {
+						avg.add(e.Round, g)
+						if e.Round%cfg.EvalEvery == 0 {
 							o.conv = append(o.conv, ev.evaluate(avg.current(g)).MAPE)
 						}
-					})
+					},
+				}
+				final, err := cfg.run(ctx, sim)
 				if err != nil {
 					pool.Release()
 					o.err = err

@@ -3,10 +3,8 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/fedcast/fedcast/shared/fl"
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -63,37 +61,22 @@ func (c *Config) calibrate(r *Result, sched privacy.Schedule, eps, q float64) er
 	return nil
 }
 
-// flConfig is the round engine's setting of one run at result r.
-func (c *Config) flConfig(n int, r *Result) fl.Config {
-	fcfg := fl.Config{
-		Clients: n, ExpectedClients: c.ClientsPerRound, Rounds: c.Rounds,
-		LocalEpochs: c.LocalEpochs, LearningRate: c.LearningRate,
-	}
-	if !math.IsInf(float64(r.Epsilon), 1) {
-		fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, c.Clip, r.NoiseMultiplier
-		fcfg.Accountant = c.Accountant
-		fcfg = fcfg.WithSchedule(r.NoiseSchedule)
-	}
-	return fcfg
-}
-
-// train runs one study with cfg's strategy and returns the final model;
-// onRound sees each round's number and model.
-func (c *Config) train(ctx context.Context, net *nn.MLP, fcfg fl.Config, rd *runData, initial []float64,
-	eps float64, seed uint64, pool *fl.Pool, onRound func(round int, g []float64)) ([]float64, error) {
+// run trains one study with cfg's strategy and returns the final model:
+// sim as it is for FedAvg, or a cyclic study with sim's model, setting,
+// clients and seed (sim.OnRound sees each round's record and model).
+func (c *Config) run(ctx context.Context, sim *fl.Simulation) ([]float64, error) {
 	if c.Strategy == fl.Cyclic {
-		sim := &fl.CyclicSimulation{
-			Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
-			Epsilon: eps, Delta: c.Delta, Seed: seed,
-			OnRound: func(e fl.CyclicEvent, g []float64) { onRound(e.Round, g) },
+		cyc := &fl.CyclicSimulation{
+			Model: sim.Model, Config: sim.Config, Clients: sim.Clients, Initial: sim.Initial,
+			Epsilon: sim.Epsilon, Delta: sim.Delta, Seed: sim.Seed,
+			OnRound: func(e fl.CyclicEvent, g []float64) {
+				if sim.OnRound != nil {
+					sim.OnRound(fl.Event{Round: e.Round, SampleRate: 1, NoiseMultiplier: e.NoiseMultiplier, Epsilon: e.Epsilon, Delta: e.Delta}, g)
+				}
+			},
 		}
-		w, _, err := sim.Run(ctx)
+		w, _, err := cyc.Run(ctx)
 		return w, err
-	}
-	sim := &fl.Simulation{
-		Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
-		Epsilon: eps, Delta: c.Delta, Seed: seed, Workers: c.Workers, Pool: pool,
-		OnRound: func(e fl.Event, g []float64) { onRound(e.Round, g) },
 	}
 	srv, err := sim.Run(ctx)
 	if err != nil {
