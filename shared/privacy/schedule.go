@@ -291,9 +291,15 @@ func (s Schedule) Calibrate(kind AccountantKind, targetEps, delta, q float64, ro
 	for _, v := range shape {
 		maxShape, minShape = max(maxShape, v), min(minShape, v)
 	}
-	meets := func(k float64) bool {
+	lt := math.Log(targetEps)
+	// eval reports whether scale k meets the target, and f = log ε(k) −
+	// log target (±Inf when ε is 0 or +Inf), used only to place points.
+	eval := func(k float64) (bool, float64) {
 		eps, err := ScheduleEpsilon(kind, q, scaled(shape, k), delta)
-		return err == nil && eps <= targetEps
+		if err != nil {
+			return false, math.Inf(1)
+		}
+		return eps <= targetEps, math.Log(eps) - lt
 	}
 	// Bracket: the constant schedule at the smallest and at the largest
 	// relative multiplier bound the answer (ε falls as every c grows), so
@@ -303,29 +309,55 @@ func (s Schedule) Calibrate(kind AccountantKind, targetEps, delta, q float64, ro
 		return nil, err
 	}
 	hi, lo := c0/minShape, c0/maxShape
-	for !meets(hi) {
+	okHi, fhi := eval(hi)
+	for !okHi {
 		lo = hi
 		hi *= 2
 		if hi*maxShape > MaxNoiseMultiplier {
 			return nil, fmt.Errorf("%w: schedule %q at ε=%g, δ=%g, q=%g, T=%d needs c > %g",
 				ErrUnreachable, s.String(), targetEps, delta, q, rounds, float64(MaxNoiseMultiplier))
 		}
+		okHi, fhi = eval(hi)
 	}
-	for meets(lo) {
-		hi = lo
+	okLo, flo := eval(lo)
+	for okLo {
+		hi, fhi = lo, flo
 		lo /= 2
 		if lo*minShape < minSearchC {
 			return scaled(shape, hi), nil
 		}
+		okLo, flo = eval(lo)
 	}
-	// ε(lo) > target ≥ ε(hi): bisect on log k.
+	// ε(lo) > target ≥ ε(hi): regula falsi on (log k, f), Illinois
+	// variant, with bisection when the bracket does not halve.
+	side, slow := 0, 0
 	for hi-lo > scheduleRelPrecision*hi {
-		x := math.Sqrt(lo * hi)
-		x = math.Max(lo+0.25*scheduleRelPrecision*hi, math.Min(hi-0.25*scheduleRelPrecision*hi, x))
-		if meets(x) {
-			hi = x
+		width := hi - lo
+		var x float64
+		if slow >= 3 || math.IsInf(flo, 0) || math.IsInf(fhi, 0) || !(flo > fhi) {
+			x, slow = math.Sqrt(lo*hi), 0
 		} else {
-			lo = x
+			ul, uh := math.Log(lo), math.Log(hi)
+			x = math.Exp(ul + flo*(uh-ul)/(flo-fhi))
+		}
+		m := 0.25 * scheduleRelPrecision * hi
+		x = math.Max(lo+m, math.Min(hi-m, x))
+		ok, f := eval(x)
+		if ok {
+			if side == 1 {
+				flo /= 2
+			}
+			hi, fhi, side = x, f, 1
+		} else {
+			if side == -1 {
+				fhi /= 2
+			}
+			lo, flo, side = x, f, -1
+		}
+		if hi-lo > width/2 {
+			slow++
+		} else {
+			slow = 0
 		}
 	}
 	return scaled(shape, hi), nil
