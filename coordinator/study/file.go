@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,16 @@ type File struct {
 	// Accountant is the privacy accountant that calibrates the noise and
 	// gates the budget: "rdp" (the default when empty) or "pld".
 	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
+	// Strategy is how the LHAs train together: "fedavg" (DP-FedAvg, the
+	// default when empty). A live study runs DP-FedAvg only; "cyclic" and
+	// "mrmtl" are refused here (they run in `fedcast simulate`).
+	Strategy string `json:"strategy,omitempty"`
+	// NoiseSchedule gives each round its own noise multiplier
+	// (privacy.Schedule; docs/strategies.md): "constant" (the default when
+	// empty), "linear:r", "step:j,r", "geometric:r", whose scale is
+	// calibrated to Epsilon, or an explicit list "c1,c2,…,cT" that must
+	// fit the budget. Fixed when the study starts and sent to every LHA.
+	NoiseSchedule string `json:"noise_schedule,omitempty"`
 	// Rounds is T. Required.
 	Rounds int `json:"rounds"`
 	// ExpectedClients is m, expected LHAs per round (q = m/N). Required.
@@ -200,6 +211,17 @@ func (f *File) Validate() error {
 	}
 	if _, err := privacy.ParseAccountantKind(string(f.Accountant)); err != nil {
 		return configErr("accountant is %q: use \"rdp\" or \"pld\"", f.Accountant)
+	}
+	switch st, err := fl.ParseStrategy(f.Strategy); {
+	case err != nil:
+		return configErr("strategy is %q: use \"fedavg\"", f.Strategy)
+	case st != fl.FedAvg:
+		return configErr("strategy is %q: a live study runs fedavg only so far (%s runs in `fedcast simulate --strategy %s`)", f.Strategy, st, st)
+	}
+	if sch, err := privacy.ParseSchedule(f.NoiseSchedule); err != nil {
+		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
+	} else if _, err := sch.Shape(max(f.Rounds, 1)); err != nil && f.Rounds >= 1 {
+		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
 	}
 	if err := privacy.CheckClipNorm(f.ClipNorm); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -386,14 +408,48 @@ func (f *File) Layers() []int {
 
 // Calibrate returns the smallest noise multiplier c whose T rounds at
 // q = m/N stay within (ε, δ) by the study's accountant
-// (privacy.NoiseMultiplierFor). It fails for parameters the accountant
-// cannot account for.
+// (privacy.NoiseMultiplierFor); with a noise schedule, the smallest c_t of
+// CalibrateSchedule. It fails for parameters the accountant cannot account
+// for.
 func (f *File) Calibrate() (float64, error) {
-	c, err := privacy.NoiseMultiplierFor(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
 	if err != nil {
-		return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
+		return 0, fmt.Errorf("study: noise_schedule: %w", err)
 	}
-	return c, nil
+	if sch.IsConstant() {
+		c, err := privacy.NoiseMultiplierFor(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+		if err != nil {
+			return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
+		}
+		return c, nil
+	}
+	cs, err := f.CalibrateSchedule()
+	if err != nil {
+		return 0, err
+	}
+	return slices.Min(cs), nil
+}
+
+// CalibrateSchedule returns the noise multipliers c_1 … c_T of a study with
+// a noise schedule: the rule's shape at the smallest scale whose exact
+// composition meets (ε, δ) by the study's accountant, or the explicit list
+// if it fits (privacy.Schedule.Calibrate). It returns nil for the constant
+// schedule (every round has Calibrate's c). The calculation is
+// deterministic: a restart recomputes the same multipliers, and the engine
+// checks them against the ledger.
+func (f *File) CalibrateSchedule() ([]float64, error) {
+	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("study: noise_schedule: %w", err)
+	}
+	if sch.IsConstant() {
+		return nil, nil
+	}
+	cs, err := sch.Calibrate(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+	if err != nil {
+		return nil, fmt.Errorf("study: cannot calibrate the noise schedule %q: %w", f.NoiseSchedule, err)
+	}
+	return cs, nil
 }
 
 // Quorum returns how many LHAs must be online before round 1 and after a
@@ -463,6 +519,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
 		InsecureSeed:      insecure,
 		Accountant:        string(f.AccountantKind()),
+		Strategy:          f.Strategy,
 	}
 }
 
