@@ -51,3 +51,20 @@ func TestSimulateStrategyFlags(t *testing.T) {
 		t.Errorf("report: %+v", rep)
 	}
 }
+
+func TestStudyNewNoiseSchedule(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.json")
+	code, out, errs := fedcast(t, "study", "new", "--lhas", "6", "--epsilon", "2", "--noise-schedule", "linear:0.5", "--out", path)
+	if code != 0 || !strings.Contains(out, "Noise schedule linear:0.5: c_1 = ") {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `"noise_schedule": "linear:0.5"`) {
+		t.Errorf("study file: %v\n%s", err, b)
+	}
+	code, _, errs = fedcast(t, "study", "new", "--lhas", "6", "--epsilon", "2", "--noise-schedule", "step:0,1", "--out", filepath.Join(dir, "x.json"))
+	if code == 0 || !strings.Contains(errs, "noise_schedule") {
+		t.Errorf("bad schedule: exit %d, %s", code, errs)
+	}
+}
