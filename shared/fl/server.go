@@ -240,9 +240,11 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 		return nil, err
 	}
 	c := s.Config.NoiseMultiplierAt(s.Round + 1)
-	if s.Config.DP && agg.cfg.NoiseMultiplier != c {
+	if s.Config.DP && len(s.Config.NoiseSchedule) > 0 && agg.cfg.NoiseMultiplier != c {
 		// The noise is the aggregator's: one made for another round of a
-		// schedule would release this round with the wrong noise.
+		// schedule would release this round with the wrong noise. (Without
+		// a schedule the caller makes one aggregator for the study; the
+		// privacy audit deliberately gives it another c.)
 		return nil, fmt.Errorf("%w: round %d has noise multiplier %v, the aggregator was made for %v (use Config.AtRound)",
 			ErrConfig, s.Round+1, c, agg.cfg.NoiseMultiplier)
 	}
