@@ -52,6 +52,9 @@ type Config struct {
 	// Accountant calibrates the noise and accounts the rounds: rdp or pld.
 	// Default rdp.
 	Accountant privacy.AccountantKind `json:"accountant"`
+	// NoiseSchedule is a privacy.Schedule spec (per-round noise
+	// multipliers, scale calibrated to each ε). Default constant.
+	NoiseSchedule string `json:"noise_schedule,omitempty"`
 	// LearningRate of Adam. Default 0.001.
 	LearningRate float64 `json:"learning_rate"`
 	// History H and Horizon P. Defaults 10 and 7.
@@ -232,6 +235,10 @@ type Result struct {
 	PerRun       []metrics.Result   `json:"per_run"`
 	Seconds      float64            `json:"seconds"` // summed training time of its runs
 
+	// NoiseSchedule is c_1 … c_T with a noise schedule (absent when
+	// constant; NoiseMultiplier is then the smallest c_t).
+	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
+
 	// For figures (not in JSON): each area's MAPE in each run, and the
 	// first run's (true, predicted) test pairs.
 	AreaMAPE  []float64 `json:"-"`
@@ -298,6 +305,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.strategyDefaults(cfg.Delta); err != nil {
 		return nil, err
 	}
+	sched, err := cfg.checkStrategy()
+	if err != nil {
+		return nil, err
+	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
 		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
 	})
@@ -308,8 +319,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("experiment: the study window yields no windows")
 	}
 	n := len(areas)
-	if cfg.ClientsPerRound > n {
-		cfg.ClientsPerRound = n
+	if cfg.ClientsPerRound > n || cfg.Strategy == fl.Cyclic {
+		cfg.ClientsPerRound = n // cyclic: every area takes a turn in every round
 	}
 	q := float64(cfg.ClientsPerRound) / float64(n)
 	sizes := append(append([]int{cfg.History}, cfg.Hidden...), 1)
@@ -364,20 +375,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if err := privacy.CheckEpsilon(eps); err != nil {
 				return nil, err
 			}
-			c, err := privacy.NoiseMultiplierFor(cfg.Accountant, eps, cfg.Delta, q, cfg.Rounds)
-			if err != nil {
-				return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
-			}
-			r.NoiseMultiplier = c
-			if cfg.Accountant == privacy.AccountantRDP {
-				spent, order := privacy.Epsilon(q, c, cfg.Rounds, cfg.Delta)
-				r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
-			} else {
-				spent, err := privacy.EpsilonFor(cfg.Accountant, []privacy.Event{{SampleRate: q, NoiseMultiplier: c, Rounds: cfg.Rounds}}, cfg.Delta)
-				if err != nil {
-					return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
-				}
-				r.EpsilonSpent = fl.JSONFloat(spent)
+			if err := cfg.calibrate(r, sched, eps, q); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -454,6 +453,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if !math.IsInf(float64(res.Epsilon), 1) {
 					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
 					fcfg.Accountant = cfg.Accountant
+					fcfg = fcfg.WithSchedule(res.NoiseSchedule)
 				}
 				ev := newEvaluator(net, cfg.Features, cfg.Damping, rd)
 				if cfg.PointForecast == PointPersistence {
@@ -484,21 +484,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 						}
 					},
 				}
-				srv, err := sim.Run(ctx)
+				final, err := cfg.run(ctx, sim)
 				if err != nil {
 					pool.Release()
 					o.err = err
 					continue
 				}
 				o.run = jb.run
-				o.pers = evaluatePersonal(sim, avg.current(srv.Global), net, cfg.Features, cfg.Damping, rd)
-				o.final = ev.evaluate(avg.current(srv.Global))
+				o.pers = evaluatePersonal(sim, avg.current(final), net, cfg.Features, cfg.Damping, rd)
+				o.final = ev.evaluate(avg.current(final))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
 				if jb.run == 0 {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
-				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(srv.Global))), jb.run == 0)
+				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(final))), jb.run == 0)
 				o.seconds = time.Since(t0).Seconds()
 				pool.Release()
 				mu.Lock()

@@ -108,6 +108,10 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 		if err := ctx.Err(); err != nil {
 			return srv, err
 		}
+		if len(cfg.NoiseSchedule) > 0 {
+			// A noise schedule: this round's lattice and noise are c_t's.
+			agg = NewAggregator(cfg.AtRound(srv.Round+1), dim)
+		}
 		sampled := srv.Sample(sampling)
 		for len(updates) < len(sampled) {
 			updates = append(updates, make([]float64, dim))

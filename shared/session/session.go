@@ -282,7 +282,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
-		if err := (privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}).Validate(); err != nil {
+		if err := checkPrivacy(st, kind); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		if _, err := model.Parse(st.Features); err != nil {
@@ -329,7 +329,7 @@ func sameStudy(a, b protocol.Study) bool {
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
 		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping &&
-		a.StudyStrategy == b.StudyStrategy
+		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule)
 }
 
 // event merges one released round's event into the log: a known round
@@ -349,9 +349,11 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 		return false, fmt.Errorf("%w: round %d after round %d", ErrBudgetMismatch, ev.Round, len(s.events))
 	}
 	st := s.study
-	if ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != st.NoiseMultiplier || ev.Delta != st.Delta {
-		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v",
-			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, st.NoiseMultiplier, st.Delta)
+	// c is the round's own multiplier under a noise schedule: a round
+	// whose c departs from the announced schedule is refused.
+	if c := noiseAt(st, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
+		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v for it",
+			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, c, st.Delta)
 	}
 	if ev.Accountant != "" && ev.Accountant != string(s.kind) {
 		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.kind)
@@ -416,14 +418,14 @@ func (s *Session) LocalEpsilon() float64 {
 }
 
 // epsilonAfter returns ε at the study's δ after rounds rounds of its
-// (q, c) by the study's accountant: for RDP from acc (the accumulated RDP
+// (q, c_t) by the study's accountant: for RDP from acc (the accumulated RDP
 // of exactly those rounds), for PLD from the rounds themselves.
 func (s *Session) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
 	if s.kind == privacy.AccountantRDP {
 		eps, _ := acc.Epsilon(s.study.Delta)
 		return eps
 	}
-	eps, err := privacy.EpsilonFor(s.kind, []privacy.Event{{SampleRate: s.study.SampleRate, NoiseMultiplier: s.study.NoiseMultiplier, Rounds: rounds}}, s.study.Delta)
+	eps, err := privacy.EpsilonFor(s.kind, studyEvents(s.study, rounds), s.study.Delta)
 	if err != nil {
 		return math.Inf(1) // cannot account: treat as over every budget
 	}
@@ -687,7 +689,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	if len(m.Weights) != s.study.Params {
 		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
 	}
-	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
+	next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
 	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
 	if eps := s.epsilonAfter(m.Round, next); !(eps <= limit) {
 		// Over this LHA's own limit: sit the round out (a dropout that

@@ -13,7 +13,10 @@ import (
 
 const simulateStrategyUsage = `
 Strategy and privacy level (docs/strategies.md):
-  --strategy fedavg|mrmtl   how the LHAs train together (default fedavg)
+  --strategy fedavg|mrmtl|cyclic
+                            how the LHAs train together (default fedavg); cyclic trains the areas
+                            in turn, each passing the model on, with client-level noise c_t·S at
+                            every hand-off and no sampling (--privacy client only so far)
   --lambda L                MR-MTL's pull λ ≥ 0 towards the federated model (0: local training; 'inf': FedAvg)
   --privacy client|example|both
                             client: DP-FedAvg, --epsilon is the coordinator's client-level ε (default);
@@ -29,7 +32,7 @@ Strategy and privacy level (docs/strategies.md):
 // strategyFlags registers the strategy and example-level flags on fs and
 // returns the function that reads them after parsing.
 func strategyFlags(fs *flag.FlagSet) func() (experiment.StrategyOptions, error) {
-	strategy := fs.String("strategy", string(fl.FedAvg), "training strategy: fedavg or mrmtl")
+	strategy := fs.String("strategy", string(fl.FedAvg), "training strategy: fedavg, mrmtl or cyclic")
 	lambda := fs.String("lambda", "1", "MR-MTL's penalty λ ≥ 0 ('inf' is FedAvg)")
 	level := fs.String("privacy", string(fl.ClientLevel), "privacy level: client, example or both")
 	exEps := fs.String("example-epsilon", "", "each LHA's example-level ε with --privacy both")
@@ -40,8 +43,8 @@ func strategyFlags(fs *flag.FlagSet) func() (experiment.StrategyOptions, error) 
 	return func() (experiment.StrategyOptions, error) {
 		o := experiment.StrategyOptions{Embargo: *embargo}
 		var err error
-		if o.Strategy, err = fl.ParseStrategy(*strategy); err != nil || o.Strategy == fl.Cyclic {
-			return o, usagef("use --strategy fedavg or --strategy mrmtl", "unknown or unsupported strategy %q", *strategy)
+		if o.Strategy, err = fl.ParseStrategy(*strategy); err != nil {
+			return o, usagef("use --strategy fedavg, mrmtl or cyclic", "unknown strategy %q", *strategy)
 		}
 		if o.Privacy, err = fl.ParseGuarantee(*level); err != nil {
 			return o, usagef("use --privacy client, example or both", "%v", err)

@@ -14,7 +14,7 @@ func TestSimulateStrategyFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--strategy", "ditto"}, "strategy"},
-		{[]string{"--strategy", "cyclic"}, "strategy"},
+		{[]string{"--strategy", "cyclic", "--privacy", "both", "--example-epsilon", "2"}, "--privacy client only"},
 		{[]string{"--privacy", "node"}, "privacy"},
 		{[]string{"--lambda", "1"}, "--strategy mrmtl"},
 		{[]string{"--strategy", "mrmtl", "--lambda", "-1"}, "λ"},
