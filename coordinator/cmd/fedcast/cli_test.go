@@ -250,7 +250,7 @@ func TestStudyNewPresets(t *testing.T) {
 		preset string
 		want   []string
 	}{
-		{"default", []string{`"features": "log-change"`, `"rounds": 10`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
+		{"default", []string{`"features": "log-change"`, `"rounds": 5`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
 		{"paper", []string{`"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
 	} {
 		out := filepath.Join(dir, tc.preset+".json")
