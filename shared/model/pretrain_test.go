@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -93,5 +95,24 @@ func TestPretrainedBeatsPersistence(t *testing.T) {
 		if !(mp < 0.6*mb) || math.IsNaN(mp) {
 			t.Errorf("R0 %v: pretrained MAE %.3f is not 40 %% below no change (%.3f)", o.R0, mp, mb)
 		}
+	}
+}
+
+// The pretrained 10-16-1 model is pinned: the same weights, bit for bit,
+// native (scalar or SIMD kernels) and under GOOS=js GOARCH=wasm. A change
+// of shared/synth, shared/nn or the corpus that moves it must be
+// deliberate (running studies keep theirs: it is in the ledger's genesis).
+func TestPretrainedPinned(t *testing.T) {
+	m := nn.NewMLP(10, 16, 1)
+	w, err := Pretrained(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64()
+	for _, v := range w {
+		fmt.Fprint(h, math.Float64bits(v))
+	}
+	if got := h.Sum64(); got != 8882786352172056839 {
+		t.Errorf("pretrained weights changed: hash %d", got)
 	}
 }
