@@ -81,6 +81,10 @@ type Config struct {
 	// global models after the last AverageLast rounds (iterate averaging:
 	// post-processing of released models, so it costs no privacy).
 	AverageLast int `json:"average_last,omitempty"`
+	// RandomInit starts an anchored model from InitRandom (the no-change
+	// forecast) instead of the pretrained public model (model.Features.Init);
+	// for measuring what pretraining gives.
+	RandomInit bool `json:"random_init,omitempty"`
 	// Seed of the experiment.
 	Seed uint64 `json:"seed"`
 	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
@@ -471,7 +475,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				avg := newAverager(cfg.AverageLast, cfg.Rounds)
 				initial := make([]float64, net.NumParams())
-				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
+				initRng := fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit)
+				if cfg.RandomInit {
+					cfg.Features.InitRandom(net, initial, initRng)
+				} else {
+					cfg.Features.Init(net, initial, initRng)
+				}
 				sim := &fl.Simulation{
 					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
