@@ -49,6 +49,9 @@ func strategyFlags(fs *flag.FlagSet) func() (experiment.StrategyOptions, error) 
 		if o.Privacy, err = fl.ParseGuarantee(*level); err != nil {
 			return o, usagef("use --privacy client, example or both", "%v", err)
 		}
+		if o.Strategy == fl.Cyclic && o.Privacy != fl.ClientLevel {
+			return o, usagef("use --strategy cyclic with --privacy client", "strategy cyclic runs with --privacy client only so far (local DP-SGD in a turn is not wired)")
+		}
 		lam, err := parseLambda(*lambda)
 		if err != nil {
 			return o, usagef("e.g. --lambda 1 (0 is local training, inf is FedAvg)", "%v", err)
