@@ -194,4 +194,3 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 	}
 	writeEffects(w, fx)
 }
-

@@ -125,16 +125,16 @@ type Object struct {
 	next   time.Time
 	act    action
 
-	win     *window
-	pend    *pending
-	late    map[int]int
-	status  protocol.Status
-	log     []protocol.Event
-	last    []byte // the last released round_result
-	done    []byte // the finished message, once the study has ended
-	ack     []byte
-	broken  error
-	parts   []protocol.Participation
+	win    *window
+	pend   *pending
+	late   map[int]int
+	status protocol.Status
+	log    []protocol.Event
+	last   []byte // the last released round_result
+	done   []byte // the finished message, once the study has ended
+	ack    []byte
+	broken error
+	parts  []protocol.Participation
 }
 
 // New opens the study described by the study file raw (its JSON bytes)
