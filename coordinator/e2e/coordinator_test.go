@@ -61,7 +61,7 @@ func startCoordinatorWith(t *testing.T, tmpl study.File, n int, opt *study.Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, raw, l, opt)
+	eng, err := study.Open(file, raw, server.LedgerStore(l), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

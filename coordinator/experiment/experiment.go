@@ -109,21 +109,22 @@ func (c *Config) defaults() {
 		}
 	}
 	def(&c.Runs, 1)
-	def(&c.Rounds, 75)
-	def(&c.ClientsPerRound, 100)
-	def(&c.LocalEpochs, 30)
-	def(&c.History, 10)
-	def(&c.Horizon, 7)
+	paper := model.Paper // the paper's defaults are written in shared/model only
+	def(&c.Rounds, paper.Rounds)
+	def(&c.ClientsPerRound, paper.ClientsPerRound)
+	def(&c.LocalEpochs, paper.LocalEpochs)
+	def(&c.History, model.PaperHistory)
+	def(&c.Horizon, model.PaperHorizon)
 	def(&c.EvalEvery, 5)
 	def(&c.Workers, runtime.GOMAXPROCS(0))
-	deff(&c.Clip, 0.5)
-	deff(&c.Delta, 1e-5)
+	deff(&c.Clip, paper.Clip)
+	deff(&c.Delta, model.PaperDelta)
 	if c.Accountant == "" {
 		c.Accountant = privacy.DefaultAccountant
 	}
-	deff(&c.LearningRate, 1e-3)
+	deff(&c.LearningRate, paper.LearningRate)
 	if c.Hidden == nil {
-		c.Hidden = []int{128, 64, 32}
+		c.Hidden = append([]int{}, paper.Hidden...)
 	}
 	if c.PointForecast == "" {
 		c.PointForecast = PointModel

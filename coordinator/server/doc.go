@@ -1,6 +1,6 @@
 // Package server is the live coordinator's transport: an http.Handler
 // (net/http + github.com/coder/websocket) that speaks shared/protocol to the
-// LHAs and drives a study.Engine. All round logic (sampling, re-clipping,
+// LHAs and drives a study.Coordinator. All round logic (schedule, sampling, re-clipping,
 // mean ÷ m, noise, accounting, ledger-before-release) lives in
 // coordinator/study and shared/fl; this package moves bytes, keeps the
 // connections, and enforces the transport's rules.

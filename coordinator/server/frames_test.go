@@ -103,14 +103,7 @@ func TestFrameSizeBoundary(t *testing.T) {
 }
 
 // buffered returns the number of frames buffered in the open window.
-func (s *Server) buffered() int {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.window == nil {
-		return 0
-	}
-	return len(s.window.frames)
-}
+func (s *Server) buffered() int { return s.co.Buffered() }
 
 // slotsTaken returns the number of frame slots in use once the server's
 // connection goroutines have settled: a client can see its socket closed

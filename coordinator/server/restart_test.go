@@ -44,12 +44,12 @@ func (x *life) stop(t *testing.T) {
 // openRound returns the open round's id, start time, sample and online
 // count, or id 0 if no round is open.
 func (x *life) openRound() (id int, started time.Time, sampled []int, online int) {
-	x.srv.emu.Lock()
-	defer x.srv.emu.Unlock()
-	if o := x.eng.Current(); o != nil {
-		return o.ID, o.Started, slices.Clone(o.Sampled), o.Online
-	}
-	return 0, time.Time{}, nil, 0
+	x.srv.co.WithEngine(func(e *study.Engine) {
+		if o := e.Current(); o != nil {
+			id, started, sampled, online = o.ID, o.Started, slices.Clone(o.Sampled), o.Online
+		}
+	})
+	return id, started, sampled, online
 }
 
 // waitRound polls until a round is open and returns it.
@@ -89,7 +89,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := study.Open(file, raw, l, &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := study.Open(file, raw, l, &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,9 +170,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		x := restart(time.Hour)
 		run(x)
 		time.Sleep(300 * time.Millisecond)
-		x.srv.emu.Lock()
-		rounds := x.eng.Rounds()
-		x.srv.emu.Unlock()
+		rounds, _ := x.srv.co.Progress()
 		if id, _, _, _ := x.openRound(); id != 0 || rounds != committed {
 			// Without the wait, rounds with nobody online commit at once,
 			// one after the other: pure noise that spends the budget.

@@ -54,7 +54,7 @@ func start(t testing.TB, tmpl study.File, names []string, seed *uint64, opts ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, raw, l, &study.Options{InsecureSeed: seed})
+	eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +590,7 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		eng, err := study.Open(file, raw, l, nil)
+		eng, err := study.Open(file, raw, LedgerStore(l), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

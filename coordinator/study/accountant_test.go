@@ -59,18 +59,18 @@ func TestStudyAccountantPLD(t *testing.T) {
 	if e.EpsilonSpent() != want {
 		t.Errorf("spent ε=%g, PLD gives %g", e.EpsilonSpent(), want)
 	}
-	exp, err := e.ledger.Export(t.Context())
+	exp, err := ledgerOf(e).Export(t.Context())
 	if err != nil || exp.Accountant != "pld" {
 		t.Errorf("ledger export accountant %q (%v)", exp.Accountant, err)
 	}
-	e.ledger.Close()
+	ledgerOf(e).Close()
 	// Resuming recomputes every recorded ε with the study's accountant.
 	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	r, err := Open(g, raw, l, nil)
+	r, err := Open(g, raw, ledgerStore{l}, nil)
 	if err != nil {
 		t.Fatalf("resume a PLD study: %v", err)
 	}

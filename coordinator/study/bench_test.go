@@ -41,7 +41,7 @@ func BenchmarkAggregateRound(b *testing.B) {
 				seed := uint64(1)
 				opt.InsecureSeed = &seed
 			}
-			e, err := Open(f, raw, l, &opt)
+			e, err := Open(f, raw, ledgerStore{l}, &opt)
 			if err != nil {
 				b.Fatal(err)
 			}

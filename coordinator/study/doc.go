@@ -1,4 +1,5 @@
-// Package study holds a live study's configuration and its round engine.
+// Package study holds a live study's configuration, its round engine and
+// the round driver, as plain functions over an explicit, serialisable state.
 //
 // # Study file
 //
@@ -11,31 +12,91 @@
 // fresh tokens; [Load] reads and validates one. N, the number of enrolled
 // LHAs, is fixed by the file.
 //
+// # Pure: the same round logic in every driver
+//
+// This package holds the whole round logic of a live study and imports no
+// transport and no storage: no coordinator/ledger, no SQLite, no net/http,
+// no websocket (internal/archtest checks it), and it builds with GOOS=js
+// GOARCH=wasm. Three drivers use it the same way: `fedcast serve`
+// (coordinator/server: websockets, SQLite ledger), the Cloudflare worker
+// (a Durable Object: a JavaScript shell holding the websockets and the
+// storage, calling this package compiled to wasm), and the tests and
+// simulations (a fake transport and clock, a [MemStore]). The time is
+// always passed in; randomness is injected (see Randomness).
+//
+// The API, in the order a driver uses it:
+//
+//	st := &MemStore{}                       // or LedgerStore(l) in serve, Durable Object storage in the worker
+//	e, err := Open(f, raw, st, &Options{})  // new study, or resume from st.Load()
+//	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, now)
+//	err = c.Join(lha, now, deliver)         // an LHA authenticated: welcome, last result, round_start or finished
+//	c.Frame(lha, b, now, reply)             // a binary frame: reply(ack) at once, frame held in memory
+//	code, msg := TextVerdict(b)             // a text frame: always an error, answered at once
+//	next, err := c.Tick(now)                // the schedule: open / close, aggregate, commit / release / finish
+//	st := c.Status()                        // the public status (/api/status): a snapshot taken at ticks
+//	c.Stop()                                // shutting down: the open round is abandoned
+//
+// [Transport] is how the Coordinator reaches the connections (Send,
+// Broadcast, Drop, Online, Connected); [Next] says when to Tick again (at
+// Next.At, or earlier whenever an LHA connects or leaves; an early or
+// repeated Tick does nothing that is not due). [Store] is where the
+// committed state lives: Load, Init, Commit, Finish, SetScheduleStart,
+// every write idempotent (a repeated Commit of round k with the same model
+// is a no-op: a worker's alarms fire at least once). [State] is the
+// committed state a Store holds, serialisable with
+// [State.MarshalBinary] / [State.UnmarshalBinary] (JSON, bit-exact).
+//
+// # Commit before release; an open round does not survive a restart
+//
+// A round is committed (its privacy event and noised model, through
+// Store.Commit, durably) when its window closes, and released only at its
+// slot's end, after Commit returned. What an open round holds — the
+// buffered frames, the running sum, which LHAs were admitted — lives in
+// memory only and is never written anywhere: if the process (or the
+// Durable Object) stops while a round is open, that round is abandoned.
+// Nothing of it was released and nothing is owed; no un-noised sum is ever
+// on disk. After a restart the study resumes at the next free slot of the
+// public schedule, once its quorum is back or the restart grace has
+// passed, and the last committed round is released again to everyone who
+// joins. serve and the worker behave the same.
+//
+// # Schedule and timing
+//
+// Rounds follow the fixed public schedule of the study file: t₀ is the
+// moment the start quorum was first online (recorded by
+// Store.SetScheduleStart); slot j starts at t₀ + j·L; the round opened at
+// a slot's start takes frames until L − slack, is then aggregated, noised
+// and committed, and is released at the slot's end. Every binary frame is
+// acknowledged at once with the same message, whatever it holds, and is
+// decoded only when the window closes; its verdict comes with the release
+// (see [Coordinator.Frame] for the ordering rule). So every time a
+// non-admin can observe is a function of t₀, L and the slack.
+//
 // # Engine
 //
-// [Engine] runs the rounds of one study over shared/fl (sampling, re-clipping
-// aggregation, noise, accounting: nothing is reimplemented here) and the
-// privacy ledger (coordinator/ledger). It holds no sockets: a transport
-// (coordinator/server) calls
+// [Engine] runs the rounds of one study over shared/fl (sampling,
+// re-clipping aggregation, noise, accounting: nothing is reimplemented
+// here) and a [Store]. It holds no sockets: the [Coordinator] calls
 //
-//	r, err := e.Begin(online)      // budget gate, Poisson sample from all N LHAs: open
-//	err = e.Submit(lha, round, Δw)  // while open, any number of times
-//	res, err := e.Complete()        // aggregating: mean ÷ m + noise, ledger commit: committed
-//	err = e.Release()               // after sending res: released, the next Begin may follow
-//	err = e.Abandon()               // instead of Complete: abandoned, aggregate reset
+//	r, err := e.BeginAt(t, online)   // budget gate, Poisson sample from all N LHAs: open
+//	err = e.Submit(lha, round, Δw)   // while open, any number of times
+//	res, err := e.CompleteAt(clock)  // aggregating: mean ÷ m + noise, store commit: committed
+//	err = e.Release()                // after sending res: released, the next Begin may follow
+//	err = e.Abandon()                // instead of Complete: abandoned, aggregate reset
 //
 // and releases res only after Complete returned: Complete writes the round's
-// event and model to the ledger, synced, before it changes the state, so a
-// model is never released without its event on disk. A round's phase
+// event and model to the store before it changes the state, so a
+// model is never released without its event recorded. A round's phase
 // ([Phase]) makes its life cycle explicit: open → aggregating → committed
 // → released, or abandoned; every transition that discards a round's
 // aggregate (Abandon, a failed commit) resets it, so no update is ever
 // counted in two rounds, and a committed round cannot be abandoned. [Open]
-// on an existing ledger resumes after validating it (rounds numbered 1…k,
-// k ≤ T, each with the study's q, c, δ and the ε the accountant gives,
-// finite models of the right size): the global model is the last committed
-// one, the accountant is recomposed from the committed events, the current
-// round is the next one; nothing committed is ever computed again.
+// on a store that holds the study resumes after validating it (rounds
+// numbered 1…k, k ≤ T, each with the study's q, c, δ and the ε the
+// accountant gives, finite models of the right size): the global model is
+// the last committed one, the accountant is recomposed from the committed
+// events, the current round is the next one; nothing committed is ever
+// computed again.
 //
 // # Randomness
 //

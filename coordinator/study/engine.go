@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
@@ -46,7 +45,10 @@ type Options struct {
 	// sampling and noise come from fl.NewRand(*InsecureSeed, …). Never for a
 	// release.
 	InsecureSeed *uint64
-	// Now defaults to time.Now.
+	// Now is the clock of the times the engine records (the genesis's
+	// creation, a round's start and commit, the finish) when a caller does
+	// not pass one (BeginAt, CompleteAt). nil: the system clock. No
+	// decision of the engine depends on it.
 	Now func() time.Time
 }
 
@@ -139,7 +141,8 @@ type Engine struct {
 	current  *Round           // open, aggregating or committed; nil between rounds
 	finished string           // "" while the study runs
 
-	ledger   *ledger.Ledger
+	store    Store
+	t0       time.Time // the schedule's start (zero before the quorum)
 	sampling *rand.Rand
 	noise    *rand.Rand
 	agg      *fl.Aggregator
@@ -148,15 +151,15 @@ type Engine struct {
 	broken   error
 }
 
-// Open starts the study described by f (raw is the file's bytes) on ledger
-// l, or resumes it if l already records it.
-func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) {
+// Open starts the study described by f (raw is the file's bytes) on
+// store, or resumes it from the state the store holds.
+func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
-	e := &Engine{File: f, ledger: l, now: opt.Now}
+	e := &Engine{File: f, store: store, now: opt.Now}
 	if e.now == nil {
-		e.now = time.Now
+		e.now = defaultClock
 	}
 	sum := sha256.Sum256(raw)
 	studyHash := hex.EncodeToString(sum[:])
@@ -172,9 +175,11 @@ func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) 
 		e.noise = privacy.NewSecureRand()
 	}
 
-	g, err := l.Genesis()
+	st, err := store.Load()
 	switch {
-	case errors.Is(err, ledger.ErrEmpty):
+	case err != nil:
+		return nil, err
+	case st == nil:
 		c, err := f.Calibrate()
 		if err != nil {
 			return nil, err
@@ -186,70 +191,65 @@ func Open(f *File, raw []byte, l *ledger.Ledger, opt *Options) (*Engine, error) 
 		}
 		features, _ := model.Parse(f.Features) // checked by Validate
 		features.Init(e.Model, w, initRng)
-		g = &ledger.Genesis{Study: raw, StudySHA256: studyHash, NoiseMultiplier: c, Clients: len(f.LHAs),
-			Model: w, InsecureSeed: insecure, Created: e.now()}
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("%w: study file is not JSON", ErrConfig)
 		}
-		if err := l.Init(*g); err != nil {
+		g := &Genesis{Study: raw, StudySHA256: studyHash, NoiseMultiplier: c, Clients: len(f.LHAs),
+			Model: w, InsecureSeed: insecure, Created: e.now()}
+		if err := store.Init(g); err != nil {
 			return nil, err
 		}
-	case err != nil:
-		return nil, err
+		st = &State{Version: StateVersion, Genesis: *g, Model: w}
 	default:
+		g := &st.Genesis
 		if g.StudySHA256 != studyHash {
-			return nil, fmt.Errorf("%w: the ledger %s belongs to another study file (sha256 %s, this file %s)", ErrMismatch, l.Path(), g.StudySHA256, studyHash)
+			return nil, fmt.Errorf("%w: the stored study belongs to another study file (sha256 %s, this file %s)", ErrMismatch, g.StudySHA256, studyHash)
 		}
 		if g.Clients != len(f.LHAs) || len(g.Model) != dim {
-			return nil, fmt.Errorf("%w: ledger has N=%d and %d parameters, study file N=%d and %d", ErrMismatch, g.Clients, len(g.Model), len(f.LHAs), dim)
+			return nil, fmt.Errorf("%w: the stored study has N=%d and %d parameters, study file N=%d and %d", ErrMismatch, g.Clients, len(g.Model), len(f.LHAs), dim)
 		}
 		if err := fl.CheckUpdate(g.Model, dim); err != nil {
-			return nil, fmt.Errorf("%w: the ledger's initial model: %w", ErrMismatch, err)
+			return nil, fmt.Errorf("%w: the stored initial model: %w", ErrMismatch, err)
 		}
 		if g.InsecureSeed != insecure {
-			return nil, fmt.Errorf("%w: the ledger was started with insecure seed %v, now %v: keep the same mode to resume", ErrMismatch, g.InsecureSeed, insecure)
+			return nil, fmt.Errorf("%w: the study was started with insecure seed %v, now %v: keep the same mode to resume", ErrMismatch, g.InsecureSeed, insecure)
 		}
 	}
-	c := g.NoiseMultiplier
+	c := st.Genesis.NoiseMultiplier
 	e.Config = f.Config(c)
 	e.Study = f.Public(c, insecure)
-	e.State, err = fl.NewServer(e.Config, g.Model, f.Epsilon, f.Delta)
+	e.State, err = fl.NewServer(e.Config, st.Genesis.Model, f.Epsilon, f.Delta)
 	if err != nil {
 		return nil, err
 	}
 	e.agg = fl.NewAggregator(e.Config, dim)
-	if err := e.replay(); err != nil {
+	if err := e.replay(st); err != nil {
 		return nil, err
 	}
-	reason, _, err := l.Finished()
-	if err != nil {
-		return nil, err
+	if st.ScheduleStart != nil {
+		e.t0 = *st.ScheduleStart
 	}
-	e.finished = reason
-	if reason == "" {
+	e.finished = st.Finished
+	if e.finished == "" {
 		e.checkFinished()
 	}
 	return e, nil
 }
 
-// replay rebuilds the state from the committed rounds: the accountant is
+// replay rebuilds the engine from the committed rounds: the accountant is
 // recomposed from the events (each must have the study's q and c, and the
 // recorded ε must be what the accountant gives), the global model is the
 // last committed one, and in research mode the random streams are advanced
 // past the committed rounds.
-func (e *Engine) replay() error {
-	rounds, err := e.ledger.Rounds()
-	if err != nil {
-		return err
-	}
+func (e *Engine) replay(st *State) error {
 	q, c := e.Config.SampleRate(), e.Config.NoiseMultiplier
 	scratch := make([]float64, e.Model.NumParams())
-	if len(rounds) > e.Config.Rounds {
-		return fmt.Errorf("%w: the ledger holds %d rounds, the study has T=%d", ErrMismatch, len(rounds), e.Config.Rounds)
+	if len(st.Events) > e.Config.Rounds {
+		return fmt.Errorf("%w: the store holds %d rounds, the study has T=%d", ErrMismatch, len(st.Events), e.Config.Rounds)
 	}
-	for i, r := range rounds {
+	for i, r := range st.Events {
 		if r.Round != i+1 {
-			return fmt.Errorf("%w: ledger round %d is numbered %d", ErrMismatch, i+1, r.Round)
+			return fmt.Errorf("%w: stored round %d is numbered %d", ErrMismatch, i+1, r.Round)
 		}
 		if r.SampleRate != q || r.NoiseMultiplier != c || r.Delta != e.File.Delta {
 			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
@@ -269,21 +269,23 @@ func (e *Engine) replay() error {
 			fl.NewAggregator(e.Config, len(scratch)).Finish(scratch, e.noise)
 		}
 	}
-	if len(rounds) > 0 {
-		w, err := e.ledger.Model(rounds[len(rounds)-1].Round)
-		if err != nil {
-			return err
-		}
+	if len(st.Events) > 0 {
+		w := st.Model
 		if err := fl.CheckUpdate(w, len(scratch)); err != nil {
-			return fmt.Errorf("%w: the model of round %d: %w", ErrMismatch, len(rounds), err)
+			return fmt.Errorf("%w: the model of round %d: %w", ErrMismatch, len(st.Events), err)
 		}
-		e.State.Global = w
+		if h := protocol.HashHex(w); h != st.Events[len(st.Events)-1].ModelSHA256 {
+			return fmt.Errorf("%w: the stored model of round %d has sha256 %s, its event %s", ErrMismatch, len(st.Events), h, st.Events[len(st.Events)-1].ModelSHA256)
+		}
+		e.State.Global = slices.Clone(w)
 	}
 	return nil
 }
 
 // checkFinished records the end of the study when no further round fits.
-func (e *Engine) checkFinished() {
+func (e *Engine) checkFinished() { e.checkFinishedAt(e.now()) }
+
+func (e *Engine) checkFinishedAt(t time.Time) {
 	if e.finished != "" {
 		return
 	}
@@ -296,9 +298,26 @@ func (e *Engine) checkFinished() {
 	default:
 		e.finished = ReasonBudget
 	}
-	if ferr := e.ledger.Finish(e.finished, e.now()); ferr != nil && e.broken == nil {
+	if ferr := e.store.Finish(e.finished, t); ferr != nil && e.broken == nil {
 		e.broken = ferr
 	}
+}
+
+// ScheduleStart returns t₀ of the public schedule, or the zero time before
+// the start quorum was reached.
+func (e *Engine) ScheduleStart() time.Time { return e.t0 }
+
+// SetScheduleStart records t₀ in the store (once: a later call keeps the
+// first t₀).
+func (e *Engine) SetScheduleStart(t0 time.Time) error {
+	if !e.t0.IsZero() {
+		return nil
+	}
+	if err := e.store.SetScheduleStart(t0); err != nil {
+		return err
+	}
+	e.t0 = t0
+	return nil
 }
 
 // Rounds returns the number of committed rounds.
@@ -333,14 +352,17 @@ func (e *Engine) resetAggregate() { e.agg = fl.NewAggregator(e.Config, len(e.Sta
 // Poisson sample from all N enrolled LHAs. online (nil: none) tells which
 // LHAs are connected, for the admin's record (Round.Online) only: it never
 // changes who is sampled.
-func (e *Engine) Begin(online func(lha int) bool) (*Round, error) {
+func (e *Engine) Begin(online func(lha int) bool) (*Round, error) { return e.BeginAt(e.now(), online) }
+
+// BeginAt is Begin at time t (the round's recorded start).
+func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
 	if e.current != nil {
 		return nil, fmt.Errorf("%w: round %d is %s", ErrRoundOpen, e.current.ID, e.current.phase)
 	}
-	e.checkFinished()
+	e.checkFinishedAt(t)
 	if e.finished != "" {
 		return nil, ErrFinished
 	}
@@ -350,7 +372,7 @@ func (e *Engine) Begin(online func(lha int) bool) (*Round, error) {
 		e.resetAggregate()
 	}
 	sampled := e.State.Sample(e.sampling)
-	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: e.now(), phase: PhaseOpen,
+	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: t, phase: PhaseOpen,
 		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}
 	for _, i := range sampled {
 		r.sampled[i] = true
@@ -434,7 +456,11 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 // Complete returns may the result be released. A ledger failure stops the
 // engine (Err), the round is abandoned and nothing is released. The
 // caller then Releases the round.
-func (e *Engine) Complete() (*Result, error) {
+func (e *Engine) Complete() (*Result, error) { return e.CompleteAt(e.now) }
+
+// CompleteAt is Complete with clock now, read once the aggregate and its
+// noise are computed (the commit's recorded time).
+func (e *Engine) CompleteAt(now func() time.Time) (*Result, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
@@ -459,12 +485,13 @@ func (e *Engine) Complete() (*Result, error) {
 		e.Abandon()
 		return nil, e.broken
 	}
-	now := e.now()
-	lr := &ledger.Round{Round: p.Event.Round, SampleRate: p.Event.SampleRate, NoiseMultiplier: p.Event.NoiseMultiplier,
-		Epsilon: p.Event.Epsilon, Delta: p.Event.Delta, Committed: now, Model: p.Global, Gamma: p.Event.Gamma, Sampler: p.Event.Sampler}
-	part := &ledger.Participation{Round: r.ID, Sampled: len(r.Sampled), Online: r.Online,
-		Received: r.Received, Rejected: r.Rejected, Duration: now.Sub(r.Started)}
-	if err := e.ledger.Commit(lr, part); err != nil {
+	at := now()
+	ev := protocol.Event{Round: p.Event.Round, SampleRate: p.Event.SampleRate, NoiseMultiplier: p.Event.NoiseMultiplier,
+		Epsilon: p.Event.Epsilon, Delta: p.Event.Delta, ModelSHA256: protocol.HashHex(p.Global), Accountant: string(e.Config.AccountantKind())}
+	cm := &Commit{Event: ev, Model: p.Global, Gamma: p.Event.Gamma, Sampler: p.Event.Sampler, Committed: at,
+		Participation: protocol.Participation{Round: r.ID, Sampled: len(r.Sampled), Online: r.Online,
+			Received: r.Received, Rejected: r.Rejected, Duration: at.Sub(r.Started)}}
+	if err := e.store.Commit(cm); err != nil {
 		// The pending model was never released: dropping it is safe, but
 		// the study cannot go on without its ledger.
 		e.broken = err
@@ -474,10 +501,8 @@ func (e *Engine) Complete() (*Result, error) {
 	e.State.Apply(p)
 	r.phase = PhaseCommitted
 	r.buffered = nil
-	ev := protocol.Event{Round: lr.Round, SampleRate: lr.SampleRate, NoiseMultiplier: lr.NoiseMultiplier,
-		Epsilon: lr.Epsilon, Delta: lr.Delta, ModelSHA256: lr.ModelSHA256, Accountant: string(e.Config.AccountantKind())}
 	e.log = append(e.log, ev)
-	e.checkFinished()
+	e.checkFinishedAt(at)
 	return &Result{Event: ev, Weights: e.State.Global, Finished: e.finished}, nil
 }
 

@@ -136,37 +136,40 @@ type File struct {
 	LHAs []LHA `json:"lhas"`
 }
 
-// Defaults fills zero-valued optional fields with the paper's settings.
+// Defaults fills zero-valued optional fields with the paper's settings
+// (shared/model: Paper and the Paper* constants, the one place they are
+// written).
 func (f *File) Defaults() {
+	paper := model.Paper
 	if f.Name == "" {
 		f.Name = "fedcast study"
 	}
 	if f.Delta == 0 {
-		f.Delta = 1e-5
+		f.Delta = model.PaperDelta
 	}
 	if f.ClipNorm == 0 {
-		f.ClipNorm = 0.5
+		f.ClipNorm = paper.Clip
 	}
 	if f.LocalEpochs == 0 {
-		f.LocalEpochs = 30
+		f.LocalEpochs = paper.LocalEpochs
 	}
 	if f.LearningRate == 0 {
-		f.LearningRate = 0.001
+		f.LearningRate = paper.LearningRate
 	}
 	if f.History == 0 {
-		f.History = 10
+		f.History = model.PaperHistory
 	}
 	if f.Horizon == 0 {
-		f.Horizon = 7
+		f.Horizon = model.PaperHorizon
 	}
 	if f.Smoothing == "" {
 		f.Smoothing = "centered"
 	}
 	if f.TrainFraction == 0 {
-		f.TrainFraction = 0.9
+		f.TrainFraction = model.PaperTrainFraction
 	}
 	if len(f.Hidden) == 0 {
-		f.Hidden = []int{128, 64, 32}
+		f.Hidden = append([]int{}, paper.Hidden...)
 	}
 	if f.RoundLength == 0 {
 		f.RoundLength = Duration(DefaultRoundLength)
@@ -426,14 +429,23 @@ func (f *File) Window() time.Duration { return time.Duration(f.RoundLength - f.R
 // SampleRate returns q = m/N.
 func (f *File) SampleRate() float64 { return float64(f.ExpectedClients) / float64(len(f.LHAs)) }
 
-// Config returns the fl configuration for noise multiplier c.
+// Config returns the fl configuration for noise multiplier c: that of the
+// public view (protocol.Study.FLConfig), so that the coordinator and the
+// LHAs map the parameters the same way.
 func (f *File) Config(c float64) fl.Config {
-	return fl.Config{
-		Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients, Rounds: f.Rounds,
-		ClipNorm: f.ClipNorm, NoiseMultiplier: c, DP: true,
-		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
-		Accountant: f.AccountantKind(),
+	st := f.Public(c, false)
+	cfg, err := st.FLConfig()
+	if err != nil { // an accountant Validate would refuse
+		cfg.Accountant = f.AccountantKind()
 	}
+	return cfg
+}
+
+// WindowOptions returns the series window options of the study (those of
+// its public view: protocol.Study.WindowOptions).
+func (f *File) WindowOptions() (series.WindowOptions, error) {
+	st := f.Public(0, false)
+	return st.WindowOptions()
 }
 
 // Public returns the public study parameters sent to every client.

@@ -20,7 +20,7 @@ func TestLedgerRecordsMechanism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := e.ledger.Rounds()
+	rs, err := ledgerOf(e).Rounds()
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("ledger rounds: %d, %v", len(rs), err)
 	}

@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -179,7 +181,7 @@ func openEngine(t *testing.T, f *File, raw []byte, path string, seed *uint64) *E
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	e, err := Open(f, raw, l, &Options{InsecureSeed: seed})
+	e, err := Open(f, raw, ledgerStore{l}, &Options{InsecureSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestMatchesSimulation(t *testing.T) {
 	s := seed
 	e := openEngine(t, f, raw, path, &s)
 	play(t, e, data, 3)
-	e.ledger.Close()
+	ledgerOf(e).Close()
 	e = openEngine(t, f, raw, path, &s) // resume after round 3
 	if e.Rounds() != 3 {
 		t.Fatalf("resumed at round %d, want 3", e.Rounds())
@@ -369,7 +371,7 @@ func TestBudgetEndsStudy(t *testing.T) {
 	if _, err := e.Begin(nil); !errors.Is(err, ErrFinished) {
 		t.Fatalf("Begin after T rounds: %v", err)
 	}
-	if reason, _, _ := e.ledger.Finished(); reason != ReasonRounds {
+	if reason, _, _ := ledgerOf(e).Finished(); reason != ReasonRounds {
 		t.Errorf("ledger finished reason %q", reason)
 	}
 	if e.EpsilonSpent() > f.Epsilon {
@@ -381,18 +383,18 @@ func TestResumeRefusesOtherStudy(t *testing.T) {
 	f, raw, _ := small(t, 4)
 	path := filepath.Join(t.TempDir(), "l.db")
 	e := openEngine(t, f, raw, path, nil)
-	e.ledger.Close()
+	ledgerOf(e).Close()
 	g, raw2, _ := small(t, 4)
 	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := Open(g, raw2, l, nil); !errors.Is(err, ErrMismatch) {
+	if _, err := Open(g, raw2, ledgerStore{l}, nil); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume with another study file: %v", err)
 	}
 	seed := uint64(1)
-	if _, err := Open(f, raw, l, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
+	if _, err := Open(f, raw, ledgerStore{l}, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume switching to insecure seed: %v", err)
 	}
 }
@@ -556,8 +558,39 @@ func TestAbandonResetsAggregate(t *testing.T) {
 	if _, err := commit(e); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := e.ledger.Participation()
+	parts, err := ledgerOf(e).Participation()
 	if err != nil || len(parts) != 1 || parts[0].Received != 0 {
 		t.Errorf("participation %+v, %v; want one round with 0 received", parts, err)
+	}
+}
+
+// TestPublicMapping: the coordinator's fl configuration is the one its
+// LHAs derive from the public view they receive, and the defaults are the
+// paper's (shared/model).
+func TestPublicMapping(t *testing.T) {
+	f, _, _ := small(t, 8)
+	f.Accountant = privacy.AccountantPLD
+	st := f.Public(1.7, false)
+	got, err := st.FLConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f.Config(1.7); got != want {
+		t.Fatalf("public view's config %+v, file's %+v", got, want)
+	}
+	if got.Accountant != privacy.AccountantPLD || got.NoiseMultiplier != 1.7 || got.Clients != 8 {
+		t.Fatalf("config %+v", got)
+	}
+	var d File
+	d.Defaults()
+	p := model.Paper
+	if d.ClipNorm != p.Clip || d.LocalEpochs != p.LocalEpochs || d.LearningRate != p.LearningRate ||
+		!slices.Equal(d.Hidden, p.Hidden) || d.History != model.PaperHistory || d.Horizon != model.PaperHorizon ||
+		d.Delta != model.PaperDelta || d.TrainFraction != model.PaperTrainFraction {
+		t.Fatalf("defaults %+v are not the paper's %+v", d, p)
+	}
+	d.Hidden[0] = 1
+	if model.Paper.Hidden[0] == 1 {
+		t.Fatal("Defaults shares the paper's hidden sizes")
 	}
 }

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// --- connections ---
+
+// send queues a frame for c; a full outbox drops the client. s.mu held.
+func (s *Server) send(c *conn, k protocol.Kind, b []byte) {
+	select {
+	case c.out <- frame{k, b}:
+	default:
+		s.log.Warn("client too slow, disconnecting", "lha", s.eng.File.LHAs[c.lha].Name)
+		go c.close(websocket.StatusPolicyViolation, "too slow")
+	}
+}
+
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.once.Do(func() {
+		close(c.done)
+		go func() {
+			c.ws.Close(code, reason)
+		}()
+	})
+}
+
+func (c *conn) writer() {
+	for {
+		select {
+		case <-c.done:
+			return
+		case f := <-c.out:
+			typ := websocket.MessageText
+			if f.kind == protocol.Binary {
+				typ = websocket.MessageBinary
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), WriteTimeout)
+			err := c.ws.Write(ctx, typ, f.b)
+			cancel()
+			if err != nil {
+				c.close(websocket.StatusGoingAway, "write failed")
+				return
+			}
+		}
+	}
+}
+
+func encodeErr(code protocol.Code, round int, format string, a ...any) []byte {
+	_, b, err := protocol.Encode(&protocol.Error{Code: code, Round: round, Message: fmt.Sprintf(format, a...)})
+	if err != nil {
+		panic("server: cannot encode an error message: " + err.Error())
+	}
+	return b
+}
+
+// reject sends an error on a connection not (yet) registered and closes it.
+func reject(ctx context.Context, ws *websocket.Conn, code protocol.Code, msg string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	ws.Write(ctx, websocket.MessageText, encodeErr(code, 0, "%s", msg))
+	ws.Close(websocket.StatusPolicyViolation, code.String())
+}
+
+// remoteHost is the IP address of a request's peer (the whole RemoteAddr
+// if it has no port).
+func remoteHost(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// admitUnauth counts a new unauthenticated connection from host; it
+// returns false, counting nothing, when a bound is reached.
+func (s *Server) admitUnauth(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nUnauth >= s.maxUnauth || s.unauth[host] >= s.maxUnauthIP {
+		return false
+	}
+	s.nUnauth++
+	s.unauth[host]++
+	return true
+}
+
+func (s *Server) leaveUnauth(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nUnauth--
+	if s.unauth[host]--; s.unauth[host] <= 0 {
+		delete(s.unauth, host)
+	}
+}
+
+// Unauthenticated returns the number of connections that have not sent a
+// valid hello yet.
+func (s *Server) Unauthenticated() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nUnauth
+}
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	host := remoteHost(r)
+	if !s.admitUnauth(host) {
+		s.m.refused.WithLabelValues("too_many_unauthenticated").Inc()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many connections waiting to authenticate; retry shortly", http.StatusServiceUnavailable)
+		return
+	}
+	authed := false
+	defer func() {
+		if !authed {
+			s.leaveUnauth(host)
+		}
+	}()
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.origins})
+	if err != nil {
+		s.m.refused.WithLabelValues("origin_or_handshake").Inc()
+		s.log.Info("websocket refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "err", err)
+		return
+	}
+	// Before authentication only a hello-sized frame is read.
+	ws.SetReadLimit(HelloLimit)
+	ctx := r.Context()
+
+	hctx, cancel := context.WithTimeout(ctx, s.helloTimeout)
+	typ, b, err := ws.Read(hctx)
+	cancel()
+	if err != nil {
+		s.m.refused.WithLabelValues("no_hello").Inc()
+		ws.CloseNow()
+		return
+	}
+	m, err := protocol.Decode(kindOf(typ), b)
+	if errors.Is(err, protocol.ErrVersion) {
+		s.m.refused.WithLabelValues("version").Inc()
+		reject(ctx, ws, protocol.CodeVersion, err.Error())
+		return
+	}
+	hello, ok := m.(*protocol.Hello)
+	if err != nil || !ok {
+		s.m.refused.WithLabelValues("hello_expected").Inc()
+		reject(ctx, ws, protocol.CodeHelloExpected, "the first message must be hello")
+		return
+	}
+	lha := s.tokens.LHA(hello.Token)
+	if lha < 0 {
+		s.m.refused.WithLabelValues("unauthorized").Inc()
+		s.log.Info("unknown join token", "remote", r.RemoteAddr)
+		reject(ctx, ws, protocol.CodeUnauthorized, "unknown join token")
+		return
+	}
+	authed = true
+	s.leaveUnauth(host)
+	ws.SetReadLimit(s.limit)
+	c := &conn{lha: lha, ws: ws, out: make(chan frame, outboxSize), done: make(chan struct{}), since: time.Now(), remote: r.RemoteAddr}
+	name := s.eng.File.LHAs[lha].Name
+
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		reject(ctx, ws, protocol.CodeInternal, "coordinator shutting down")
+		return
+	}
+	// The Coordinator hands over the welcome (and what follows it) under
+	// the lock its releases take: the connection is registered and its
+	// first frames queued before or after a release, never in between.
+	err = s.co.Join(lha, time.Now(), func(msgs []study.Msg) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if old := s.conns[lha]; old != nil {
+			select {
+			case old.out <- frame{protocol.Text, encodeErr(protocol.CodeReplaced, 0, "a newer connection joined with this token")}:
+			default:
+			}
+			go func() {
+				time.Sleep(100 * time.Millisecond) // let the writer flush the error
+				old.close(websocket.StatusPolicyViolation, "replaced")
+			}()
+			s.log.Info("connection replaced", "lha", name)
+		}
+		s.conns[lha] = c
+		for _, m := range msgs {
+			c.out <- frame{m.Kind, m.B}
+		}
+	})
+	if err != nil {
+		s.log.Error("encode welcome", "err", err)
+		reject(ctx, ws, protocol.CodeInternal, "cannot encode the welcome")
+		return
+	}
+	s.signal()
+	s.log.Debug("LHA joined", "lha", name, "remote", r.RemoteAddr)
+
+	go c.writer()
+	s.readLoop(ctx, c)
+
+	s.mu.Lock()
+	if s.conns[lha] == c {
+		delete(s.conns, lha)
+	}
+	s.mu.Unlock()
+	c.close(websocket.StatusNormalClosure, "")
+	s.signal()
+	s.log.Debug("LHA left", "lha", name)
+}
+
+func kindOf(t websocket.MessageType) protocol.Kind {
+	if t == websocket.MessageBinary {
+		return protocol.Binary
+	}
+	return protocol.Text
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// --- HTTP API ---
+
+// Status is the public status: nothing in it depends on who takes part.
+type Status = protocol.Status
+
+// PublicStatus returns the public status: the snapshot taken at the last
+// schedule tick (it changes at ticks only).
+func (s *Server) PublicStatus() Status { return s.co.Status() }
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, s.PublicStatus())
+}
+
+func (s *Server) admin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !s.tokens.Admin(tok) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fedcast admin"`)
+			http.Error(w, "admin token required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// AdminStatus is the admin dashboard's view: participation included.
+type AdminStatus = protocol.AdminStatus
+
+// AdminLHA is one enrolled LHA's connection state.
+type AdminLHA = protocol.AdminLHA
+
+// AdminRound is the open round.
+type AdminRound = protocol.AdminRound
+
+func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
+	// The ledger is read after the snapshot, so that the participation
+	// record covers every round the snapshot counts (a "finished" state
+	// comes with all rounds' records).
+	st, open := s.co.Admin()
+	s.mu.Lock()
+	a := AdminStatus{Status: st, Enrolled: len(s.eng.File.LHAs), Online: len(s.conns), OpenRound: open}
+	for i, l := range s.eng.File.LHAs {
+		x := AdminLHA{Name: l.Name}
+		if c := s.conns[i]; c != nil {
+			x.Online = true
+			since := c.since
+			x.OnlineSince = &since
+		}
+		a.LHAs = append(a.LHAs, x)
+	}
+	s.mu.Unlock()
+	parts, err := s.ledger.Participation()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	a.Participation = parts
+	if a.Participation == nil {
+		a.Participation = []ledger.Participation{}
+	}
+	writeJSON(w, a)
+}
+
+func (s *Server) serveLedger(w http.ResponseWriter, r *http.Request) {
+	e, err := s.ledger.Export(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, e)
+}
+
+// Model is the JSON form of a global model.
+type Model struct {
+	Round       int       `json:"round"`
+	Final       bool      `json:"final"`
+	Layers      []int     `json:"layers"`
+	ModelSHA256 string    `json:"model_sha256"`
+	Weights     []float64 `json:"weights"`
+}
+
+func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
+	rounds, _, finished, g := s.co.Committed()
+	m := Model{Round: rounds, Final: finished != "", Layers: s.eng.Study.Layers,
+		ModelSHA256: protocol.HashHex(g), Weights: g}
+	writeJSON(w, m)
+}

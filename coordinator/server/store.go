@@ -1,0 +1,92 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// LedgerStore is serve's study.Store: the SQLite privacy ledger. A round
+// is on disk (synced, in one transaction with its participation record)
+// when Commit returns; a repeated Commit of a recorded round with the same
+// model is a no-op.
+func LedgerStore(l *ledger.Ledger) study.Store { return ledgerStore{l} }
+
+type ledgerStore struct{ l *ledger.Ledger }
+
+func (s ledgerStore) Load() (*study.State, error) {
+	g, err := s.l.Genesis()
+	if errors.Is(err, ledger.ErrEmpty) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &study.State{Version: study.StateVersion, Genesis: study.Genesis{Study: g.Study, StudySHA256: g.StudySHA256,
+		NoiseMultiplier: g.NoiseMultiplier, Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created}}
+	rounds, err := s.l.Rounds()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rounds {
+		st.Events = append(st.Events, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
+			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256})
+		st.Mechanisms = append(st.Mechanisms, study.Mechanism{Gamma: r.Gamma, Sampler: r.Sampler})
+	}
+	st.Model = g.Model
+	if len(rounds) > 0 {
+		if st.Model, err = s.l.Model(rounds[len(rounds)-1].Round); err != nil {
+			return nil, err
+		}
+	}
+	if st.Participation, err = s.l.Participation(); err != nil {
+		return nil, err
+	}
+	reason, at, err := s.l.Finished()
+	if err != nil {
+		return nil, err
+	}
+	if reason != "" {
+		st.Finished, st.FinishedAt = reason, &at
+	}
+	t0, err := s.l.ScheduleStart()
+	if err != nil {
+		return nil, err
+	}
+	if !t0.IsZero() {
+		st.ScheduleStart = &t0
+	}
+	return st, nil
+}
+
+func (s ledgerStore) Init(g *study.Genesis) error {
+	return s.l.Init(ledger.Genesis{Study: g.Study, StudySHA256: g.StudySHA256, NoiseMultiplier: g.NoiseMultiplier,
+		Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created})
+}
+
+func (s ledgerStore) Commit(c *study.Commit) error {
+	ev := c.Event
+	r := &ledger.Round{Round: ev.Round, SampleRate: ev.SampleRate, NoiseMultiplier: ev.NoiseMultiplier, Epsilon: ev.Epsilon,
+		Delta: ev.Delta, Committed: c.Committed, Model: c.Model, Gamma: c.Gamma, Sampler: c.Sampler}
+	p := c.Participation
+	err := s.l.Commit(r, &p)
+	if errors.Is(err, ledger.ErrOutOfOrder) || errors.Is(err, ledger.ErrFinished) {
+		// A repeat of a recorded round is a no-op (see study.Store).
+		rounds, rerr := s.l.Rounds()
+		if rerr == nil && ev.Round >= 1 && ev.Round <= len(rounds) {
+			if rounds[ev.Round-1].ModelSHA256 == protocol.HashHex(c.Model) {
+				return nil
+			}
+			return fmt.Errorf("%w: round %d is already committed with another model", study.ErrStoreOutOfOrder, ev.Round)
+		}
+	}
+	return err
+}
+
+func (s ledgerStore) Finish(reason string, at time.Time) error { return s.l.Finish(reason, at) }
+
+func (s ledgerStore) SetScheduleStart(t0 time.Time) error { return s.l.SetScheduleStart(t0) }

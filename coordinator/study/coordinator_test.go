@@ -1,0 +1,322 @@
+package study
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// fakeTransport records what a Coordinator sends, per LHA, in order.
+type fakeTransport struct {
+	online  map[int]bool
+	got     map[int][]protocol.Message
+	dropped []int
+}
+
+func newFake(n int) *fakeTransport {
+	f := &fakeTransport{online: map[int]bool{}, got: map[int][]protocol.Message{}}
+	for i := range n {
+		f.online[i] = true
+	}
+	return f
+}
+
+func (f *fakeTransport) add(lha int, k protocol.Kind, b []byte) {
+	m, err := protocol.Decode(k, b)
+	if err != nil {
+		panic(err)
+	}
+	f.got[lha] = append(f.got[lha], m)
+}
+
+func (f *fakeTransport) Send(lha int, k protocol.Kind, b []byte) {
+	if f.online[lha] {
+		f.add(lha, k, b)
+	}
+}
+
+func (f *fakeTransport) Broadcast(k protocol.Kind, b []byte) {
+	for lha, on := range f.online {
+		if on {
+			f.add(lha, k, b)
+		}
+	}
+}
+
+func (f *fakeTransport) Drop(lha int, reason string) { f.dropped = append(f.dropped, lha) }
+func (f *fakeTransport) Online(lha int) bool         { return f.online[lha] }
+func (f *fakeTransport) Connected() int {
+	n := 0
+	for _, on := range f.online {
+		if on {
+			n++
+		}
+	}
+	return n
+}
+
+// take returns and forgets what LHA lha was sent.
+func (f *fakeTransport) take(lha int) []protocol.Message {
+	m := f.got[lha]
+	delete(f.got, lha)
+	return m
+}
+
+func encodeUpdate(t *testing.T, round int, w []float64) []byte {
+	t.Helper()
+	_, b, err := protocol.Encode(&protocol.Update{Round: round, Weights: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCoordinatorRound drives one round through the pure API with a fake
+// clock: quorum → open (round_start to the sampled LHAs only), frames
+// acknowledged at once and answered at the release, the commit in the
+// store before the release, and a repeated Tick that sends nothing twice.
+func TestCoordinatorRound(t *testing.T) {
+	f, raw, _ := small(t, 6)
+	seed := uint64(5)
+	store := &MemStore{}
+	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newFake(6)
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	L, slack := time.Duration(f.RoundLength), time.Duration(f.RoundSlack)
+
+	next, err := c.Tick(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := t0.Add(L - slack); !next.At.Equal(want) || next.Finished {
+		t.Fatalf("after the opening: next %+v, want the window's close at %v", next, want)
+	}
+	if st := c.Status(); st.State != protocol.StateRunning || st.Schedule.Round != 1 || !st.Schedule.Start.Equal(t0) {
+		t.Fatalf("status after the opening: %+v", st)
+	}
+	var sampled []int
+	e.Current()
+	c.WithEngine(func(e *Engine) { sampled = slices.Clone(e.Current().Sampled) })
+	if len(sampled) == 0 {
+		t.Fatal("seed 5 samples nobody: pick another seed for this test")
+	}
+	for lha := range 6 {
+		got := tr.take(lha)
+		if slices.Contains(sampled, lha) != (len(got) == 1) {
+			t.Fatalf("LHA %d (sampled %v) got %d messages at the opening", lha, slices.Contains(sampled, lha), len(got))
+		}
+		if len(got) == 1 {
+			if rs, ok := got[0].(*protocol.RoundStart); !ok || rs.Round != 1 || rs.TimeLeft != L-slack {
+				t.Fatalf("LHA %d got %#v, want round_start of round 1 with %v left", lha, got[0], L-slack)
+			}
+		}
+	}
+
+	// Each frame is acknowledged at once, whatever it holds.
+	dim := len(e.Global())
+	var acks int
+	ack := func(k protocol.Kind, b []byte) {
+		if m, err := protocol.Decode(k, b); err != nil || !reflect.DeepEqual(m, &protocol.Accepted{}) {
+			t.Fatalf("reply %v %v, want accepted", m, err)
+		}
+		acks++
+	}
+	good := make([]float64, dim)
+	good[0] = 0.01
+	notSampled := slices.IndexFunc([]int{0, 1, 2, 3, 4, 5}, func(i int) bool { return !slices.Contains(sampled, i) })
+	c.Frame(sampled[0], encodeUpdate(t, 1, good), t0.Add(time.Second), ack)
+	c.Frame(sampled[0], encodeUpdate(t, 1, good), t0.Add(time.Second), ack) // a second frame
+	c.Frame(notSampled, encodeUpdate(t, 1, good), t0.Add(time.Second), ack)
+	if acks != 3 || c.Buffered() != 2 {
+		t.Fatalf("%d acks and %d frames buffered, want 3 and 2", acks, c.Buffered())
+	}
+	for lha := range 6 {
+		if got := tr.take(lha); len(got) != 0 {
+			t.Fatalf("LHA %d got %v during the window", lha, got)
+		}
+	}
+
+	// The close commits round 1 to the store and sends nothing.
+	next, err = c.Tick(t0.Add(L - slack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !next.At.Equal(t0.Add(L)) {
+		t.Fatalf("after the close: next %v, want the release at %v", next.At, t0.Add(L))
+	}
+	if store.S.Rounds() != 1 || store.S.Participation[0].Received != 1 {
+		t.Fatalf("store after the close: %d rounds, participation %+v; want round 1 with 1 update", store.S.Rounds(), store.S.Participation)
+	}
+	if c.Status().Round != 0 {
+		t.Fatal("the public status counts round 1 before its release")
+	}
+	c.Frame(sampled[0], encodeUpdate(t, 1, good), t0.Add(L-slack/2), ack) // late: no window
+	for lha := range 6 {
+		if got := tr.take(lha); len(got) != 0 {
+			t.Fatalf("LHA %d got %v between the close and the release", lha, got)
+		}
+	}
+
+	// The release: verdicts, then the result to all; round 2 opens.
+	if _, err := c.Tick(t0.Add(L)); err != nil {
+		t.Fatal(err)
+	}
+	want := store.S.Events[0]
+	for lha := range 6 {
+		got := tr.take(lha)
+		var codes []protocol.Code
+		var res *protocol.RoundResult
+		for _, m := range got {
+			switch m := m.(type) {
+			case *protocol.Error:
+				if res != nil {
+					t.Fatalf("LHA %d: verdict after the round_result", lha)
+				}
+				codes = append(codes, m.Code)
+			case *protocol.RoundResult:
+				res = m
+			}
+		}
+		if res == nil || res.Event.ModelSHA256 != want.ModelSHA256 || res.Event.Round != 1 {
+			t.Fatalf("LHA %d: round_result %+v, want round 1 %s", lha, res, want.ModelSHA256)
+		}
+		var wantCodes []protocol.Code
+		switch lha {
+		case sampled[0]:
+			wantCodes = []protocol.Code{protocol.CodeDuplicateUpdate, protocol.CodeStaleRound}
+		case notSampled:
+			wantCodes = []protocol.Code{protocol.CodeNotSampled}
+		}
+		if !slices.Equal(codes, wantCodes) {
+			t.Errorf("LHA %d: verdicts %v, want %v", lha, codes, wantCodes)
+		}
+	}
+	if c.Status().Round != 1 {
+		t.Fatalf("status after the release: round %d", c.Status().Round)
+	}
+	// A repeated tick (an alarm that fires twice) sends nothing again.
+	if _, err := c.Tick(t0.Add(L)); err != nil {
+		t.Fatal(err)
+	}
+	for lha := range 6 {
+		for _, m := range tr.take(lha) {
+			if _, ok := m.(*protocol.RoundStart); !ok {
+				t.Fatalf("LHA %d got %T on a repeated tick", lha, m)
+			}
+		}
+	}
+	if store.S.Rounds() != 1 {
+		t.Fatalf("%d rounds stored after a repeated tick", store.S.Rounds())
+	}
+}
+
+// runTo drives a coordinator with nobody sending until k rounds are
+// committed, ticking at the times it asks for; it returns the time of the
+// next tick.
+func runTo(t *testing.T, c *Coordinator, at time.Time, k int) time.Time {
+	t.Helper()
+	for range 100 {
+		rounds, _ := c.Progress()
+		if rounds >= k {
+			return at
+		}
+		next, err := c.Tick(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Finished {
+			t.Fatalf("finished after %d rounds", rounds)
+		}
+		if !next.At.IsZero() {
+			at = next.At
+		}
+	}
+	t.Fatal("no progress")
+	return at
+}
+
+// TestStateRoundTrip: the committed state survives MarshalBinary and
+// UnmarshalBinary unchanged, and a research study resumed from the bytes
+// (a Durable Object's restart) continues exactly as one that never
+// stopped: same events, same models bit for bit.
+func TestStateRoundTrip(t *testing.T) {
+	f, raw, _ := small(t, 6)
+	seed := uint64(9)
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	open := func(s *MemStore) *Coordinator {
+		e, err := Open(f, raw, s, &Options{InsecureSeed: &seed, Now: func() time.Time { return t0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewCoordinator(e, DriverOptions{Transport: newFake(6)}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	whole := &MemStore{}
+	runTo(t, open(whole), t0, 4)
+
+	first := &MemStore{}
+	at := runTo(t, open(first), t0, 2)
+	b, err := first.S.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, first.S) {
+		t.Fatalf("state changed in a round trip (%d bytes)", len(b))
+	}
+	if err := new(State).UnmarshalBinary([]byte(`{"version": 7}`)); err == nil {
+		t.Error("a state of another version was read")
+	}
+	runTo(t, open(&MemStore{S: &back}), at, 4)
+	if !reflect.DeepEqual(back.Events, whole.S.Events) || !slices.Equal(back.Model, whole.S.Model) {
+		t.Fatalf("resumed study differs from the uninterrupted one:\n%v\n%v", back.Events, whole.S.Events)
+	}
+}
+
+// TestStoreIdempotent: a repeated commit of a stored round is a no-op, a
+// different model for it or a gap is refused.
+func TestStoreIdempotent(t *testing.T) {
+	s := &MemStore{}
+	if err := s.Init(&Genesis{Model: []float64{0, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Init(&Genesis{Model: []float64{0, 0}}); !errors.Is(err, ErrStoreExists) {
+		t.Fatalf("second Init: %v", err)
+	}
+	c1 := &Commit{Event: protocol.Event{Round: 1}, Model: []float64{1, 2}}
+	if err := s.Commit(c1); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Changes
+	if err := s.Commit(c1); err != nil || s.Changes != n {
+		t.Fatalf("repeated commit: %v, changes %d → %d", err, n, s.Changes)
+	}
+	if err := s.Commit(&Commit{Event: protocol.Event{Round: 1}, Model: []float64{1, 3}}); !errors.Is(err, ErrStoreOutOfOrder) {
+		t.Fatalf("round 1 with another model: %v", err)
+	}
+	if err := s.Commit(&Commit{Event: protocol.Event{Round: 3}, Model: []float64{1, 3}}); !errors.Is(err, ErrStoreOutOfOrder) {
+		t.Fatalf("round 3 after round 1: %v", err)
+	}
+	s.Finish(ReasonRounds, time.Unix(0, 0))
+	s.Finish(ReasonBudget, time.Unix(1, 0))
+	if s.S.Finished != ReasonRounds {
+		t.Fatalf("second Finish replaced the first: %q", s.S.Finished)
+	}
+}

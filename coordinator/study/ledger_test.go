@@ -1,0 +1,90 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// ledgerStore is a test copy of coordinator/server.LedgerStore (which
+// this package cannot import: it imports this package).
+type ledgerStore struct{ l *ledger.Ledger }
+
+// ledgerOf returns the ledger under e (opened by openEngine).
+func ledgerOf(e *Engine) *ledger.Ledger { return e.store.(ledgerStore).l }
+
+func (s ledgerStore) Load() (*State, error) {
+	g, err := s.l.Genesis()
+	if errors.Is(err, ledger.ErrEmpty) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &State{Version: StateVersion, Genesis: Genesis{Study: g.Study, StudySHA256: g.StudySHA256,
+		NoiseMultiplier: g.NoiseMultiplier, Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created}}
+	rounds, err := s.l.Rounds()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rounds {
+		st.Events = append(st.Events, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
+			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256})
+		st.Mechanisms = append(st.Mechanisms, Mechanism{Gamma: r.Gamma, Sampler: r.Sampler})
+	}
+	st.Model = g.Model
+	if len(rounds) > 0 {
+		if st.Model, err = s.l.Model(rounds[len(rounds)-1].Round); err != nil {
+			return nil, err
+		}
+	}
+	if st.Participation, err = s.l.Participation(); err != nil {
+		return nil, err
+	}
+	reason, at, err := s.l.Finished()
+	if err != nil {
+		return nil, err
+	}
+	if reason != "" {
+		st.Finished, st.FinishedAt = reason, &at
+	}
+	t0, err := s.l.ScheduleStart()
+	if err != nil {
+		return nil, err
+	}
+	if !t0.IsZero() {
+		st.ScheduleStart = &t0
+	}
+	return st, nil
+}
+
+func (s ledgerStore) Init(g *Genesis) error {
+	return s.l.Init(ledger.Genesis{Study: g.Study, StudySHA256: g.StudySHA256, NoiseMultiplier: g.NoiseMultiplier,
+		Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created})
+}
+
+func (s ledgerStore) Commit(c *Commit) error {
+	ev := c.Event
+	r := &ledger.Round{Round: ev.Round, SampleRate: ev.SampleRate, NoiseMultiplier: ev.NoiseMultiplier, Epsilon: ev.Epsilon,
+		Delta: ev.Delta, Committed: c.Committed, Model: c.Model, Gamma: c.Gamma, Sampler: c.Sampler}
+	p := c.Participation
+	err := s.l.Commit(r, &p)
+	if errors.Is(err, ledger.ErrOutOfOrder) || errors.Is(err, ledger.ErrFinished) {
+		// A repeat of a recorded round is a no-op (see Store).
+		rounds, rerr := s.l.Rounds()
+		if rerr == nil && ev.Round >= 1 && ev.Round <= len(rounds) {
+			if rounds[ev.Round-1].ModelSHA256 == protocol.HashHex(c.Model) {
+				return nil
+			}
+			return fmt.Errorf("%w: round %d is already committed with another model", ErrStoreOutOfOrder, ev.Round)
+		}
+	}
+	return err
+}
+
+func (s ledgerStore) Finish(reason string, at time.Time) error { return s.l.Finish(reason, at) }
+
+func (s ledgerStore) SetScheduleStart(t0 time.Time) error { return s.l.SetScheduleStart(t0) }

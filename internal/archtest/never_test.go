@@ -1,0 +1,166 @@
+package archtest
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/internal/testkit"
+)
+
+const module = "github.com/fedcast/fedcast/"
+
+// graph is the import graph of some packages and their dependencies
+// (tests left out), for one GOOS.
+type graph struct {
+	std     map[string]bool
+	imports map[string][]string
+}
+
+func listDeps(t *testing.T, goos string, pkgs ...string) graph {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}"}, pkgs...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = testkit.RepoRoot()
+	if goos == "js" {
+		cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("go list -deps %v (GOOS=%q): %v\n%s", pkgs, goos, err, msg)
+	}
+	g := graph{std: map[string]bool{}, imports: map[string][]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 3)
+		if len(f) < 3 {
+			continue
+		}
+		g.std[f[0]] = f[1] == "true"
+		g.imports[f[0]] = strings.Fields(f[2])
+	}
+	return g
+}
+
+func matches(p string, prefixes []string) bool {
+	for _, f := range prefixes {
+		if p == f || strings.HasPrefix(p, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// rule is one "never" of docs/architecture.md: no package in the
+// dependency graph of from (its own non-standard dependencies included,
+// the standard library's own imports excepted) imports a package under
+// one of never.
+type rule struct {
+	doc   string // the sentence of docs/architecture.md
+	from  []string
+	never []string
+	goos  []string
+	// min is the least number of our packages the graph must hold, so that
+	// a pattern that matches nothing cannot pass vacuously.
+	min int
+}
+
+var transports = []string{"net/http", "github.com/coder/websocket", "nhooyr.io/websocket"}
+
+var rules = []rule{
+	{
+		doc:  "shared/ knows no transport, no browser and no screen, and imports nothing above it",
+		from: []string{"./shared/..."},
+		never: append(append([]string{"syscall/js", "github.com/vugu", module + "ui", module + "wasm", module + "coordinator", module + "internal"},
+			transports...), "net"),
+		goos: []string{"", "js"}, min: 8,
+	},
+	{
+		doc:   "the pure study package (coordinator/study) never imports the ledger, storage or the network, and builds for wasm",
+		from:  []string{"./coordinator/study"},
+		never: append([]string{module + "coordinator/ledger", module + "coordinator/server", "database/sql", "modernc.org", "github.com/mattn", "github.com/prometheus", "syscall/js", "net"}, transports...),
+		goos:  []string{"", "js"}, min: 2,
+	},
+	{
+		doc:   "ui never imports the server (nor anything of the coordinator)",
+		from:  []string{"./ui"},
+		never: []string{module + "coordinator"},
+		goos:  []string{"", "js"}, min: 2,
+	},
+	{
+		doc:   "the server never renders components",
+		from:  []string{"./coordinator/server", "./coordinator/study", "./coordinator/ledger"},
+		never: []string{"github.com/vugu", module + "ui", module + "wasm"},
+		goos:  []string{""}, min: 3,
+	},
+}
+
+// TestNeverRules checks every "never" of docs/architecture.md's layout on
+// the real import graph (go list -deps), natively and for GOOS=js.
+func TestNeverRules(t *testing.T) {
+	for _, r := range rules {
+		for _, goos := range r.goos {
+			g := listDeps(t, goos, r.from...)
+			ours := 0
+			for pkg, imports := range g.imports {
+				if g.std[pkg] {
+					continue // the standard library's own imports (net under os/exec…) are not ours
+				}
+				if strings.HasPrefix(pkg, module) {
+					ours++
+				}
+				for _, imp := range imports {
+					if matches(imp, r.never) {
+						t.Errorf("%s — GOOS=%q: %s imports %s", r.doc, goos, pkg, imp)
+					}
+				}
+			}
+			if ours < r.min {
+				t.Errorf("%s — GOOS=%q: the graph of %v holds only %d of our packages: the check would be vacuous", r.doc, goos, r.from, ours)
+			}
+		}
+	}
+}
+
+// TestRulesCatchViolations: the rule checker reports a real import that a
+// rule forbids (coordinator/server does import the ledger and net/http),
+// so that a broken checker cannot pass silently.
+func TestRulesCatchViolations(t *testing.T) {
+	g := listDeps(t, "", "./coordinator/server")
+	found := map[string]bool{}
+	for pkg, imports := range g.imports {
+		if g.std[pkg] {
+			continue
+		}
+		for _, imp := range imports {
+			for _, r := range rules[1].never {
+				if matches(imp, []string{r}) {
+					found[r] = true
+				}
+			}
+		}
+	}
+	for _, want := range []string{module + "coordinator/ledger", "net/http", "github.com/coder/websocket"} {
+		if !found[want] {
+			t.Errorf("the checker did not see coordinator/server's import of %s", want)
+		}
+	}
+}
+
+// TestPureStudyBuildsForWasm: the Cloudflare worker compiles the round
+// logic to wasm.
+func TestPureStudyBuildsForWasm(t *testing.T) {
+	cmd := exec.Command("go", "build", "./coordinator/study")
+	cmd.Dir = testkit.RepoRoot()
+	cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("GOOS=js GOARCH=wasm go build ./coordinator/study: %v\n%s", err, out)
+	}
+}
