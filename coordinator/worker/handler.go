@@ -12,7 +12,6 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/web"
 	"github.com/fedcast/fedcast/coordinator/worker/object"
-	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // handler is the worker's http.Handler. Routes under /do/ are the
@@ -79,13 +78,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "admin token required", http.StatusUnauthorized)
 			return
 		}
-		now := millis(r.URL.Query().Get("now"))
 		switch p {
 		case "/api/admin/status":
-			writeJSON(w, h.obj.AdminStatus(now))
+			writeJSON(w, h.obj.AdminStatus())
 		case "/api/admin/model":
-			g := h.obj.Global()
-			writeJSON(w, map[string]any{"round": h.obj.Status().Round, "model_sha256": protocol.HashHex(g), "weights": g})
+			writeJSON(w, h.obj.Model())
 		default:
 			b, err := h.obj.StateBytes()
 			if err != nil {
