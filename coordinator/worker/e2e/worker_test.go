@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -198,7 +199,9 @@ func TestRestartKeepsCommittedRounds(t *testing.T) {
 	addr := freeAddr(t)
 	names := []string{"A", "B", "C", "Probe"}
 	const rounds = 6
-	s := newStudy(t, names, addr, "--epsilon", "6", "--rounds", strconv.Itoa(rounds), "--expected", "4",
+	// The paper's model (11 777 weights): the stored state (about 0.5 MB of
+	// JSON) is written in chunks.
+	s := newStudy(t, names, addr, "--preset", "paper", "--epsilon", "6", "--rounds", strconv.Itoa(rounds), "--expected", "4",
 		"--round-length", "3s", "--quorum", "3")
 	storage, web := filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web")
 	w := startWorkerd(t, bin, s.raw, addr, storage, web)
@@ -208,8 +211,15 @@ func TestRestartKeepsCommittedRounds(t *testing.T) {
 	}
 	w.waitStatus(90*time.Second, func(st protocol.Status) bool { return st.Round >= 2 })
 	var before storedState
-	if err := w.get("/api/admin/state", s.admin, &before); err != nil {
+	var raw json.RawMessage
+	if err := w.get("/api/admin/state", s.admin, &raw); err != nil {
 		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &before); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) <= 2*120<<10 {
+		t.Fatalf("the stored state has %d bytes: this test wants one over two storage chunks (120 KiB each)", len(raw))
 	}
 	w.kill()
 	files, _ := filepath.Glob(filepath.Join(storage, "*", "*"))
@@ -251,6 +261,7 @@ func TestRestartKeepsCommittedRounds(t *testing.T) {
 	if want := accountantEpsilon(t, st, "", rounds); st.Round != rounds || st.EpsilonSpent != want {
 		t.Errorf("final status %d rounds, ε %v; the accountant gives %v", st.Round, st.EpsilonSpent, want)
 	}
+	t.Logf("stored state %d bytes (%d chunks)", len(raw), (len(raw)+120<<10-1)/(120<<10))
 	t.Logf("restart: %d rounds committed before the kill, %d in the welcome after it, the model of round %d re-sent; the study ended with %d rounds, ε %.6g",
 		len(before.Events), k, k, st.Round, st.EpsilonSpent)
 }
