@@ -1,11 +1,13 @@
 // Command worker is the fedcast coordinator on Cloudflare Workers: a Go
-// js/wasm program built with github.com/syumai/workers that serves an
-// http.Handler to the JavaScript Durable Object of js/worker.mjs (one
-// object per study). The object holds the websockets, the storage and the
-// alarm; every event goes to this handler with the time it happened, and
-// the handler answers with the effects decided by package object (frames
-// to send, the state to store first, the next alarm). The public routes
-// /api/status and /api/admin/* are served from the same handler.
+// js/wasm program built with github.com/syumai/workers, run by the
+// JavaScript Durable Object of js/worker.mjs (one object per study). The
+// object holds the websockets, the storage and the alarm and keeps one
+// instance of this program alive; every event (a connection, a frame, a
+// close, the alarm) goes to the exported binding.call with the time it
+// happened, and comes back as the effects decided by package object
+// (the state to store first, frames to send, sockets to close, the next
+// alarm). The public and admin routes (/api/status, /api/admin/*) are an
+// http.Handler served through syumai/workers.
 //
 // `make worker` builds it into bin/worker (app.wasm, wasm_exec.js,
 // worker.mjs and the workerd config); docs/deploy-cloudflare.md says how

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,110 +15,80 @@ import (
 	"github.com/fedcast/fedcast/coordinator/worker/object"
 )
 
-// handler is the worker's http.Handler. Routes under /do/ are the
-// Durable Object's calls (the entry worker never forwards them from
-// outside: see js/worker.mjs); the others are the coordinator's public
-// and admin routes, as in serve.
+// handler is the worker's Go side. The Durable Object's events come in
+// through Do (exported to JavaScript as binding.call by main_js.go: a
+// synchronous call, no HTTP on the hot path); the public and admin routes
+// are an http.Handler served by syumai/workers:
 //
-//	POST /do/init        envelope {"now"} + [study file, stored state?] → effects
-//	POST /do/connect     ?conn&now, X-Fedcast-Origin, X-Fedcast-Host → effects or 403
-//	POST /do/message     ?conn&now&binary, body: the frame → effects
-//	POST /do/disconnect  ?conn&now → effects
-//	POST /do/alarm       ?now → effects
-//	POST /web/csp        body: index.html → its Content-Security-Policy
-//	GET  /api/status               public status
-//	GET  /api/admin/status         admin status (Authorization: Bearer ADMINTOKEN)
-//	GET  /api/admin/model          the current global model (JSON)
-//	GET  /api/admin/state          the committed state as stored (JSON)
+//	GET  /api/status         public status
+//	GET  /api/admin/status   admin status (Authorization: Bearer ADMINTOKEN)
+//	GET  /api/admin/model    the committed global model (serve's JSON)
+//	GET  /api/admin/state    the committed state as stored (JSON)
+//	POST /web/csp            body: index.html → its Content-Security-Policy
+//
+// The lock is never held while waiting for JavaScript: answers are built
+// under it and written after it is released.
 type handler struct {
 	mu  sync.Mutex
 	obj *object.Object
 	err error // why init failed
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+// Request is one Durable Object event for Do.
+type Request struct {
+	// Op is init, connect, message, disconnect or alarm.
+	Op     string
+	Conn   int
+	Now    time.Time
+	Binary bool
+	// Data is the frame (message) or the init envelope
+	// ({"now"} + [study file, stored state?]).
+	Data []byte
+	// Origin and Host of a websocket request (connect).
+	Origin, Host string
+}
+
+// ErrRefused wraps the reason a connect is refused (the Durable Object
+// answers HTTP 403).
+var ErrRefused = errors.New("refused")
+
+// Do handles one Durable Object event and returns the encoded effects.
+func (h *handler) Do(r Request) ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	p := r.URL.Path
-	switch p {
-	case "/do/init":
-		h.init(w, r)
-		return
-	case "/web/csp":
-		// The browser app's Content-Security-Policy, as serve sends it
-		// (hashes of the page's inline scripts).
-		page, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, web.ContentSecurityPolicy(page))
-		return
+	if r.Op == "init" {
+		return h.init(r.Data, r.Now)
 	}
 	if h.obj == nil {
-		msg := "worker: the study is not loaded"
-		if h.err != nil {
-			msg = h.err.Error()
-		}
-		http.Error(w, msg, http.StatusServiceUnavailable)
-		return
+		return nil, h.notLoaded()
 	}
-	if strings.HasPrefix(p, "/do/") {
-		h.call(w, r)
-		return
-	}
-	switch p {
-	case "/api/status":
-		writeJSON(w, h.obj.Status())
-	case "/api/admin/status", "/api/admin/model", "/api/admin/state":
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !h.obj.Admin(tok) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fedcast admin"`)
-			http.Error(w, "admin token required", http.StatusUnauthorized)
-			return
+	var fx *object.Effects
+	switch r.Op {
+	case "connect":
+		if err := h.obj.CheckOrigin(r.Origin, r.Host); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 		}
-		switch p {
-		case "/api/admin/status":
-			writeJSON(w, h.obj.AdminStatus())
-		case "/api/admin/model":
-			writeJSON(w, h.obj.Model())
-		default:
-			b, err := h.obj.StateBytes()
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(b)
-		}
+		fx = h.obj.Connect(r.Conn, r.Now)
+	case "message":
+		fx = h.obj.Message(r.Conn, r.Binary, r.Data, r.Now)
+	case "disconnect":
+		fx = h.obj.Disconnect(r.Conn, r.Now)
+	case "alarm":
+		fx = h.obj.Alarm(r.Now)
 	default:
-		http.NotFound(w, r)
+		return nil, fmt.Errorf("worker: unknown call %q", r.Op)
 	}
+	return fx.Encode()
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(v)
+func (h *handler) notLoaded() error {
+	if h.err != nil {
+		return h.err
+	}
+	return errors.New("worker: the study is not loaded")
 }
 
-// millis reads a Unix time in milliseconds (the Durable Object's clock).
-func millis(s string) time.Time {
-	ms, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || ms <= 0 {
-		return time.Now()
-	}
-	return time.UnixMilli(ms)
-}
-
-func (h *handler) init(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, object.MaxEnvelope+1))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+func (h *handler) init(body []byte, now time.Time) ([]byte, error) {
 	hb, blobs, err := object.DecodeEnvelope(body)
 	var head struct {
 		Now int64 `json:"now"`
@@ -129,65 +100,99 @@ func (h *handler) init(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("worker: init wants the study file and at most one stored state, got %d blobs", len(blobs))
 	}
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return nil, err
 	}
 	var stored []byte
 	if len(blobs) == 2 && len(blobs[1]) > 0 {
 		stored = blobs[1]
 	}
-	obj, fx, err := object.New(blobs[0], stored, time.UnixMilli(head.Now))
+	if head.Now > 0 {
+		now = time.UnixMilli(head.Now)
+	}
+	obj, fx, err := object.New(blobs[0], stored, now)
 	if err != nil {
-		h.obj, h.err = nil, err
-		http.Error(w, "worker: cannot open the study: "+err.Error(), http.StatusInternalServerError)
-		return
+		h.obj, h.err = nil, fmt.Errorf("worker: cannot open the study: %w", err)
+		return nil, h.err
 	}
 	h.obj, h.err = obj, nil
-	writeEffects(w, fx)
+	return fx.Encode()
 }
 
-func writeEffects(w http.ResponseWriter, fx *object.Effects) {
-	b, err := fx.Encode()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Write(b)
+// answer is a response built under the lock.
+type answer struct {
+	status int
+	ctype  string
+	body   []byte
+	header http.Header
 }
 
-func (h *handler) call(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
-		return
-	}
-	q := r.URL.Query()
-	now := millis(q.Get("now"))
-	c, _ := strconv.Atoi(q.Get("conn"))
-	var fx *object.Effects
-	switch r.URL.Path {
-	case "/do/connect":
-		if err := h.obj.CheckOrigin(r.Header.Get("X-Fedcast-Origin"), r.Header.Get("X-Fedcast-Host")); err != nil {
-			http.Error(w, err.Error(), http.StatusForbidden)
-			return
-		}
-		fx = h.obj.Connect(c, now)
-	case "/do/message":
-		// One frame more than the limit is enough to refuse it.
-		b, err := io.ReadAll(io.LimitReader(r.Body, h.obj.ReadLimit()+1))
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var a answer
+	if r.URL.Path == "/web/csp" {
+		// The browser app's Content-Security-Policy, as serve sends it
+		// (hashes of the page's inline scripts).
+		page, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+			a = answer{status: http.StatusBadRequest, body: []byte(err.Error())}
+		} else {
+			a = answer{status: http.StatusOK, ctype: "text/plain; charset=utf-8", body: []byte(web.ContentSecurityPolicy(page))}
 		}
-		fx = h.obj.Message(c, q.Get("binary") == "1", b, now)
-	case "/do/disconnect":
-		fx = h.obj.Disconnect(c, now)
-	case "/do/alarm":
-		fx = h.obj.Alarm(now)
-	default:
-		http.NotFound(w, r)
-		return
+	} else {
+		a = h.api(r)
 	}
-	writeEffects(w, fx)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	for k, v := range a.header {
+		w.Header()[k] = v
+	}
+	if a.ctype == "" {
+		a.ctype = "text/plain; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", a.ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(a.body)))
+	w.WriteHeader(a.status)
+	w.Write(a.body)
+}
+
+func jsonAnswer(v any) answer {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return answer{status: http.StatusInternalServerError, body: []byte(err.Error())}
+	}
+	return answer{status: http.StatusOK, ctype: "application/json", body: append(b, '\n'),
+		header: http.Header{"Cache-Control": {"no-store"}}}
+}
+
+// api answers the coordinator's GET routes (lock held only here).
+func (h *handler) api(r *http.Request) answer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return answer{status: http.StatusMethodNotAllowed, body: []byte("GET only"), header: http.Header{"Allow": {"GET, HEAD"}}}
+	}
+	if h.obj == nil {
+		return answer{status: http.StatusServiceUnavailable, body: []byte(h.notLoaded().Error())}
+	}
+	p := r.URL.Path
+	switch p {
+	case "/api/status":
+		return jsonAnswer(h.obj.Status())
+	case "/api/admin/status", "/api/admin/model", "/api/admin/state":
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !h.obj.Admin(tok) {
+			return answer{status: http.StatusUnauthorized, body: []byte("admin token required"),
+				header: http.Header{"Www-Authenticate": {`Bearer realm="fedcast admin"`}}}
+		}
+		switch p {
+		case "/api/admin/status":
+			return jsonAnswer(h.obj.AdminStatus())
+		case "/api/admin/model":
+			return jsonAnswer(h.obj.Model())
+		}
+		b, err := h.obj.StateBytes()
+		if err != nil {
+			return answer{status: http.StatusInternalServerError, body: []byte(err.Error())}
+		}
+		return answer{status: http.StatusOK, ctype: "application/json", body: b, header: http.Header{"Cache-Control": {"no-store"}}}
+	}
+	return answer{status: http.StatusNotFound, body: []byte("404 page not found")}
 }

@@ -35,15 +35,27 @@ class GoProgram {
     });
     const p = new GoProgram();
     p.binding = binding;
+    p.memory = instance.exports.mem;
     p.exited = false;
     go.run(instance, { env, ctx: {}, binding }).finally(() => (p.exited = true));
     await isReady;
     return p;
   }
 
+  // request serves an HTTP request with the Go http.Handler (syumai/workers).
   async request(path, init) {
     if (this.exited) throw new Error("fedcast: the Go program has exited");
     return this.binding.handleRequest(new Request("https://fedcast.internal" + path, init));
+  }
+
+  // call hands one Durable Object event to Go (synchronously) and returns
+  // the effects envelope, or {refused} for a refused connection.
+  call(op, conn, data, binary = false, origin = "", host = "") {
+    if (this.exited) throw new Error("fedcast: the Go program has exited");
+    const r = this.binding.call(op, conn, Date.now(), binary, data || null, origin, host);
+    if (typeof r === "string") return { refused: r };
+    if (r instanceof Error) throw r;
+    return r;
   }
 }
 
@@ -159,8 +171,10 @@ function saveState(storage, bytes, prev) {
   return head;
 }
 
-// decodeEffects reads the envelope of coordinator/worker/object.
-function decodeEffects(buf) {
+// decodeEffects reads the envelope of coordinator/worker/object (a
+// Uint8Array of its own).
+function decodeEffects(u8) {
+  const buf = u8.buffer;
   const dv = new DataView(buf);
   const magic = new TextDecoder().decode(new Uint8Array(buf, 0, 4));
   if (magic !== "fcdo") throw new Error("fedcast: bad effects envelope");
@@ -208,9 +222,9 @@ export class Study {
     this.env = env;
     this.sockets = new Map(); // conn id → WebSocket
     this.nextConn = 1;
-    this.queue = Promise.resolve(); // calls into Go, one at a time, in order
     this.head = null;
     this.alarmAt = null;
+    this.memoryPeak = 0;
     // Nothing else runs until the study is loaded (the Go program started,
     // the stored state handed to it, the alarm re-armed from it).
     state.blockConcurrencyWhile(() => this.load());
@@ -225,46 +239,48 @@ export class Study {
     const blobs = [new TextEncoder().encode(study)];
     if (stored) blobs.push(stored);
     this.alarmAt = await this.storage.getAlarm();
-    const res = await this.program.request("/do/init", { method: "POST", body: encodeInit(Date.now(), blobs) });
-    if (!res.ok) throw new Error(await res.text());
-    await this.apply(await res.arrayBuffer());
+    this.apply(this.program.call("init", 0, encodeInit(Date.now(), blobs)));
   }
 
-  // call runs one Go call after the ones before it and applies its effects.
-  call(path, body, headers) {
-    const run = async () => {
-      if (this.program.exited) {
-        // A Go program that died (out of memory, a panic) is replaced from
-        // the stored state: whatever round was open is abandoned.
-        for (const ws of this.sockets.values()) ws.close(1011, "coordinator restarting");
-        this.sockets.clear();
-        await this.load();
-      }
-      const sep = path.includes("?") ? "&" : "?";
-      const res = await this.program.request(`${path}${sep}now=${Date.now()}`, { method: "POST", body, headers });
-      if (res.status === 403) return { refused: await res.text() };
-      if (!res.ok) throw new Error(`fedcast: ${path}: ${res.status} ${await res.text()}`);
-      await this.apply(await res.arrayBuffer());
-      return {};
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch((e) => console.error(String(e && e.stack ? e.stack : e)));
-    return p;
+  // run hands one event to Go and applies its effects. Nothing in it
+  // awaits, so events never interleave: Go sees them one at a time, in
+  // the order the runtime delivers them, and each event's frames go out
+  // in the order Go produced them.
+  run(op, conn, data, binary, origin, host) {
+    if (this.program.exited) {
+      // A Go program that died (out of memory, a panic) leaves the study
+      // to a fresh object: the open round is abandoned, the committed
+      // state is in storage.
+      for (const ws of this.sockets.values()) ws.close(1011, "coordinator restarting");
+      this.sockets.clear();
+      this.state.abort?.("the Go program exited");
+      throw new Error("fedcast: the Go program exited");
+    }
+    const r = this.program.call(op, conn, data, binary, origin, host);
+    if (r.refused) return r;
+    this.apply(r);
+    return {};
   }
 
-  async apply(buf) {
+  apply(buf) {
     const { head, blobs } = decodeEffects(buf);
     for (const line of head.log || []) console.log(line);
+    const mem = this.program.memory.buffer.byteLength;
+    if (mem > this.memoryPeak) {
+      this.memoryPeak = mem;
+      console.log(`Go memory ${(mem / 1048576).toFixed(1)} MiB`);
+    }
     if (head.state >= 0) {
-      // Written and durable before anything of this call is sent.
+      // Commit before release: the state is written here, and the
+      // platform's output gate holds every frame sent after a write until
+      // the write is durable (and breaks the connections if it fails).
       this.head = saveState(this.storage, blobs[head.state], this.head);
-      await this.storage.sync?.();
     }
     for (const [conn, binary, i] of head.sends) {
       const ws = this.sockets.get(conn);
       if (!ws) continue;
       try {
-        ws.send(binary ? blobs[i].slice() : new TextDecoder().decode(blobs[i]));
+        ws.send(binary ? blobs[i] : new TextDecoder().decode(blobs[i]));
       } catch (e) {
         this.sockets.delete(conn);
       }
@@ -279,17 +295,17 @@ export class Study {
       }
     }
     if (head.alarm > 0 && head.alarm !== this.alarmAt) {
-      await this.storage.setAlarm(head.alarm);
+      this.storage.setAlarm(head.alarm);
       this.alarmAt = head.alarm;
     } else if (head.alarm === 0 && this.alarmAt) {
-      await this.storage.deleteAlarm();
+      this.storage.deleteAlarm();
       this.alarmAt = null;
     }
   }
 
   async alarm() {
     this.alarmAt = null;
-    await this.call("/do/alarm");
+    this.run("alarm", 0);
   }
 
   async fetch(req) {
@@ -298,45 +314,44 @@ export class Study {
       const headers = new Headers();
       const auth = req.headers.get("Authorization");
       if (auth) headers.set("Authorization", auth);
-      await this.queue;
-      return this.program.request(`${url.pathname}?now=${Date.now()}`, { headers });
+      return this.program.request(url.pathname, { headers });
     }
     if (req.headers.get("Upgrade") !== "websocket") {
       return new Response("websocket expected", { status: 426 });
     }
     const conn = this.nextConn++;
-    const r = await this.call(`/do/connect?conn=${conn}`, null, {
-      "X-Fedcast-Origin": req.headers.get("Origin") || "",
-      "X-Fedcast-Host": url.host,
-    });
+    const r = this.run("connect", conn, null, false, req.headers.get("Origin") || "", url.host);
     if (r.refused) return new Response(r.refused, { status: 403 });
     const [client, server] = Object.values(new WebSocketPair());
     // Not the hibernation API: an open round's updates live in memory
     // only (never in storage), so the object must stay in memory while
     // LHAs are connected.
     server.accept();
+    // Binary frames as ArrayBuffers (newer compatibility dates default to
+    // Blobs, which can only be read asynchronously).
+    server.binaryType = "arraybuffer";
     this.sockets.set(conn, server);
     let spoke = false; // the hello (or whatever came first) arrived
+    const gone = () => {
+      clearTimeout(timer);
+      if (this.sockets.get(conn) === server) {
+        this.sockets.delete(conn);
+        this.run("disconnect", conn);
+      }
+    };
     const timer = setTimeout(() => {
       if (!spoke && this.sockets.get(conn) === server) {
-        this.sockets.delete(conn);
         server.close(1008, "hello expected");
-        this.call(`/do/disconnect?conn=${conn}`);
+        gone();
       }
     }, HELLO_TIMEOUT_MS);
     server.addEventListener("message", (ev) => {
       spoke = true;
       clearTimeout(timer);
       const binary = typeof ev.data !== "string";
-      this.call(`/do/message?conn=${conn}&binary=${binary ? 1 : 0}`, ev.data);
+      const data = binary ? new Uint8Array(ev.data) : new TextEncoder().encode(ev.data);
+      this.run("message", conn, data, binary);
     });
-    const gone = () => {
-      clearTimeout(timer);
-      if (this.sockets.get(conn) === server) {
-        this.sockets.delete(conn);
-        this.call(`/do/disconnect?conn=${conn}`);
-      }
-    };
     server.addEventListener("close", gone);
     server.addEventListener("error", gone);
     return new Response(null, { status: 101, webSocket: client });
