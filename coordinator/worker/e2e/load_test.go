@@ -208,6 +208,13 @@ func TestLoad(t *testing.T) {
 	if done != n {
 		t.Errorf("%d of %d LHAs saw every round and the finish", done, n)
 	}
+	goMem := "unknown"
+	for _, line := range strings.Split(w.log.String(), "\n") {
+		if strings.HasPrefix(line, "Go memory ") {
+			goMem = strings.TrimPrefix(line, "Go memory ")
+		}
+	}
+	t.Logf("the Go program's linear memory at its peak: %s", goMem)
 	if strings.Contains(w.log.String(), "overran") {
 		t.Logf("workerd log:\n%s", w.log)
 	}
