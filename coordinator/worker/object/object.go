@@ -20,11 +20,6 @@ import (
 // update frame would be larger is refused when the object starts.
 const MaxReceivedMessage = 32 << 20
 
-// MaxStoredValue is the largest value written under one storage key: the
-// state is split into chunks of this size (the key-value backend's limit
-// is 128 KiB per value, the SQLite backend's 2 MB for key and value).
-const MaxStoredValue = 120 << 10
-
 // Websocket close codes the object asks for.
 const (
 	CloseNormal          = 1000
