@@ -10,8 +10,18 @@
 // which writes 0_components_gen.go (committed, so the package builds and
 // vets on a fresh clone; regenerating must leave it unchanged). Page state
 // lives in plain Go types (JoinState, AdminState) that the components only
-// read and that hold no maths of their own: parsing, windows, the model,
-// metrics and privacy accounting come from shared/ and wasm/client.
+// read: view state and words, no maths. Parsing and windows come from
+// shared/series; the session, the training data, the forecast, its ranges
+// and their coverage, the local test metrics, the numbers behind the
+// verdict (session.Compare) and the ε check (session.EpsilonMatches) from
+// shared/session.
+//
+// # Imports
+//
+// ui imports only shared/... (and vugu): never wasm/ and never
+// coordinator/. It does not dial: the browser entry point (package wasm)
+// gives JoinState a Connector made with DialClient and its own
+// session.Dialer; tests give it a fake Session.
 //
 // # Rendering from goroutines
 //

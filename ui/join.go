@@ -15,19 +15,17 @@ import (
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
-	"github.com/fedcast/fedcast/shared/model"
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/vugu/vugu"
 )
 
 // Session is the LHA's connection to the coordinator as the page needs it;
-// *client.Session implements it.
+// *session.Session implements it.
 type Session interface {
 	// Run trains until the study finishes, reporting to obs.
-	Run(ctx context.Context, d *series.Dataset, obs client.Observer) error
+	Run(ctx context.Context, d *series.Dataset, obs session.Observer) error
 	// Model is the latest global model (the final one after Run returns nil).
 	Model() []float64
 	Close() error
@@ -37,10 +35,12 @@ type Session interface {
 // returns the session and its welcome (study, LHA name, round log).
 type Connector func(ctx context.Context, link string) (Session, *protocol.Welcome, error)
 
-// DialClient is the Connector of the real app: client.Join with opt.
-func DialClient(opt *client.Options) Connector {
+// DialClient is the Connector of the real app: session.Join with opt,
+// whose Dial the caller sets (the browser's WebSocket dialer in package
+// wasm).
+func DialClient(opt *session.Options) Connector {
 	return func(ctx context.Context, link string) (Session, *protocol.Welcome, error) {
-		s, err := client.Join(ctx, link, "", opt)
+		s, err := session.Join(ctx, link, "", opt)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -66,14 +66,14 @@ const (
 	PhaseFailed     Phase = "failed"     // cannot go on (JoinProblem or RunProblem says why)
 )
 
-// Local training states reported by the session (wasm/client.State names).
+// Local training states reported by the session (wasm/session.State names).
 const (
-	StatusWaiting      = string(client.StateWaiting)
-	StatusSampled      = string(client.StateSampled)
-	StatusTraining     = string(client.StateTraining)
-	StatusSent         = string(client.StateSent)
-	StatusReconnecting = string(client.StateReconnecting)
-	StatusFinished     = string(client.StateFinished)
+	StatusWaiting      = string(session.StateWaiting)
+	StatusSampled      = string(session.StateSampled)
+	StatusTraining     = string(session.StateTraining)
+	StatusSent         = string(session.StateSent)
+	StatusReconnecting = string(session.StateReconnecting)
+	StatusFinished     = string(session.StateFinished)
 )
 
 // SentEntry is one message that left this computer.
@@ -207,12 +207,12 @@ type JoinState struct {
 	Windows       int  // training windows the study gives in the file
 	PerRound      int  // windows trained on per round (Windows or the cap)
 	RoundEstimate time.Duration
-	MaxWindows    int     // cap on windows per round (client.DefaultMaxWindows unless changed)
+	MaxWindows    int     // cap on windows per round (session.DefaultMaxWindows unless changed)
 	MaxEpsilon    float64 // the LHA's own ε limit; 0: the study's budget
 	LimitProblem  string  // the last limit typed could not be used
 	InsecureAck   bool    // the LHA confirmed joining a research-mode study
 	// Skips are rounds this LHA was picked for but sat out (its ε limit).
-	Skips []client.Skip
+	Skips []session.Skip
 
 	// Fetch GETs a URL of the coordinator (the browser's fetch); when set,
 	// a page whose study has ended watches the public status and offers
@@ -239,10 +239,10 @@ type JoinState struct {
 
 	// After training.
 	Forecasts    []Forecast
-	ForecastPage int                   // page of Forecasts shown (ForecastsPerPage each)
-	Recent       client.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
-	Hub          string                // the forecasts as a hub CSV, for the download
-	HubURL       string                // blob: URL of Hub for the download link ("" outside a browser)
+	ForecastPage int                    // page of Forecasts shown (ForecastsPerPage each)
+	Recent       session.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
+	Hub          string                 // the forecasts as a hub CSV, for the download
+	HubURL       string                 // blob: URL of Hub for the download link ("" outside a browser)
 	Metrics      *metrics.Result
 	// Baseline is the no-change forecast (the last 7-day average) on the
 	// same test windows as Metrics.
@@ -250,7 +250,7 @@ type JoinState struct {
 	MetricsNote string
 
 	session    Session
-	prepared   *client.TrainingSet // for the study and file shown
+	prepared   *session.TrainingSet // for the study and file shown
 	cancel     context.CancelFunc
 	lastYield  time.Time
 	lastRender time.Time
@@ -322,7 +322,7 @@ func (s *JoinState) connect(ctx context.Context) {
 	s.Phase = PhaseReady
 	// The hello has already left this computer: list it now, not only once
 	// the LHA joins the training.
-	if t, ok := sess.(interface{ TakeSent() []client.Outgoing }); ok {
+	if t, ok := sess.(interface{ TakeSent() []session.Outgoing }); ok {
 		for _, o := range t.TakeSent() {
 			s.recordSent(o.Type, int64(o.Bytes), o.Round)
 		}
@@ -366,31 +366,6 @@ func JoinProblem(err error) *Problem {
 	}
 	return &Problem{Title: "The study coordinator cannot be reached", Detail: err.Error(),
 		Fix: "Check your internet connection and reload the page. If it persists, the coordinator may be offline: tell your study coordinator."}
-}
-
-// windowOptions are the study's windowing settings.
-func (s *JoinState) windowOptions() (series.WindowOptions, error) {
-	st := s.Welcome.Study
-	opt := series.WindowOptions{History: st.History, Horizon: st.Horizon}
-	if st.Smoothing != "" {
-		sm, err := series.ParseSmoothing(st.Smoothing)
-		if err != nil {
-			return opt, err
-		}
-		opt.Smoothing = sm
-	}
-	var err error
-	if st.From != "" {
-		if opt.From, err = time.Parse(time.DateOnly, st.From); err != nil {
-			return opt, fmt.Errorf("ui: study start %q: %w", st.From, err)
-		}
-	}
-	if st.To != "" {
-		if opt.To, err = time.Parse(time.DateOnly, st.To); err != nil {
-			return opt, fmt.Errorf("ui: study end %q: %w", st.To, err)
-		}
-	}
-	return opt, nil
 }
 
 // LoadFile parses a chosen file and checks it against the study, in the
@@ -529,17 +504,13 @@ func (s *JoinState) checkStudy() {
 	s.Checking = true
 	s.unlock()
 
-	var set *client.TrainingSet
 	var est time.Duration
-	_, err := s.windowOptions()
-	if err == nil {
-		set, err = client.PrepareTraining(w.Study, d, maxWindows, s.Yield)
-	}
+	set, err := session.PrepareTraining(w.Study, d, maxWindows, s.Yield)
 	if err == nil && set.Total() == 0 {
 		err = series.ErrTooShort
 	}
 	if err == nil {
-		est, err = client.EstimateRound(w.Study, set)
+		est, err = session.EstimateRound(w.Study, set)
 	}
 	s.publish(func() {
 		s.Checking = false
@@ -566,11 +537,11 @@ func (s *JoinState) maxWindows() int {
 	if s.MaxWindows > 0 {
 		return s.MaxWindows
 	}
-	return client.DefaultMaxWindows
+	return session.DefaultMaxWindows
 }
 
 // scheduler is implemented by sessions that know the study's public round
-// timetable (*client.Session).
+// timetable (*session.Session).
 type scheduler interface {
 	NextRound(now time.Time) (opens, trainBy time.Time, ok bool)
 }
@@ -664,8 +635,8 @@ func (s *JoinState) ShownNotices() []series.Notice {
 	var from, to time.Time
 	known := false
 	if s.Welcome != nil {
-		if opt, err := s.windowOptions(); err == nil {
-			from, to, known = opt.From, opt.To, true
+		if f, t, err := session.StudyPeriod(s.Welcome.Study); err == nil {
+			from, to, known = f, t, true
 		}
 	}
 	var warn, info []series.Notice
@@ -881,12 +852,12 @@ func RunProblem(err error) *Problem {
 }
 
 // Observer returns the client callbacks that update this state.
-func (s *JoinState) Observer() client.Observer {
-	return client.Observer{
-		State:    func(st client.State) { s.SetStatus(string(st)) },
+func (s *JoinState) Observer() session.Observer {
+	return session.Observer{
+		State:    func(st session.State) { s.SetStatus(string(st)) },
 		Progress: s.Progress,
-		Sent:     func(o client.Outgoing) { s.RecordSent(o.Type, int64(o.Bytes), o.Round) },
-		Result: func(r client.Result) {
+		Sent:     func(o session.Outgoing) { s.RecordSent(o.Type, int64(o.Bytes), o.Round) },
+		Result: func(r session.Result) {
 			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, TookPart: r.Sampled})
 		},
 		Accepted: func(round int) { s.UpdateOutcome(round, OutcomeCounted, "") },
@@ -913,7 +884,7 @@ func (s *JoinState) UpdateOutcome(round int, outcome, reason string) {
 }
 
 // Skipped records a round sat out because of the LHA's own ε limit.
-func (s *JoinState) Skipped(k client.Skip) {
+func (s *JoinState) Skipped(k session.Skip) {
 	s.lock()
 	s.Skips = append(s.Skips, k)
 	s.Status = StatusWaiting
@@ -1006,27 +977,18 @@ func (s *JoinState) RoundDone(r RoundReport) {
 	s.Round = r.Round
 	s.Epsilon, s.LocalEpsilon = r.Epsilon, r.LocalEpsilon
 	s.EpsilonChecked = true
-	s.EpsilonMatch = epsilonMatches(r.Epsilon, r.LocalEpsilon)
+	s.EpsilonMatch = session.EpsilonMatches(r.Epsilon, r.LocalEpsilon)
 	s.Rounds = append(s.Rounds, r)
 	if s.Status != StatusFinished {
 		s.Status = StatusWaiting
 	}
 }
 
-// epsilonMatches compares ε figures to the 1e-9 relative (both come from
-// the same accountant code; the difference is rounding only).
-func epsilonMatches(a, b float64) bool {
-	if math.IsInf(a, 1) && math.IsInf(b, 1) {
-		return true
-	}
-	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a))
-}
-
-// forecast computes each area's forecast under the study's design
-// (median and ranges calibrated on the LHA's own recent errors), the hub
-// file, and the local test metrics of the model and of the no-change
-// forecast on the same windows, yielding as it goes; it publishes them
-// under the lock. Data and Welcome do not change once training has started.
+// forecast evaluates the final model on the LHA's data (session.Evaluate:
+// each area's forecast, the hub file, the local test metrics of the model
+// and of the no-change forecast), yielding as it goes, draws the forecast
+// charts and publishes it all under the lock. Data and Welcome do not
+// change once training has started.
 func (s *JoinState) forecast(params []float64) {
 	s.lock()
 	d, w := s.Data, s.Welcome
@@ -1034,86 +996,37 @@ func (s *JoinState) forecast(params []float64) {
 	if d == nil || w == nil || len(params) == 0 {
 		return
 	}
-	var (
-		forecasts []Forecast
-		recent    client.RecentCoverage
-		hub       string
-		result    *metrics.Result
-		baseline  *metrics.Result
-		note      string
-	)
-	defer s.publish(func() {
-		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, recent, hub, 0
-		s.HubURL = objectURL(s.HubURL, hub, "text/csv;charset=utf-8")
-		s.Metrics, s.Baseline, s.MetricsNote = result, baseline, note
-	})
-	st := w.Study
-	if len(st.Layers) < 2 {
-		return
-	}
-	m := nn.NewMLP(st.Layers...)
-	if m.NumParams() != len(params) {
-		note = fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", len(params), m.NumParams())
-		return
-	}
-	point, err := client.DesignPoint(st, m, params)
-	if err != nil {
-		note = "The study's model type is unknown to this page: no forecast."
-		return
-	}
-	opt, err := s.windowOptions()
-	if err != nil {
-		note = err.Error()
-		return
-	}
-	fcs, rec, err := client.ForecastsYielding(st, d, params, s.Yield)
-	if err != nil {
-		note = err.Error()
-	}
-	recent = rec
+	ev, err := session.Evaluate(w.Study, d, params, s.Yield)
+	var forecasts []Forecast
 	sm := s.smoothing()
 	last := time.Now()
-	for _, f := range fcs {
+	for _, f := range ev.Forecasts {
 		forecasts = append(forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
 			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles)})
 		last = s.maybeYield(last)
 	}
-	if len(fcs) > 0 {
-		var b strings.Builder
-		if err := forecast.WriteHub(&b, client.HubForecasts(fcs)); err != nil {
-			note = err.Error()
-		} else {
-			hub = b.String()
-		}
+	s.publish(func() {
+		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, ev.Recent, ev.Hub, 0
+		s.HubURL = objectURL(s.HubURL, ev.Hub, "text/csv;charset=utf-8")
+		s.Metrics, s.Baseline, s.MetricsNote = ev.Model, ev.Baseline, evaluationNote(err)
+	})
+}
+
+// evaluationNote says why part of the evaluation is missing ("" when
+// nothing is).
+func evaluationNote(err error) string {
+	var le *session.LayoutError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &le):
+		return fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", le.Have, le.Want)
+	case errors.Is(err, session.ErrUnknownModel):
+		return "The study's model type is unknown to this page: no forecast."
+	case errors.Is(err, session.ErrNoTestDays):
+		return "Your file has no test days: all its windows were used for training."
 	}
-	var y, yhat, persist []float64
-	for _, r := range d.Regions {
-		// The test windows of this area: the latest (1 − train_fraction)
-		// of its windows by target date, as in training's split.
-		areas, err := series.MakeWindows(&series.Dataset{Regions: []*series.Region{r}}, opt)
-		if err != nil {
-			note = err.Error()
-			return
-		}
-		_, test := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
-		tx, ty := series.Stack(test)
-		if n := len(ty); n > 0 {
-			h := len(tx) / n
-			p := make([]float64, n)
-			model.Persistence(tx, p)
-			for i := range ty {
-				yhat = append(yhat, point(tx[i*h:(i+1)*h]))
-			}
-			y, persist = append(y, ty...), append(persist, p...)
-		}
-		last = s.maybeYield(last)
-	}
-	if len(y) == 0 {
-		note = "Your file has no test days: all its windows were used for training."
-		return
-	}
-	res, base := metrics.Compute(y, yhat), metrics.Compute(y, persist)
-	result, baseline = &res, &base
+	return err.Error()
 }
 
 // ForecastsPerPage is the number of areas whose forecast chart is shown at

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 func TestEpsilonLimit(t *testing.T) {
@@ -60,7 +60,7 @@ func TestUpdateOutcomes(t *testing.T) {
 	if got := c.messagesWords(); got != "1 message" {
 		t.Errorf("%q", got)
 	}
-	obs.Skipped(client.Skip{Round: 4, Epsilon: 2.5, Limit: 2})
+	obs.Skipped(session.Skip{Round: 4, Epsilon: 2.5, Limit: 2})
 	if len(s.Skips) != 1 || !strings.Contains(c.skipWords(s.Skips[0]), "Round 4: you were picked, but nothing was sent") {
 		t.Errorf("skips %+v", s.Skips)
 	}

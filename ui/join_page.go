@@ -10,7 +10,7 @@ import (
 	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -49,22 +49,21 @@ func (c *JoinPage) verdict() string {
 // Verdict is the page's verdict from the model's and the no-change
 // forecast's metrics on the same test days ("" when either is missing).
 func Verdict(m, base *metrics.Result) string {
-	if m == nil || base == nil || m.N == 0 || math.IsNaN(m.MAE) || math.IsNaN(base.MAE) {
+	c, ok := session.Compare(m, base)
+	if !ok {
 		return ""
 	}
-	diff := base.MAE - m.MAE
 	days := fmt.Sprintf("Checked on %d recent days of your data kept out of the training (all areas together), the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
-		m.N, FormatCount(m.MAE), FormatCount(base.MAE))
-	// Within 2 % (or 0.05 cases a day) the two are alike.
-	if math.Abs(diff) <= math.Max(0.02*base.MAE, 0.05) {
+		c.Days, FormatCount(c.ModelMAE), FormatCount(c.BaselineMAE))
+	switch {
+	case c.Alike:
 		return days + " The model is about as good as assuming no change: its forecast adds little."
-	}
-	if diff > 0 {
+	case c.Gain > 0:
 		return days + fmt.Sprintf(" The model is better by %s cases per day (%s %% smaller error).",
-			FormatCount(diff), FormatCount(100*diff/base.MAE))
+			FormatCount(c.Gain), FormatCount(c.GainPercent))
 	}
 	return days + fmt.Sprintf(" The model is worse by %s cases per day: do not rely on its forecast; assuming no change is the better guess. "+
-		"Studies with more authorities or a larger privacy budget give better models.", FormatCount(-diff))
+		"Studies with more authorities or a larger privacy budget give better models.", FormatCount(-c.Gain))
 }
 
 // updateBytes is the size of one update frame: the model's numbers at 8
@@ -296,7 +295,7 @@ func (c *JoinPage) limitValue() string {
 func (c *JoinPage) windowsValue() string {
 	n := c.S.MaxWindows
 	if n <= 0 {
-		n = client.DefaultMaxWindows
+		n = session.DefaultMaxWindows
 	}
 	return strconv.Itoa(n)
 }
@@ -310,7 +309,7 @@ func (c *JoinPage) limitRunWords() string {
 	return fmt.Sprintf("Your own limit: ε = %s. This browser sends nothing in a round that would take the study past it.", FormatEpsilon(c.S.EpsilonLimit()))
 }
 
-func (c *JoinPage) skipWords(k client.Skip) string {
+func (c *JoinPage) skipWords(k session.Skip) string {
 	return fmt.Sprintf("Round %d: you were picked, but nothing was sent: after that round the study would have spent ε = %s, more than your limit of ε = %s. "+
 		"Your data took no part in it, and the study goes on without you.", k.Round, FormatEpsilon(k.Epsilon), FormatEpsilon(k.Limit))
 }

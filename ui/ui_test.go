@@ -13,7 +13,7 @@ import (
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/vugu/vugu"
 )
 
@@ -158,17 +158,17 @@ type fakeSession struct {
 	local  []float64
 }
 
-func (f *fakeSession) Run(ctx context.Context, d *series.Dataset, obs client.Observer) error {
-	obs.Sent(client.Outgoing{Type: "hello", Bytes: 76})
+func (f *fakeSession) Run(ctx context.Context, d *series.Dataset, obs session.Observer) error {
+	obs.Sent(session.Outgoing{Type: "hello", Bytes: 76})
 	for r := 1; r <= f.rounds; r++ {
-		obs.State(client.StateSampled)
+		obs.State(session.StateSampled)
 		obs.Progress(r, 0, 30)
 		obs.Progress(r, 30, 30)
-		obs.Sent(client.Outgoing{Type: "update", Round: r, Bytes: int(protocol.FrameSize(len(f.model)))})
-		obs.State(client.StateSent)
-		obs.Result(client.Result{Round: r, Sampled: true, Epsilon: f.eps[r-1], LocalEpsilon: f.local[r-1]})
+		obs.Sent(session.Outgoing{Type: "update", Round: r, Bytes: int(protocol.FrameSize(len(f.model)))})
+		obs.State(session.StateSent)
+		obs.Result(session.Result{Round: r, Sampled: true, Epsilon: f.eps[r-1], LocalEpsilon: f.local[r-1]})
 	}
-	obs.State(client.StateFinished)
+	obs.State(session.StateFinished)
 	return nil
 }
 func (f *fakeSession) Model() []float64 { return f.model }

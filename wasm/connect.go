@@ -3,10 +3,55 @@
 package main
 
 import (
+	"context"
+
+	"github.com/coder/websocket"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/ui"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
-// connect joins the study behind the page's join link with wasm/client
-// (coder/websocket over the browser's WebSocket).
-var connect = ui.DialClient(&client.Options{Yield: yield})
+// connect joins the study behind the page's join link with a
+// shared/session session over the browser's WebSocket.
+var connect = ui.DialClient(&session.Options{Yield: yield, Dial: dial})
+
+// dial opens the browser's WebSocket to the coordinator (coder/websocket's
+// js build wraps it) as a session.Conn.
+func dial(ctx context.Context, url string) (session.Conn, error) {
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return browserConn{ws}, nil
+}
+
+// browserConn adapts the browser's WebSocket to session.Conn.
+type browserConn struct{ ws *websocket.Conn }
+
+func (c browserConn) Read(ctx context.Context, limit int64) (protocol.Kind, []byte, error) {
+	c.ws.SetReadLimit(limit)
+	typ, b, err := c.ws.Read(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if typ == websocket.MessageBinary {
+		return protocol.Binary, b, nil
+	}
+	return protocol.Text, b, nil
+}
+
+func (c browserConn) Write(ctx context.Context, kind protocol.Kind, frame []byte) error {
+	typ := websocket.MessageText
+	if kind == protocol.Binary {
+		typ = websocket.MessageBinary
+	}
+	return c.ws.Write(ctx, typ, frame)
+}
+
+func (c browserConn) Close(code session.CloseCode, reason string) error {
+	if code == session.CloseAbort {
+		return c.ws.CloseNow()
+	}
+	return c.ws.Close(websocket.StatusCode(code), reason)
+}

@@ -1,7 +1,7 @@
 // Package acceptance holds the coordinator's process-level acceptance
 // tests (issue 3, "Done when"). They build the real `fedcast` binary, create
 // studies with `fedcast study new`, run `fedcast serve` as a child process
-// on loopback and drive LHAs through wasm/client sessions (the code of
+// on loopback and drive LHAs through shared/session sessions (the code of
 // `fedcast client` and of the browser) over real websockets from the test
 // binary. The package has no non-test code besides this file.
 //

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 // The paper's November 2020 setting (spec §3-§5).
@@ -88,9 +89,9 @@ func TestEquivalence400(t *testing.T) {
 	ctx, cancel := withTimeout(45 * time.Minute)
 	defer cancel()
 	start := time.Now()
-	sessions := make([]*client.Session, n)
+	sessions := make([]*session.Session, n)
 	for i := range n {
-		sess, err := client.Join(ctx, p.base+"/join#"+tokens[i], "", &client.Options{ReconnectMax: -1})
+		sess, err := lhaconn.Join(ctx, p.base+"/join#"+tokens[i], "", &session.Options{ReconnectMax: -1})
 		if err != nil {
 			t.Fatalf("LHA %s: join: %v", names[i], err)
 		}
@@ -104,7 +105,7 @@ func TestEquivalence400(t *testing.T) {
 	// rows) are exactly the reference windows of its county.
 	for i := range n {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		x, y, err := client.TrainingData(st, one)
+		x, y, err := session.TrainingData(st, one)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestEquivalence400(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-			errs[i] = sess.Run(ctx, one, client.Observer{Sent: func(o client.Outgoing) {
+			errs[i] = sess.Run(ctx, one, session.Observer{Sent: func(o session.Outgoing) {
 				if o.Type == "update" {
 					updates[i]++
 				}

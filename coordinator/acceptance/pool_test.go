@@ -14,16 +14,17 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
-// lha is one simulated LHA: a wasm/client session (the code of `fedcast
+// lha is one simulated LHA: a shared/session session (the code of `fedcast
 // client`) whose TCP connection the test can cut, and the record of every
 // model it received.
 type lha struct {
 	name string
-	sess *client.Session
+	sess *session.Session
 
 	mu       sync.Mutex
 	conn     net.Conn       // current TCP connection
@@ -90,7 +91,7 @@ func startPool(t *testing.T, ctx context.Context, base string, names, tokens []s
 	for i, tok := range tokens {
 		l := &lha{name: names[i], received: map[int]string{}, done: make(chan struct{}), dialer: &net.Dialer{Timeout: 5 * time.Second},
 			states: map[string]int{}, protoErr: map[string]int{}}
-		sess, err := client.Join(ctx, base+"/join#"+tok, "", &client.Options{ReconnectMax: reconnectMax, Dial: l.dialOptions()})
+		sess, err := lhaconn.Join(ctx, base+"/join#"+tok, "", &session.Options{ReconnectMax: reconnectMax, Dial: lhaconn.Dialer(l.dialOptions())})
 		if err != nil {
 			t.Fatalf("LHA %s: join: %v", names[i], err)
 		}
@@ -100,8 +101,8 @@ func startPool(t *testing.T, ctx context.Context, base string, names, tokens []s
 	for i, l := range p.lhas {
 		go func() {
 			defer close(l.done)
-			err := l.sess.Run(ctx, data[i], client.Observer{
-				Result: func(r client.Result) {
+			err := l.sess.Run(ctx, data[i], session.Observer{
+				Result: func(r session.Result) {
 					l.mu.Lock()
 					defer l.mu.Unlock()
 					l.results++
@@ -114,14 +115,14 @@ func startPool(t *testing.T, ctx context.Context, base string, names, tokens []s
 						l.received[r.Round] = r.ModelSHA256
 					}
 				},
-				Sent: func(o client.Outgoing) {
+				Sent: func(o session.Outgoing) {
 					if o.Type == "update" {
 						l.mu.Lock()
 						l.updates++
 						l.mu.Unlock()
 					}
 				},
-				State: func(s client.State) {
+				State: func(s session.State) {
 					l.mu.Lock()
 					l.states[string(s)]++
 					l.mu.Unlock()

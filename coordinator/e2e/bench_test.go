@@ -8,7 +8,7 @@ import (
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 // BenchmarkLocalRoundNative is one LHA round natively on the e2e fixture
@@ -29,7 +29,7 @@ func BenchmarkLocalRoundNative(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x, y, err := client.TrainingData(st, d)
+	x, y, err := session.TrainingData(st, d)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/server"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/coordinator/web"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
 // coordinator is a live coordinator serving the built app, with simulated
@@ -33,7 +34,7 @@ type coordinator struct {
 }
 
 // startCoordinator starts a study of n LHAs; LHA 0 is left for the browser,
-// the others join at once with synthetic data through wasm/client (the
+// the others join at once with synthetic data through shared/session (the
 // same code the browser runs, here natively).
 func startCoordinator(t *testing.T, tmpl study.File, n int) *coordinator {
 	t.Helper()
@@ -89,7 +90,7 @@ func startCoordinatorWith(t *testing.T, tmpl study.File, n int, opt *study.Optio
 	}
 	for i := 1; i < n; i++ {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i-1]}}
-		s, err := client.Join(ctx, hs.URL+"/join#"+secrets.LHAs[i], "", nil)
+		s, err := lhaconn.Join(ctx, hs.URL+"/join#"+secrets.LHAs[i], "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func startCoordinatorWith(t *testing.T, tmpl study.File, n int, opt *study.Optio
 		go func() {
 			defer c.sims.Done()
 			defer s.Close()
-			if err := s.Run(ctx, one, client.Observer{}); err != nil && ctx.Err() == nil {
+			if err := s.Run(ctx, one, session.Observer{}); err != nil && ctx.Err() == nil {
 				c.simErrs <- err
 			}
 		}()

@@ -1,5 +1,5 @@
 // Package e2e holds fedcast's end-to-end tests: a real coordinator, simulated
-// LHAs (wasm/client running natively) and the browser app driven in Debian's
+// LHAs (shared/session running natively) and the browser app driven in Debian's
 // headless Chromium through the DevTools protocol (chromedp).
 //
 // The tests build the app themselves (wasm/webbuild) into a temporary

@@ -54,24 +54,17 @@ type Genesis struct {
 	Created time.Time
 }
 
-// Round is one committed round.
+// Round is one committed round: fedcast's privacy event (protocol.Event:
+// round, q, c, ε after this round, δ; its ModelSHA256 is set by Commit;
+// the ledger does not store Accountant, the study file names it) and the
+// round's noise mechanism, with the time and the model.
 type Round struct {
-	Round           int
-	SampleRate      float64
-	NoiseMultiplier float64
-	Epsilon         float64 // ε after this round
-	Delta           float64
-	Committed       time.Time
+	protocol.Event
+	protocol.Mechanism
+	Committed time.Time
 	// Model is the noised global model released for this round (nil when
 	// read by Rounds, which leaves the blobs out).
 	Model []float64
-	// ModelSHA256 is set by Commit.
-	ModelSHA256 string
-	// Gamma is the lattice step γ and Sampler the noise sampler of the
-	// round's mechanism (fl.Event); 0 and "" in non-DP rounds and in rounds
-	// recorded before the lattice mechanism.
-	Gamma   float64
-	Sampler string
 }
 
 // Participation is the admin-only record of one round.
@@ -460,19 +453,16 @@ type Export struct {
 	Finished   *ExportFinished `json:"finished"`
 }
 
-// ExportRound is one round's privacy event and model hash.
+// ExportRound is one round's privacy event (with its model hash), the
+// time it was committed and its noise mechanism (gamma and sampler, absent
+// for non-DP rounds and rounds recorded before the lattice mechanism). Its
+// JSON is that of the export since format 1: round, sample_rate,
+// noise_multiplier, epsilon, delta, model_sha256, committed, gamma,
+// sampler.
 type ExportRound struct {
-	Round           int       `json:"round"`
-	SampleRate      float64   `json:"sample_rate"`
-	NoiseMultiplier float64   `json:"noise_multiplier"`
-	Epsilon         float64   `json:"epsilon"`
-	Delta           float64   `json:"delta"`
-	ModelSHA256     string    `json:"model_sha256"`
-	Committed       time.Time `json:"committed"`
-	// Gamma and Sampler describe the noise mechanism (absent for non-DP
-	// rounds and rounds recorded before the lattice mechanism).
-	Gamma   float64 `json:"gamma,omitempty"`
-	Sampler string  `json:"sampler,omitempty"`
+	protocol.Event
+	Committed time.Time `json:"committed"`
+	protocol.Mechanism
 }
 
 // ExportFinished says why and when the study ended.
@@ -504,7 +494,7 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 		e.Accountant = acct.Accountant
 	}
 	for _, r := range rs {
-		e.Rounds = append(e.Rounds, ExportRound{r.Round, r.SampleRate, r.NoiseMultiplier, r.Epsilon, r.Delta, r.ModelSHA256, r.Committed, r.Gamma, r.Sampler})
+		e.Rounds = append(e.Rounds, ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism})
 		e.EpsilonSpent = r.Epsilon
 	}
 	reason, at, err := l.Finished()

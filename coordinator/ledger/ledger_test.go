@@ -31,7 +31,7 @@ func genesis() Genesis {
 }
 
 func round(i int) *Round {
-	return &Round{Round: i, SampleRate: 0.25, NoiseMultiplier: 4.5, Epsilon: 0.1 * float64(i), Delta: 1e-5,
+	return &Round{Event: protocol.Event{Round: i, SampleRate: 0.25, NoiseMultiplier: 4.5, Epsilon: 0.1 * float64(i), Delta: 1e-5},
 		Committed: time.Date(2026, 1, 2, 3, 4, 5+i, 0, time.UTC), Model: []float64{float64(i), -1, 0.5}}
 }
 
@@ -222,5 +222,24 @@ func TestScheduleStartOnce(t *testing.T) {
 	l = open(t, path)
 	if got, err := l.ScheduleStart(); err != nil || !got.Equal(t0) {
 		t.Errorf("after reopening: %v, %v; want %v", got, err, t0)
+	}
+}
+
+// TestExportRoundJSON: the export's round objects keep the names and the
+// order of format 1 now that they carry the one privacy event type.
+func TestExportRoundJSON(t *testing.T) {
+	r := ExportRound{Event: protocol.Event{Round: 2, SampleRate: 0.25, NoiseMultiplier: 1.5, Epsilon: 0.7, Delta: 1e-5, ModelSHA256: "ab"},
+		Committed: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Mechanism: protocol.Mechanism{Gamma: 0.5, Sampler: "s"}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"round":2,"sample_rate":0.25,"noise_multiplier":1.5,"epsilon":0.7,"delta":0.00001,"model_sha256":"ab","committed":"2026-01-02T03:04:05Z","gamma":0.5,"sampler":"s"}`
+	if string(b) != want {
+		t.Fatalf("export round JSON\n got %s\nwant %s", b, want)
+	}
+	var back ExportRound
+	if err := json.Unmarshal([]byte(want), &back); err != nil || back != r {
+		t.Fatalf("read back %+v, %v", back, err)
 	}
 }

@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
 // A PLD study over real websockets: the clients learn the accountant from
@@ -27,10 +28,10 @@ func TestPLDStudyEndToEnd(t *testing.T) {
 		t.Fatalf("public study accountant %q", f.eng.Study.Accountant)
 	}
 	done := make(chan error, n)
-	sessions := make([]*client.Session, n)
+	sessions := make([]*session.Session, n)
 	for i := range n {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := client.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
+		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestPLDStudyEndToEnd(t *testing.T) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			done <- sess.Run(ctx, one, client.Observer{})
+			done <- sess.Run(ctx, one, session.Observer{})
 		}()
 	}
 	for range n {

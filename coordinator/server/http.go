@@ -89,18 +89,11 @@ func (s *Server) serveLedger(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, e)
 }
 
-// Model is the JSON form of a global model.
-type Model struct {
-	Round       int       `json:"round"`
-	Final       bool      `json:"final"`
-	Layers      []int     `json:"layers"`
-	ModelSHA256 string    `json:"model_sha256"`
-	Weights     []float64 `json:"weights"`
-}
+// Model is the JSON form of a global model (protocol.Model).
+type Model = protocol.Model
 
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	rounds, _, finished, g := s.co.Committed()
-	m := Model{Round: rounds, Final: finished != "", Layers: s.eng.Study.Layers,
-		ModelSHA256: protocol.HashHex(g), Weights: g}
+	m := protocol.NewModel(rounds, finished != "", s.eng.Study.Layers, g)
 	writeJSON(w, m)
 }

@@ -19,13 +19,14 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
 type fixture struct {
@@ -103,18 +104,18 @@ func TestEndToEnd(t *testing.T) {
 		LocalEpochs: 10, RoundLength: study.Duration(1500 * time.Millisecond)}, lhaNames(n), &s)
 
 	var wg sync.WaitGroup
-	sessions := make([]*client.Session, n)
+	sessions := make([]*session.Session, n)
 	errs := make([]error, n)
 	sentBytes := make([]int, n)
 	var clients []fl.ClientData
 	for i := range n {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		x, y, err := client.TrainingData(f.eng.Study, one)
+		x, y, err := session.TrainingData(f.eng.Study, one)
 		if err != nil || len(y) == 0 {
 			t.Fatalf("LHA %d: %d windows, %v", i, len(y), err)
 		}
 		clients = append(clients, fl.ClientData{X: x, Y: y})
-		sess, err := client.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
+		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestEndToEnd(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			errs[i] = sess.Run(ctx, one, client.Observer{Sent: func(o client.Outgoing) {
+			errs[i] = sess.Run(ctx, one, session.Observer{Sent: func(o session.Outgoing) {
 				if o.Type != "hello" && o.Type != "update" {
 					t.Errorf("client sent a %s", o.Type)
 				}

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
 // The coordinator acknowledges every frame at once with the same reply and
@@ -36,14 +37,14 @@ func TestClientLearnsVerdicts(t *testing.T) {
 	done := make(chan error, n)
 	for i := range n {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := client.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
+		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec := &record{}
 		recs[i] = rec
-		obs := client.Observer{
-			Sent: func(o client.Outgoing) {
+		obs := session.Observer{
+			Sent: func(o session.Outgoing) {
 				if o.Type == "update" {
 					rec.mu.Lock()
 					rec.sent = append(rec.sent, o.Round)

@@ -261,7 +261,9 @@ func NextSlot(t0 time.Time, l time.Duration, now time.Time) int64 {
 //     next slot start after it (the slot between stays empty).
 //
 // So every time a non-admin can observe is a function of t₀, L and the
-// slack. A failed commit stops the study: Tick returns the error (and the
+// slack. A Tick that commits a round returns right after the commit, so
+// the commit and the release of a round never happen in one call. A failed
+// commit stops the study: Tick returns the error (and the
 // same error again).
 func (c *Coordinator) Tick(t time.Time) (Next, error) {
 	c.emu.Lock()
@@ -354,6 +356,11 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				c.j = k
 			}
 			c.phase = driveSlot
+			// A commit ends the call: the release comes from a later Tick,
+			// so a driver that persists its store after each call (a
+			// Durable Object) has the commit durable before the release
+			// even when the release is already due.
+			return Next{At: c.slot(c.j)}, nil
 		case driveDone:
 			return Next{Finished: true}, nil
 		case driveBroken:

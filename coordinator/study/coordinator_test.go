@@ -320,3 +320,65 @@ func TestStoreIdempotent(t *testing.T) {
 		t.Fatalf("second Finish replaced the first: %q", s.S.Finished)
 	}
 }
+
+// TestCommitEndsTheCall: an alarm that comes late (after the release was
+// due) commits the round and returns without releasing it; the release
+// moves to the next slot start (the schedule-and-slack rule: a commit that
+// ends after its slot moves the release, it never makes it depend on when
+// the commit ended within a slot) and comes from a later call, so a
+// driver that persists its store after each call has the round durable
+// before anyone sees it.
+func TestCommitEndsTheCall(t *testing.T) {
+	f, raw, _ := small(t, 6)
+	seed := uint64(3)
+	store := &MemStore{}
+	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newFake(6)
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Tick(t0); err != nil {
+		t.Fatal(err)
+	}
+	for lha := range 6 {
+		tr.take(lha)
+	}
+	late := t0.Add(time.Duration(f.RoundLength) + time.Second)
+	next, err := c.Tick(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := t0.Add(2 * time.Duration(f.RoundLength)); store.S.Rounds() != 1 || !next.At.Equal(want) {
+		t.Fatalf("late tick: %d rounds stored, next %v (want 1 and the release at the next slot start %v)", store.S.Rounds(), next.At, want)
+	}
+	for lha := range 6 {
+		if got := tr.take(lha); len(got) != 0 {
+			t.Fatalf("LHA %d got %d messages in the call that committed", lha, len(got))
+		}
+	}
+	if _, err := c.Tick(late); err != nil { // early: nothing due
+		t.Fatal(err)
+	}
+	for lha := range 6 {
+		if got := tr.take(lha); len(got) != 0 {
+			t.Fatalf("LHA %d got %d messages before the release", lha, len(got))
+		}
+	}
+	if _, err := c.Tick(next.At); err != nil {
+		t.Fatal(err)
+	}
+	for lha := range 6 {
+		got := tr.take(lha)
+		if len(got) == 0 {
+			t.Fatalf("LHA %d got nothing at the release", lha)
+		}
+		if _, ok := got[0].(*protocol.RoundResult); !ok {
+			t.Fatalf("LHA %d got %T first, want the round_result", lha, got[0])
+		}
+	}
+}

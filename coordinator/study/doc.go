@@ -60,6 +60,17 @@
 // passed, and the last committed round is released again to everyone who
 // joins. serve and the worker behave the same.
 //
+// A Durable Object drives it like this: on each websocket message it calls
+// Frame (binary) or answers with TextVerdict (text) after the hello was
+// checked with [Tokens]; on each alarm and each connect or close it calls
+// Tick(now) and sets its next alarm to Next.At; its Store persists the
+// state in Durable Object storage (a MemStore whose S.MarshalBinary is
+// written after every call that raised Changes will do: a Tick that
+// commits a round returns at once, and the round's release only comes
+// from a later Tick, normally one slack later).
+// If the object is evicted, the next instance Opens the stored State and
+// the study resumes as after any restart.
+//
 // # Schedule and timing
 //
 // Rounds follow the fixed public schedule of the study file: t₀ is the

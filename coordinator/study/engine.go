@@ -486,9 +486,8 @@ func (e *Engine) CompleteAt(now func() time.Time) (*Result, error) {
 		return nil, e.broken
 	}
 	at := now()
-	ev := protocol.Event{Round: p.Event.Round, SampleRate: p.Event.SampleRate, NoiseMultiplier: p.Event.NoiseMultiplier,
-		Epsilon: p.Event.Epsilon, Delta: p.Event.Delta, ModelSHA256: protocol.HashHex(p.Global), Accountant: string(e.Config.AccountantKind())}
-	cm := &Commit{Event: ev, Model: p.Global, Gamma: p.Event.Gamma, Sampler: p.Event.Sampler, Committed: at,
+	ev, mech := protocol.EventOf(p.Event, protocol.HashHex(p.Global))
+	cm := &Commit{Event: ev, Model: p.Global, Mechanism: mech, Committed: at,
 		Participation: protocol.Participation{Round: r.ID, Sampled: len(r.Sampled), Online: r.Online,
 			Received: r.Received, Rejected: r.Rejected, Duration: at.Sub(r.Started)}}
 	if err := e.store.Commit(cm); err != nil {

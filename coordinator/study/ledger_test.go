@@ -31,9 +31,8 @@ func (s ledgerStore) Load() (*State, error) {
 		return nil, err
 	}
 	for _, r := range rounds {
-		st.Events = append(st.Events, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
-			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256})
-		st.Mechanisms = append(st.Mechanisms, Mechanism{Gamma: r.Gamma, Sampler: r.Sampler})
+		st.Events = append(st.Events, r.Event)
+		st.Mechanisms = append(st.Mechanisms, r.Mechanism)
 	}
 	st.Model = g.Model
 	if len(rounds) > 0 {
@@ -68,8 +67,7 @@ func (s ledgerStore) Init(g *Genesis) error {
 
 func (s ledgerStore) Commit(c *Commit) error {
 	ev := c.Event
-	r := &ledger.Round{Round: ev.Round, SampleRate: ev.SampleRate, NoiseMultiplier: ev.NoiseMultiplier, Epsilon: ev.Epsilon,
-		Delta: ev.Delta, Committed: c.Committed, Model: c.Model, Gamma: c.Gamma, Sampler: c.Sampler}
+	r := &ledger.Round{Event: ev, Mechanism: c.Mechanism, Committed: c.Committed, Model: c.Model}
 	p := c.Participation
 	err := s.l.Commit(r, &p)
 	if errors.Is(err, ledger.ErrOutOfOrder) || errors.Is(err, ledger.ErrFinished) {

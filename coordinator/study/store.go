@@ -37,10 +37,8 @@ type Commit struct {
 	Event protocol.Event `json:"event"`
 	// Model is the noised global model released for the round.
 	Model []float64 `json:"model"`
-	// Gamma is the lattice step γ and Sampler the noise sampler of the
-	// round's mechanism; 0 and "" in non-DP rounds.
-	Gamma   float64 `json:"gamma,omitempty"`
-	Sampler string  `json:"sampler,omitempty"`
+	// Mechanism is the round's noise mechanism (γ and the sampler).
+	protocol.Mechanism
 	// Participation is the admin-only record of the round.
 	Participation protocol.Participation `json:"participation"`
 	Committed     time.Time              `json:"committed"`
@@ -72,10 +70,7 @@ type State struct {
 }
 
 // Mechanism is a round's noise mechanism as recorded.
-type Mechanism struct {
-	Gamma   float64 `json:"gamma,omitempty"`
-	Sampler string  `json:"sampler,omitempty"`
-}
+type Mechanism = protocol.Mechanism
 
 // StateVersion is the version of the State encoding.
 const StateVersion = 1
@@ -216,7 +211,7 @@ func (s *State) apply(c *Commit, changes *int) error {
 		s.Mechanisms = make([]Mechanism, len(s.Events))
 	}
 	s.Events = append(s.Events, ev)
-	s.Mechanisms = append(s.Mechanisms, Mechanism{Gamma: c.Gamma, Sampler: c.Sampler})
+	s.Mechanisms = append(s.Mechanisms, c.Mechanism)
 	s.Model = slices.Clone(c.Model)
 	p := c.Participation
 	p.Round = k

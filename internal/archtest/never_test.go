@@ -66,6 +66,9 @@ type rule struct {
 	doc   string // the sentence of docs/architecture.md
 	from  []string
 	never []string
+	// allow names packages under never that are not what the sentence
+	// forbids (net/url parses a join link; it opens no connection).
+	allow []string
 	goos  []string
 	// min is the least number of our packages the graph must hold, so that
 	// a pattern that matches nothing cannot pass vacuously.
@@ -80,7 +83,8 @@ var rules = []rule{
 		from: []string{"./shared/..."},
 		never: append(append([]string{"syscall/js", "github.com/vugu", module + "ui", module + "wasm", module + "coordinator", module + "internal"},
 			transports...), "net"),
-		goos: []string{"", "js"}, min: 8,
+		allow: []string{"net/url"},
+		goos:  []string{"", "js"}, min: 8,
 	},
 	{
 		doc:   "the pure study package (coordinator/study) never imports the ledger, storage or the network, and builds for wasm",
@@ -117,7 +121,7 @@ func TestNeverRules(t *testing.T) {
 					ours++
 				}
 				for _, imp := range imports {
-					if matches(imp, r.never) {
+					if matches(imp, r.never) && !matches(imp, r.allow) {
 						t.Errorf("%s — GOOS=%q: %s imports %s", r.doc, goos, pkg, imp)
 					}
 				}

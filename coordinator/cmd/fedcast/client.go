@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 func init() {
@@ -54,13 +55,13 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withHint(err)
 	}
-	s, err := client.Join(ctx, link, "", &client.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin})
+	s, err := lhaconn.Join(ctx, link, "", &session.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	st := s.Study()
-	x, y, err := client.TrainingData(st, data)
+	x, y, err := session.TrainingData(st, data)
 	if err != nil {
 		return err
 	}
@@ -74,20 +75,20 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if st.InsecureSeed {
 		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee)")
 	}
-	obs := client.Observer{}
+	obs := session.Observer{}
 	if !*quiet {
-		obs.Sent = func(o client.Outgoing) {
+		obs.Sent = func(o session.Outgoing) {
 			fmt.Fprintf(out, "sent %s (round %d): %d bytes\n", o.Type, o.Round, o.Bytes)
 		}
-		obs.Result = func(r client.Result) {
+		obs.Result = func(r session.Result) {
 			tag := ""
 			if r.Resent {
 				tag = " (re-sent, hash checked)"
 			}
 			fmt.Fprintf(out, "round %d released%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
 		}
-		obs.State = func(st client.State) {
-			if st == client.StateReconnecting {
+		obs.State = func(st session.State) {
+			if st == session.StateReconnecting {
 				fmt.Fprintln(out, "connection lost, reconnecting…")
 			}
 		}
@@ -102,13 +103,13 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.Model()))
-	fcs, cov, ferr := client.Forecasts(st, data, s.Model())
+	fcs, cov, ferr := session.Forecasts(st, data, s.Model())
 	printForecasts(env.Stdout, st, fcs, cov, ferr)
 	if *hubOut != "" {
 		if ferr != nil {
 			return ferr
 		}
-		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, client.HubForecasts(fcs)) }); err != nil {
+		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.HubForecasts(fcs)) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "wrote the forecast of %d areas to %s (7 quantiles each)\n", len(fcs), *hubOut)
@@ -128,7 +129,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 // printForecasts writes the final model's forecast for each area of the
 // LHA's data: the day it is for and the expected 7-day average of new
 // cases per day (never below zero), as the browser page shows them.
-func printForecasts(w io.Writer, st protocol.Study, fcs []client.AreaForecast, cov client.RecentCoverage, err error) {
+func printForecasts(w io.Writer, st protocol.Study, fcs []session.AreaForecast, cov session.RecentCoverage, err error) {
 	if err != nil {
 		fmt.Fprintf(w, "no forecast: %v\n", err)
 		return

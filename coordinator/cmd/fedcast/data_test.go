@@ -11,7 +11,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/wasm/client"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 // seriesFixture is a case file of the series package's tests.
@@ -148,7 +148,7 @@ func TestDataCheckProblems(t *testing.T) {
 }
 
 // printForecasts writes one line per area with the day forecast and the
-// value (client.Forecasts computes them; a 1/H-weight network gives the
+// value (session.Forecasts computes them; a 1/H-weight network gives the
 // input mean, 20).
 func TestPrintForecasts(t *testing.T) {
 	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", Layers: []int{10, 1}}
@@ -163,13 +163,13 @@ func TestPrintForecasts(t *testing.T) {
 	}
 	d := &series.Dataset{Regions: []*series.Region{{Name: "09162", Start: start, Cases: flat}}}
 	var b bytes.Buffer
-	fcs, cov, err := client.Forecasts(st, d, model)
+	fcs, cov, err := session.Forecasts(st, d, model)
 	printForecasts(&b, st, fcs, cov, err)
 	if out := b.String(); !strings.Contains(out, "  09162: 20.0 for 2020-12-04 (between ") || !strings.Contains(out, "; input up to 2020-11-27)\n") {
 		t.Errorf("printed:\n%s", b.String())
 	}
 	b.Reset()
-	fcs, cov, err = client.Forecasts(st, d, model[:3])
+	fcs, cov, err = session.Forecasts(st, d, model[:3])
 	printForecasts(&b, st, fcs, cov, err)
 	if !strings.HasPrefix(b.String(), "no forecast: ") {
 		t.Errorf("printed %q for a model of the wrong size", b.String())

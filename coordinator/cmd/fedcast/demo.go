@@ -21,12 +21,13 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
 func init() {
@@ -385,14 +386,14 @@ func writeSeries(path string, d *series.Dataset) error {
 // over a real loopback websocket, rejoining until the study ends or ctx does.
 func simulateLHA(ctx context.Context, link string, data *series.Dataset, log *slog.Logger) {
 	for ctx.Err() == nil {
-		s, err := client.Join(ctx, link, "", nil)
+		s, err := lhaconn.Join(ctx, link, "", nil)
 		if err != nil {
 			if ctx.Err() == nil {
 				time.Sleep(500 * time.Millisecond)
 			}
 			continue
 		}
-		err = s.Run(ctx, data, client.Observer{})
+		err = s.Run(ctx, data, session.Observer{})
 		s.Close()
 		if err == nil {
 			return

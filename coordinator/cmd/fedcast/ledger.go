@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -55,12 +56,11 @@ func runLedger(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		m := struct {
-			Round       int       `json:"round"`
-			Final       bool      `json:"final"`
-			ModelSHA256 string    `json:"model_sha256"`
-			Weights     []float64 `json:"weights"`
-		}{last, e.Finished != nil, protocol.HashHex(w), w}
+		var layers []int // how to read the weights: the study file's network
+		if f, err := study.Parse(e.Study); err == nil {
+			layers = f.Layers()
+		}
+		m := protocol.NewModel(last, e.Finished != nil, layers, w)
 		if err := writeJSONFile(env, *modelOut, m); err != nil {
 			return err
 		}

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/web"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/ui"
-	"github.com/fedcast/fedcast/wasm/client"
 )
 
 // syncBuffer is a bytes.Buffer safe for the demo's writes and the test's
@@ -131,7 +131,7 @@ func TestDemoPacing(t *testing.T) {
 				}
 			}
 		case "seat":
-			s, err := client.Join(ctx, base+"/join#"+sec.Seat, "", nil)
+			s, err := lhaconn.Join(ctx, base+"/join#"+sec.Seat, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

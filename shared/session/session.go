@@ -1,4 +1,4 @@
-package client
+package session
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
@@ -26,16 +24,18 @@ var (
 	// ErrModelChanged: a model for a round differs from the one released
 	// before (a re-noised or forked release), or a round_start's weights
 	// are not the last released model.
-	ErrModelChanged = errors.New("client: coordinator released a different model for the same round")
+	ErrModelChanged = errors.New("session: coordinator released a different model for the same round")
 	// ErrBudgetMismatch: the coordinator's ε is below the one recomputed
 	// here, or a round's q or c differ from the public study parameters.
-	ErrBudgetMismatch = errors.New("client: coordinator's privacy accounting does not match")
+	ErrBudgetMismatch = errors.New("session: coordinator's privacy accounting does not match")
 	// ErrBadStudy: the public study parameters are inconsistent.
-	ErrBadStudy = errors.New("client: inconsistent study parameters")
+	ErrBadStudy = errors.New("session: inconsistent study parameters")
 	// ErrBadLink: a join link without a token or with an unknown scheme.
-	ErrBadLink = errors.New("client: bad join link")
+	ErrBadLink = errors.New("session: bad join link")
+	// ErrNoDialer: Join was called without Options.Dial.
+	ErrNoDialer = errors.New("session: no dialer (Options.Dial) to reach the coordinator")
 	// ErrNoData: the LHA's data gives no training window for this study.
-	ErrNoData = errors.New("client: no training windows in the data for this study")
+	ErrNoData = errors.New("session: no training windows in the data for this study")
 )
 
 // State is where the session is, for the UI.
@@ -118,9 +118,10 @@ type Options struct {
 	// Yield, when set, is called about every 30 ms while the training
 	// windows are prepared, so a browser can paint.
 	Yield func()
-	// Dial is passed to websocket.Dial (native: headers such as Origin,
-	// the HTTP client).
-	Dial *websocket.DialOptions
+	// Dial opens the connection to the coordinator (and each redial after
+	// a lost one). Required: the browser passes its WebSocket dialer
+	// (package wasm), native clients coordinator/lhaconn's, tests a Pipe.
+	Dial Dialer
 }
 
 // Session is one LHA's membership in a study.
@@ -128,7 +129,8 @@ type Session struct {
 	wsURL, token string
 	opt          Options
 
-	ws    *websocket.Conn
+	ws    Conn
+	limit int64 // the read limit: MaxText until the welcome, then a frame of the model
 	study protocol.Study
 	lha   string
 	state string
@@ -190,6 +192,9 @@ func Join(ctx context.Context, link, token string, opt *Options) (*Session, erro
 	if opt != nil {
 		s.opt = *opt
 	}
+	if s.opt.Dial == nil {
+		return nil, ErrNoDialer
+	}
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -198,54 +203,49 @@ func Join(ctx context.Context, link, token string, opt *Options) (*Session, erro
 
 // connect dials, says hello and processes the welcome.
 func (s *Session) connect(ctx context.Context) error {
-	ws, _, err := websocket.Dial(ctx, s.wsURL, s.opt.Dial)
+	ws, err := s.opt.Dial(ctx, s.wsURL)
 	if err != nil {
-		return fmt.Errorf("client: dial %s: %w", s.wsURL, err)
+		return fmt.Errorf("session: dial %s: %w", s.wsURL, err)
 	}
-	ws.SetReadLimit(protocol.MaxText)
-	_, hello, err := protocol.Encode(&protocol.Hello{Token: s.token})
+	kind, hello, err := protocol.Encode(&protocol.Hello{Token: s.token})
 	if err != nil {
-		ws.CloseNow()
+		ws.Close(CloseAbort, "")
 		return err
 	}
-	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
-		ws.CloseNow()
-		return fmt.Errorf("client: send hello: %w", err)
+	if err := ws.Write(ctx, kind, hello); err != nil {
+		ws.Close(CloseAbort, "")
+		return fmt.Errorf("session: send hello: %w", err)
 	}
 	s.mu.Lock()
 	s.pending = append(s.pending, Outgoing{Type: "hello", Bytes: len(hello)})
 	s.mu.Unlock()
-	m, err := read(ctx, ws)
+	m, err := read(ctx, ws, protocol.MaxText)
 	if err != nil {
-		ws.CloseNow()
+		ws.Close(CloseAbort, "")
 		return err
 	}
 	switch m := m.(type) {
 	case *protocol.Error:
-		ws.CloseNow()
+		ws.Close(CloseAbort, "")
 		return m
 	case *protocol.Welcome:
 		if err := s.welcome(m); err != nil {
-			ws.Close(websocket.StatusPolicyViolation, "bad welcome")
+			ws.Close(ClosePolicyViolation, "bad welcome")
 			return err
 		}
 	default:
-		ws.CloseNow()
+		ws.Close(CloseAbort, "")
 		return fmt.Errorf("%w: expected welcome, got %s", protocol.ErrMalformed, m.Type())
 	}
-	ws.SetReadLimit(max(protocol.MaxText, protocol.FrameSize(s.study.Params)))
+	s.limit = max(protocol.MaxText, protocol.FrameSize(s.study.Params))
 	s.ws = ws
 	return nil
 }
 
-func read(ctx context.Context, ws *websocket.Conn) (protocol.Message, error) {
-	typ, b, err := ws.Read(ctx)
+func read(ctx context.Context, ws Conn, limit int64) (protocol.Message, error) {
+	k, b, err := ws.Read(ctx, limit)
 	if err != nil {
 		return nil, err
-	}
-	k := protocol.Text
-	if typ == websocket.MessageBinary {
-		k = protocol.Binary
 	}
 	return protocol.Decode(k, b)
 }
@@ -438,7 +438,7 @@ func (s *Session) Close() error {
 	if s.ws == nil {
 		return nil
 	}
-	return s.ws.Close(websocket.StatusNormalClosure, "")
+	return s.ws.Close(CloseNormal, "")
 }
 
 // SetMaxEpsilon sets this LHA's own ε limit (0: the study's budget) for
@@ -453,7 +453,7 @@ func (s *Session) SetMaxWindows(n int) { s.opt.MaxWindows = n }
 // areas of data, each split by target date (the earliest TrainFraction),
 // stacked, in the network's terms (the study's Features applied).
 func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err error) {
-	opt, err := windowOptions(st)
+	opt, err := WindowOptions(st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -506,9 +506,11 @@ func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) 
 }
 
 func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) error {
-	cfg := fl.Config{Clients: s.study.Clients, ExpectedClients: s.study.ExpectedClients, Rounds: s.study.Rounds,
-		ClipNorm: s.study.ClipNorm, NoiseMultiplier: s.study.NoiseMultiplier, DP: true,
-		LocalEpochs: s.study.LocalEpochs, LearningRate: s.study.LearningRate, Accountant: s.kind}
+	cfg, err := s.study.FLConfig()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadStudy, err)
+	}
+	cfg.Accountant = s.kind
 	tr := nn.NewTrainer(s.mlp)
 	limit := s.opt.MaxEpsilon
 	if limit == 0 {
@@ -538,21 +540,21 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 	}
 	backoff := 100 * time.Millisecond
 	for {
-		m, err := read(ctx, s.ws)
+		m, err := read(ctx, s.ws, s.limit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			var pe *protocol.Error
 			if errors.As(err, &pe) || errors.Is(err, protocol.ErrMalformed) || errors.Is(err, protocol.ErrNotFinite) || errors.Is(err, protocol.ErrVersion) {
-				s.ws.Close(websocket.StatusPolicyViolation, "bad frame")
+				s.ws.Close(ClosePolicyViolation, "bad frame")
 				return err
 			}
 			if s.Finished() != nil {
 				return nil
 			}
 			if s.opt.ReconnectMax < 0 {
-				return fmt.Errorf("client: connection lost: %w", err)
+				return fmt.Errorf("session: connection lost: %w", err)
 			}
 			set(StateReconnecting)
 			if err := s.reconnect(ctx, &backoff); err != nil {
@@ -570,7 +572,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 		case *protocol.RoundResult:
 			known, err := s.event(m.Event, true)
 			if err != nil {
-				s.ws.Close(websocket.StatusPolicyViolation, "check failed")
+				s.ws.Close(ClosePolicyViolation, "check failed")
 				return err
 			}
 			s.mu.Lock()
@@ -621,11 +623,11 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			s.finished = m
 			s.mu.Unlock()
 			set(StateFinished)
-			s.ws.Close(websocket.StatusNormalClosure, "")
+			s.ws.Close(CloseNormal, "")
 			return nil
 		case *protocol.Error:
 			if m.Code.Fatal() {
-				s.ws.CloseNow()
+				s.ws.Close(CloseAbort, "")
 				return m
 			}
 			// A refusal resolves the update it names; a stale_round for
@@ -699,11 +701,11 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		progress = func(step, steps int) { obs.Progress(m.Round, step, steps) }
 	}
 	fl.LocalUpdateProgress(tr, m.Weights, x, y, cfg, d, progress)
-	_, b, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: d})
+	kind, b, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: d})
 	if err != nil {
-		return fmt.Errorf("client: local training diverged: %w", err)
+		return fmt.Errorf("session: local training diverged: %w", err)
 	}
-	if err := s.ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+	if err := s.ws.Write(ctx, kind, b); err != nil {
 		return nil // the connection is gone; Run's read notices and reconnects
 	}
 	s.mu.Lock()
@@ -718,7 +720,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 }
 
 func (s *Session) reconnect(ctx context.Context, backoff *time.Duration) error {
-	s.ws.CloseNow()
+	s.ws.Close(CloseAbort, "")
 	maxWait := s.opt.ReconnectMax
 	if maxWait == 0 {
 		maxWait = 5 * time.Second

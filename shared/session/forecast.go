@@ -1,4 +1,4 @@
-package client
+package session
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ type RecentCoverage struct {
 }
 
 // ErrModelLayout is returned when the model does not fit the study's layers.
-var ErrModelLayout = errors.New("client: the model does not match the study's layers")
+var ErrModelLayout = errors.New("session: the model does not match the study's layers")
 
 // Forecasts computes each area's live quantile forecast from the final
 // global model, and the recent coverage of the same interval method on
@@ -142,7 +142,7 @@ func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 		}
 	}
 	if len(ins) == 0 {
-		return nil, cov, fmt.Errorf("client: no area of the file has %d days of data for a forecast", h+6)
+		return nil, cov, fmt.Errorf("session: no area of the file has %d days of data for a forecast", h+6)
 	}
 	var pool []forecast.DatedError
 	for _, s := range ss {

@@ -1,4 +1,4 @@
-package client
+package session
 
 import (
 	crand "crypto/rand"
@@ -49,7 +49,7 @@ type TrainingSet struct {
 // region by region, calling yield (when not nil) about every 30 ms so a
 // browser can paint. maxWindows ≤ 0 means no cap.
 func PrepareTraining(st protocol.Study, data *series.Dataset, maxWindows int, yield func()) (*TrainingSet, error) {
-	opt, err := windowOptions(st)
+	opt, err := WindowOptions(st)
 	if err != nil {
 		return nil, err
 	}
@@ -167,24 +167,30 @@ func (t *TrainingSet) maybeYield(last time.Time) time.Time {
 	return time.Now()
 }
 
-// windowOptions are the study's windowing settings.
-func windowOptions(st protocol.Study) (series.WindowOptions, error) {
-	sm, err := series.ParseSmoothing(st.Smoothing)
+// WindowOptions are the study's windowing settings: H, P, the smoothing
+// and the from/to dates (an unknown smoothing or a bad date is ErrBadStudy).
+func WindowOptions(st protocol.Study) (series.WindowOptions, error) {
+	opt, err := st.WindowOptions()
 	if err != nil {
-		return series.WindowOptions{}, fmt.Errorf("%w: %w", ErrBadStudy, err)
+		return opt, fmt.Errorf("%w: %w", ErrBadStudy, err)
 	}
-	opt := series.WindowOptions{History: st.History, Horizon: st.Horizon, Smoothing: sm}
+	return opt, nil
+}
+
+// StudyPeriod is the study's from and to dates (zero when open-ended);
+// a date that is not YYYY-MM-DD is ErrBadStudy.
+func StudyPeriod(st protocol.Study) (from, to time.Time, err error) {
 	for _, d := range []struct {
 		s   string
 		dst *time.Time
-	}{{st.From, &opt.From}, {st.To, &opt.To}} {
+	}{{st.From, &from}, {st.To, &to}} {
 		if d.s != "" {
 			if *d.dst, err = time.Parse(time.DateOnly, d.s); err != nil {
-				return opt, fmt.Errorf("%w: date %q", ErrBadStudy, d.s)
+				return from, to, fmt.Errorf("%w: date %q", ErrBadStudy, d.s)
 			}
 		}
 	}
-	return opt, nil
+	return from, to, nil
 }
 
 // EstimateRound measures how long one round of local training takes on

@@ -1,0 +1,91 @@
+package lhaconn
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/session"
+)
+
+// TestConn checks the adapter against a real websocket on loopback: frame
+// kinds both ways, the read limit, and that Close's code reaches the peer.
+func TestConn(t *testing.T) {
+	got := make(chan websocket.StatusCode, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		ctx := r.Context()
+		for {
+			typ, b, err := ws.Read(ctx)
+			if err != nil {
+				got <- websocket.CloseStatus(err)
+				return
+			}
+			// Echo, and a frame of 100 bytes after "big".
+			ws.Write(ctx, typ, b)
+			if string(b) == "big" {
+				ws.Write(ctx, websocket.MessageText, []byte(strings.Repeat("x", 100)))
+			}
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+
+	c, err := Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []protocol.Kind{protocol.Text, protocol.Binary} {
+		if err := c.Write(ctx, k, []byte("hi")); err != nil {
+			t.Fatal(err)
+		}
+		kind, b, err := c.Read(ctx, 10)
+		if err != nil || kind != k || string(b) != "hi" {
+			t.Errorf("echo of a %v frame: %v %q %v", k, kind, b, err)
+		}
+	}
+	if err := c.Close(session.ClosePolicyViolation, "check failed"); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-got; code != websocket.StatusPolicyViolation {
+		t.Errorf("peer saw close code %d, want %d", code, websocket.StatusPolicyViolation)
+	}
+
+	c, err = Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(ctx, protocol.Text, []byte("big"))
+	if _, _, err := c.Read(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Read(ctx, 50); err == nil {
+		t.Error("a 100-byte frame passed a read limit of 50")
+	}
+	c.Close(session.CloseAbort, "")
+	<-got
+}
+
+func TestJoinNeedsAReachableCoordinator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	_, err := Join(ctx, url+"/join#T", "", nil)
+	if err == nil || !strings.Contains(err.Error(), "dial") || errors.Is(err, session.ErrNoDialer) {
+		t.Errorf("join of a closed server: %v (want a dial error from the default dialer)", err)
+	}
+}

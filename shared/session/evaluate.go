@@ -1,0 +1,168 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// Errors of Evaluate.
+var (
+	// ErrUnknownModel: the study's design (feature map or damping) is not
+	// one this code knows, so it cannot forecast with the model.
+	ErrUnknownModel = errors.New("session: the study's model type is unknown")
+	// ErrNoTestDays: every window of the LHA's data went into training,
+	// so there is nothing to test the model on.
+	ErrNoTestDays = errors.New("session: no test days (all windows were used for training)")
+)
+
+// LayoutError is a model whose number of parameters does not fit the
+// study's layers. It wraps ErrModelLayout.
+type LayoutError struct {
+	Have, Want int // numbers in the model; numbers the layers need
+	Layers     []int
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("%v: %d numbers, the layout %v needs %d", ErrModelLayout, e.Have, e.Layers, e.Want)
+}
+
+func (e *LayoutError) Unwrap() error { return ErrModelLayout }
+
+// Evaluation is what an LHA learns from the final model on its own data,
+// all computed on this computer and never sent.
+type Evaluation struct {
+	// Forecasts are each area's live quantile forecast (see Forecasts).
+	Forecasts []AreaForecast
+	// Recent is the interval coverage on the LHA's own recent days.
+	Recent RecentCoverage
+	// Hub is the forecasts as a forecast-hub CSV file ("" without any).
+	Hub string
+	// Model and Baseline are the model's and the no-change forecast's
+	// errors on the same test windows: the latest (1 − TrainFraction) of
+	// each area's windows by target date, the ones training left out
+	// (nil when they could not be computed).
+	Model, Baseline *metrics.Result
+}
+
+// Evaluate computes the final model's forecasts, their hub file and the
+// local test metrics under the study's design, calling yield (when not
+// nil) about every 30 ms so that a browser can paint. It returns what it
+// could compute with the last error met: a *LayoutError or
+// ErrUnknownModel (nothing computed), ErrNoTestDays (no metrics), or an
+// error of the forecasts or the windows (the other parts may be there).
+func Evaluate(st protocol.Study, data *series.Dataset, params []float64, yield func()) (Evaluation, error) {
+	var ev Evaluation
+	if len(st.Layers) < 2 {
+		return ev, &LayoutError{Have: len(params), Layers: st.Layers}
+	}
+	m := nn.NewMLP(st.Layers...)
+	if m.NumParams() != len(params) {
+		return ev, &LayoutError{Have: len(params), Want: m.NumParams(), Layers: st.Layers}
+	}
+	point, err := DesignPoint(st, m, params)
+	if err != nil {
+		return ev, fmt.Errorf("%w: %w", ErrUnknownModel, err)
+	}
+	opt, err := WindowOptions(st)
+	if err != nil {
+		return ev, err
+	}
+	var last error
+	ev.Forecasts, ev.Recent, last = pointForecasts(st, data, point, yield)
+	if len(ev.Forecasts) > 0 {
+		var b strings.Builder
+		if err := forecast.WriteHub(&b, HubForecasts(ev.Forecasts)); err != nil {
+			last = err
+		} else {
+			ev.Hub = b.String()
+		}
+	}
+	res, base, err := testMetrics(st, data, opt, point, yield)
+	if err != nil {
+		return ev, err
+	}
+	ev.Model, ev.Baseline = res, base
+	return ev, last
+}
+
+// testMetrics scores point and the no-change forecast on the test windows
+// of every area of data.
+func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptions, point forecast.Point, yield func()) (res, base *metrics.Result, err error) {
+	last := time.Now()
+	var y, yhat, persist []float64
+	for _, r := range data.Regions {
+		// The test windows of this area: the latest (1 − train_fraction)
+		// of its windows by target date, as in training's split.
+		areas, err := series.MakeWindows(&series.Dataset{Regions: []*series.Region{r}}, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, test := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
+		tx, ty := series.Stack(test)
+		if n := len(ty); n > 0 {
+			h := len(tx) / n
+			p := make([]float64, n)
+			model.Persistence(tx, p)
+			for i := range ty {
+				yhat = append(yhat, point(tx[i*h:(i+1)*h]))
+			}
+			y, persist = append(y, ty...), append(persist, p...)
+		}
+		if yield != nil && time.Since(last) > 30*time.Millisecond {
+			yield()
+			last = time.Now()
+		}
+	}
+	if len(y) == 0 {
+		return nil, nil, ErrNoTestDays
+	}
+	r, b := metrics.Compute(y, yhat), metrics.Compute(y, persist)
+	return &r, &b, nil
+}
+
+// Comparison is the model's test error against the no-change forecast's
+// on the same days, the numbers behind the page's verdict.
+type Comparison struct {
+	Days                  int     // test days, all areas together
+	ModelMAE, BaselineMAE float64 // mean absolute errors, cases per day
+	// Gain is BaselineMAE − ModelMAE (positive: the model is better),
+	// GainPercent the same as a percentage of BaselineMAE.
+	Gain, GainPercent float64
+	// Alike is true when the two errors are within 2 % of BaselineMAE (or
+	// 0.05 cases a day): the model then adds little.
+	Alike bool
+}
+
+// Compare compares the model's test metrics with the no-change
+// forecast's; ok is false when either is missing or undefined. It never
+// judges from R², which on a few recent days says little.
+func Compare(m, base *metrics.Result) (c Comparison, ok bool) {
+	if m == nil || base == nil || m.N == 0 || math.IsNaN(m.MAE) || math.IsNaN(base.MAE) {
+		return c, false
+	}
+	c = Comparison{Days: m.N, ModelMAE: m.MAE, BaselineMAE: base.MAE, Gain: base.MAE - m.MAE}
+	c.GainPercent = 100 * c.Gain / base.MAE
+	c.Alike = math.Abs(c.Gain) <= math.Max(0.02*base.MAE, 0.05)
+	return c, true
+}
+
+// EpsilonMatches reports whether the coordinator's ε and the one
+// recomputed here agree to 1e-9 relative (both come from the same
+// accountant code; a difference below that is rounding). An infinite ε
+// matches only an infinite one.
+func EpsilonMatches(coordinator, local float64) bool {
+	if math.IsInf(coordinator, 0) || math.IsInf(local, 0) {
+		return coordinator == local
+	}
+	return math.Abs(coordinator-local) <= 1e-9*math.Max(1, math.Abs(coordinator))
+}
