@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"runtime/debug"
 	"syscall/js"
 	"time"
 
@@ -20,6 +21,11 @@ import (
 //	    | string "refused: …" (connect refused: HTTP 403)
 //	    | Error (returned, not thrown) on any other failure
 func main() {
+	// An isolate has 128 MB for the JavaScript heap and this program's
+	// linear memory together, and linear memory never shrinks: collect
+	// harder as the heap nears 80 MiB rather than let it grow to twice the
+	// live heap (an open round's buffered updates are most of it).
+	debug.SetMemoryLimit(80 << 20)
 	h := &handler{}
 	workers.ServeNonBlock(h)
 	js.Global().Get("context").Get("binding").Set("call", js.FuncOf(func(_ js.Value, args []js.Value) any {
