@@ -276,13 +276,14 @@ export class Study {
       // the write is durable (and breaks the connections if it fails).
       this.head = saveState(this.storage, blobs[head.state], this.head);
     }
+    const broken = new Set();
     for (const [conn, binary, i] of head.sends) {
       const ws = this.sockets.get(conn);
-      if (!ws) continue;
+      if (!ws || broken.has(conn)) continue;
       try {
         ws.send(binary ? blobs[i] : new TextDecoder().decode(blobs[i]));
       } catch (e) {
-        this.sockets.delete(conn);
+        broken.add(conn); // closed under us: its close event may never come
       }
     }
     for (const c of head.closes) {
@@ -300,6 +301,16 @@ export class Study {
     } else if (head.alarm === 0 && this.alarmAt) {
       this.storage.deleteAlarm();
       this.alarmAt = null;
+    }
+    // Last, so that the calls they make come after this call's effects.
+    for (const conn of broken) {
+      const ws = this.sockets.get(conn);
+      if (!ws) continue;
+      this.sockets.delete(conn);
+      try {
+        ws.close(1011, "send failed");
+      } catch (e) {}
+      this.run("disconnect", conn);
     }
   }
 
