@@ -3,6 +3,7 @@ package object
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,18 +132,37 @@ func TestAlarmsAreIdempotentAndCommitBeforeRelease(t *testing.T) {
 	if fx := o.Alarm(t0.Add(5 * time.Second)); len(fx.Sends) != 0 || fx.State != nil || !fx.Alarm.Equal(closeAt) {
 		t.Fatalf("early alarm: %d sends, state %v, alarm %v", len(fx.Sends), fx.State != nil, fx.Alarm)
 	}
-	// Both LHAs answer.
+	// Both LHAs answer, with updates whose numbers are easy to find.
+	var frames [][]byte
 	for i := range sec.LHAs {
-		_, b, err := protocol.Encode(&protocol.Update{Round: 1, Weights: make([]float64, len(o.eng.Global()))})
+		u := make([]float64, len(o.eng.Global()))
+		for j := range u {
+			u[j] = 0.0123456789 * float64(i+1)
+		}
+		_, b, err := protocol.Encode(&protocol.Update{Round: 1, Weights: u})
 		if err != nil {
 			t.Fatal(err)
 		}
+		frames = append(frames, b)
 		fx := o.Message(i+1, true, b, t0.Add(2*time.Second))
 		if ms := decode(t, fx, i+1); len(ms) != 1 || ms[0].Type() != protocol.TypeAccepted {
 			t.Fatalf("update of LHA %d answered %+v", i, ms)
 		}
+		if fx.State != nil {
+			t.Fatalf("an update changed the stored state")
+		}
 	}
 	fx := o.Alarm(closeAt)
+	// Nothing un-noised is stored: neither an update nor the raw sum.
+	for i, f := range frames {
+		if bytes.Contains(fx.State, f[protocol.HeaderSize:][:64]) ||
+			bytes.Contains(fx.State, []byte(strconv.FormatFloat(0.0123456789*float64(i+1), 'g', -1, 64))) {
+			t.Errorf("the stored state holds LHA %d's update", i)
+		}
+	}
+	if bytes.Contains(fx.State, []byte(strconv.FormatFloat(0.0123456789*3, 'g', -1, 64))) {
+		t.Error("the stored state holds the un-noised sum")
+	}
 	if fx.State == nil || len(fx.Sends) != 0 || !fx.Alarm.Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("close: state %v, %d sends (nothing is released before the slot's end), alarm %v", fx.State != nil, len(fx.Sends), fx.Alarm)
 	}
