@@ -179,6 +179,10 @@ type JoinState struct {
 
 	Phase       Phase
 	JoinProblem *Problem
+	// Forecasting is true from the end of training until the final
+	// model's forecasts, ranges and local scores are published (years of
+	// data and hundreds of areas take seconds in a browser).
+	Forecasting bool
 
 	Welcome *protocol.Welcome // study, LHA name, state, round log
 
@@ -213,6 +217,10 @@ type JoinState struct {
 	InsecureAck   bool    // the LHA confirmed joining a research-mode study
 	// Skips are rounds this LHA was picked for but sat out (its ε limit).
 	Skips []session.Skip
+	// ExampleBudget is the LHA's own example-level budget when the study
+	// runs local DP-SGD (nil otherwise; strategy.go).
+	ExampleBudget *session.ExampleBudget
+	exampleSource func() (session.ExampleBudget, bool)
 
 	// Fetch GETs a URL of the coordinator (the browser's fetch); when set,
 	// a page whose study has ended watches the public status and offers
@@ -778,6 +786,7 @@ func (s *JoinState) Join(ctx context.Context) {
 		l.SetMaxEpsilon(s.EpsilonLimit())
 		l.SetMaxWindows(s.maxWindows())
 	}
+	s.watchExampleBudget(sess)
 	go func() {
 		err := sess.Run(ctx, d, s.Observer())
 		model := sess.Model()
@@ -790,6 +799,7 @@ func (s *JoinState) Join(ctx context.Context) {
 		}
 		s.Phase = PhaseFinished
 		s.Status = StatusFinished
+		s.Forecasting = true
 		s.unlock()
 		s.forecast(model)
 		s.WatchForNext(ctx)
@@ -859,6 +869,7 @@ func (s *JoinState) Observer() session.Observer {
 		Sent:     func(o session.Outgoing) { s.RecordSent(o.Type, int64(o.Bytes), o.Round) },
 		Result: func(r session.Result) {
 			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, TookPart: r.Sampled})
+			s.refreshExampleBudget()
 		},
 		Accepted: func(round int) { s.UpdateOutcome(round, OutcomeCounted, "") },
 		Error: func(e *protocol.Error) {
@@ -994,6 +1005,7 @@ func (s *JoinState) forecast(params []float64) {
 	d, w := s.Data, s.Welcome
 	s.unlock()
 	if d == nil || w == nil || len(params) == 0 {
+		s.publish(func() { s.Forecasting = false })
 		return
 	}
 	ev, err := session.Evaluate(w.Study, d, params, s.Yield)
@@ -1007,6 +1019,7 @@ func (s *JoinState) forecast(params []float64) {
 	}
 	s.publish(func() {
 		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, ev.Recent, ev.Hub, 0
+		s.Forecasting = false
 		s.HubURL = objectURL(s.HubURL, ev.Hub, "text/csv;charset=utf-8")
 		s.Metrics, s.Baseline, s.MetricsNote = ev.Model, ev.Baseline, evaluationNote(err)
 	})

@@ -306,10 +306,14 @@ func (c *JoinPage) limitWords() string {
 }
 
 func (c *JoinPage) limitRunWords() string {
-	return fmt.Sprintf("Your own limit: ε = %s. This browser sends nothing in a round that would take the study past it.", FormatEpsilon(c.S.EpsilonLimit()))
+	return fmt.Sprintf("Your own limit: ε = %s. This browser sends nothing in a round that would take the study past it.", FormatEpsilon(c.S.EpsilonLimit())) +
+		c.S.exampleBudgetWords()
 }
 
 func (c *JoinPage) skipWords(k session.Skip) string {
+	if k.Example {
+		return exampleSkipWords(k)
+	}
 	return fmt.Sprintf("Round %d: you were picked, but nothing was sent: after that round the study would have spent ε = %s, more than your limit of ε = %s. "+
 		"Your data took no part in it, and the study goes on without you.", k.Round, FormatEpsilon(k.Epsilon), FormatEpsilon(k.Limit))
 }

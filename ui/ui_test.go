@@ -219,7 +219,12 @@ func TestJoinStateFlow(t *testing.T) {
 		env.Lock()
 		s.Join(context.Background()) // as the button's handler: under the lock
 		env.UnlockOnly()
-		for deadline := time.Now().Add(5 * time.Second); phase() == PhaseRunning && time.Now().Before(deadline); {
+		busy := func() bool {
+			env.RLock()
+			defer env.RUnlock()
+			return s.Phase == PhaseRunning || s.Forecasting
+		}
+		for deadline := time.Now().Add(20 * time.Second); busy() && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		env.RLock()

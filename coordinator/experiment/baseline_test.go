@@ -105,19 +105,29 @@ func recomputeSplit(t *testing.T, cfg Config, areas []series.Area, run int) []se
 }
 
 // An anchored design that is (almost) not trained — one round, one local
-// step of a negligible learning rate — forecasts persistence; and the
-// default design beats persistence on this synthetic wave without privacy.
+// step of a negligible learning rate — forecasts persistence from the
+// random start (RandomInit) and the pretrained model's forecast from the
+// default start, which beats persistence on this synthetic wave; and the
+// default design beats persistence on it without privacy.
 func TestAnchoredDesign(t *testing.T) {
 	cfg := synthConfig(t)
 	cfg.Features, cfg.Hidden = model.LogChange, []int{}
 	cfg.Epsilons = []float64{math.Inf(1)}
 	cfg.Runs, cfg.Rounds, cfg.LocalEpochs, cfg.LearningRate = 1, 1, 1, 1e-12
+	cfg.RandomInit = true
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := rep.Results[0].RelativeMAE.Mean; math.Abs(got-1) > 1e-6 {
 		t.Errorf("untrained anchored model: relative MAE %v, want 1 (it is persistence)", got)
+	}
+	cfg.RandomInit = false
+	if rep, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Results[0].RelativeMAE.Mean; !(got < 0.9) {
+		t.Errorf("untrained model from the pretrained start: relative MAE %v, want below 0.9", got)
 	}
 	cfg = synthConfig(t)
 	cfg.Features, cfg.Hidden = model.LogChange, []int{16}

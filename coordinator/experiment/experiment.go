@@ -52,6 +52,9 @@ type Config struct {
 	// Accountant calibrates the noise and accounts the rounds: rdp or pld.
 	// Default rdp.
 	Accountant privacy.AccountantKind `json:"accountant"`
+	// NoiseSchedule is a privacy.Schedule spec (per-round noise
+	// multipliers, scale calibrated to each ε). Default constant.
+	NoiseSchedule string `json:"noise_schedule,omitempty"`
 	// LearningRate of Adam. Default 0.001.
 	LearningRate float64 `json:"learning_rate"`
 	// History H and Horizon P. Defaults 10 and 7.
@@ -78,6 +81,10 @@ type Config struct {
 	// global models after the last AverageLast rounds (iterate averaging:
 	// post-processing of released models, so it costs no privacy).
 	AverageLast int `json:"average_last,omitempty"`
+	// RandomInit starts an anchored model from InitRandom (the no-change
+	// forecast) instead of the pretrained public model (model.Features.Init);
+	// for measuring what pretraining gives.
+	RandomInit bool `json:"random_init,omitempty"`
 	// Seed of the experiment.
 	Seed uint64 `json:"seed"`
 	// EvalEvery: test MAPE is recorded every EvalEvery rounds. Default 5.
@@ -95,6 +102,9 @@ type Config struct {
 	// Calibration sets the intervals (see package forecast). Zero value:
 	// forecast.DefaultCalibrator().
 	Calibration forecast.Calibrator `json:"calibration"`
+	// StrategyOptions: strategy (FedAvg, MR-MTL), λ and privacy level
+	// (client, example, both) with local DP-SGD's settings (strategies.go).
+	StrategyOptions
 }
 
 func (c *Config) defaults() {
@@ -229,6 +239,10 @@ type Result struct {
 	PerRun       []metrics.Result   `json:"per_run"`
 	Seconds      float64            `json:"seconds"` // summed training time of its runs
 
+	// NoiseSchedule is c_1 … c_T with a noise schedule (absent when
+	// constant; NoiseMultiplier is then the smallest c_t).
+	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
+
 	// For figures (not in JSON): each area's MAPE in each run, and the
 	// first run's (true, predicted) test pairs.
 	AreaMAPE  []float64 `json:"-"`
@@ -236,6 +250,10 @@ type Result struct {
 	PairsPred []float64 `json:"-"`
 	// Hub holds the first run's test-period quantile forecasts.
 	Hub []forecast.HubForecast `json:"-"`
+
+	// StrategyResult: the guarantee, strategy, example-level ε per LHA and
+	// personalised accuracy (strategies.go).
+	StrategyResult
 }
 
 // Report is a whole experiment.
@@ -288,6 +306,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := model.CheckDamping(cfg.Damping); err != nil {
 		return nil, err
 	}
+	if err := cfg.strategyDefaults(cfg.Delta); err != nil {
+		return nil, err
+	}
+	sched, err := cfg.checkStrategy()
+	if err != nil {
+		return nil, err
+	}
 	areas, err := series.MakeWindows(cfg.Data, series.WindowOptions{
 		History: cfg.History, Horizon: cfg.Horizon, Smoothing: cfg.Smoothing, From: cfg.From, To: cfg.To,
 	})
@@ -298,8 +323,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("experiment: the study window yields no windows")
 	}
 	n := len(areas)
-	if cfg.ClientsPerRound > n {
-		cfg.ClientsPerRound = n
+	if cfg.ClientsPerRound > n || cfg.Strategy == fl.Cyclic {
+		cfg.ClientsPerRound = n // cyclic: every area takes a turn in every round
 	}
 	q := float64(cfg.ClientsPerRound) / float64(n)
 	sizes := append(append([]int{cfg.History}, cfg.Hidden...), 1)
@@ -342,24 +367,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.Epsilon = fl.JSONFloat(eps)
 		r.Runs = cfg.Runs
 		r.EpsilonSpent = fl.JSONFloat(math.Inf(1))
-		if !math.IsInf(eps, 1) {
+		r.Guarantee, r.Strategy, r.Lambda = cfg.Privacy, cfg.Strategy, cfg.Lambda
+		if ex, err := cfg.example(eps, cfg.Rounds, cfg.LocalEpochs, cfg.Accountant); err != nil {
+			return nil, err
+		} else if ex != nil {
+			r.Example = &ExampleResult{ExampleDP: *ex}
+		}
+		if !cfg.clientLevel() {
+			r.Epsilon = fl.JSONFloat(math.Inf(1)) // the coordinator adds no noise; the grid's ε is each LHA's
+		} else if !math.IsInf(eps, 1) {
 			if err := privacy.CheckEpsilon(eps); err != nil {
 				return nil, err
 			}
-			c, err := privacy.NoiseMultiplierFor(cfg.Accountant, eps, cfg.Delta, q, cfg.Rounds)
-			if err != nil {
-				return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
-			}
-			r.NoiseMultiplier = c
-			if cfg.Accountant == privacy.AccountantRDP {
-				spent, order := privacy.Epsilon(q, c, cfg.Rounds, cfg.Delta)
-				r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
-			} else {
-				spent, err := privacy.EpsilonFor(cfg.Accountant, []privacy.Event{{SampleRate: q, NoiseMultiplier: c, Rounds: cfg.Rounds}}, cfg.Delta)
-				if err != nil {
-					return nil, fmt.Errorf("experiment: ε=%v: %w", eps, err)
-				}
-				r.EpsilonSpent = fl.JSONFloat(spent)
+			if err := cfg.calibrate(r, sched, eps, q); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -368,6 +389,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	splits := make([]runData, cfg.Runs)
 	for run := range splits {
 		train, test := series.SplitAreas(areas, cfg.Split, trainFraction, fl.NewRand(fl.RunSeed(cfg.Seed, run), fl.StreamSplit))
+		if cfg.Embargo {
+			train = embargo(train, test)
+		}
 		splits[run] = newRunData(train, test, cfg.Features)
 	}
 	base := &Baseline{Name: "persistence"}
@@ -394,6 +418,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		iv      intervalRun
 		seconds float64
 		err     error
+		pers    personalOutcome
 	}
 	jobs := make([]job, 0, len(cfg.Epsilons)*cfg.Runs)
 	for r := 0; r < cfg.Runs; r++ {
@@ -432,6 +457,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if !math.IsInf(float64(res.Epsilon), 1) {
 					fcfg.DP, fcfg.ClipNorm, fcfg.NoiseMultiplier = true, cfg.Clip, res.NoiseMultiplier
 					fcfg.Accountant = cfg.Accountant
+					fcfg = fcfg.WithSchedule(res.NoiseSchedule)
 				}
 				ev := newEvaluator(net, cfg.Features, cfg.Damping, rd)
 				if cfg.PointForecast == PointPersistence {
@@ -449,11 +475,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				avg := newAverager(cfg.AverageLast, cfg.Rounds)
 				initial := make([]float64, net.NumParams())
-				cfg.Features.Init(net, initial, fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit))
+				initRng := fl.NewRand(fl.RunSeed(cfg.Seed, jb.run), fl.StreamInit)
+				if cfg.RandomInit {
+					cfg.Features.InitRandom(net, initial, initRng)
+				} else {
+					cfg.Features.Init(net, initial, initRng)
+				}
 				sim := &fl.Simulation{
 					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
 					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
 					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
+					Strategy: cfg.Strategy, Lambda: float64(cfg.Lambda), Example: res.exampleSetting(),
 					OnRound: func(e fl.Event, g []float64) {
 						avg.add(e.Round, g)
 						if e.Round%cfg.EvalEvery == 0 {
@@ -461,28 +493,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 						}
 					},
 				}
-				srv, err := sim.Run(ctx)
+				final, err := cfg.run(ctx, sim)
 				if err != nil {
 					pool.Release()
 					o.err = err
 					continue
 				}
 				o.run = jb.run
-				o.final = ev.evaluate(avg.current(srv.Global))
+				o.pers = evaluatePersonal(sim, avg.current(final), net, cfg.Features, cfg.Damping, rd)
+				o.final = ev.evaluate(avg.current(final))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
 				if jb.run == 0 {
 					o.pairsT, o.pairsP = ev.y, slicesClone(ev.pred)
 				}
-				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(srv.Global))), jb.run == 0)
+				o.iv = iv.evaluateIntervals(rd, modelPoint(net, cfg.Features, cfg.Damping, slicesClone(avg.current(final))), jb.run == 0)
 				o.seconds = time.Since(t0).Seconds()
 				pool.Release()
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "[%d/%d] ε=%s run %d: MAE %.2f  MAPE %.1f%%  R² %.3f  (%.1f s, %.0f s elapsed)\n",
+					fmt.Fprintf(cfg.Progress, "[%d/%d] ε=%s run %d: MAE %.2f  MAPE %.1f%%  R² %.3f%s  (%.1f s, %.0f s elapsed)\n",
 						done, len(jobs), epsString(float64(res.Epsilon)), jb.run+1, o.final.MAE, o.final.MAPE, o.final.R2,
-						o.seconds, time.Since(start).Seconds())
+						res.progressNote(o.pers), o.seconds, time.Since(start).Seconds())
 				}
 				mu.Unlock()
 			}
@@ -510,6 +543,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for e := range results {
 		r := &results[e]
 		var finals []metrics.Result
+		var pers []personalOutcome
+		var persRuns []int
 		var ivs []intervalRun
 		var relMAE, relMAPE []float64
 		conv := map[int][]float64{}
@@ -522,6 +557,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			o := outs[j]
 			finals = append(finals, o.final)
+			pers, persRuns = append(pers, o.pers), append(persRuns, o.run)
 			ivs = append(ivs, o.iv)
 			b := base.PerRun[o.run]
 			relMAE = append(relMAE, o.final.MAE/b.MAE)
@@ -545,6 +581,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r.PerRun = finals
 		r.Metrics = summarize(finals)
+		if cfg.PointForecast != PointPersistence {
+			summarizeStrategy(r, pers, base.PerRun, persRuns)
+		}
 		summarizeIntervals(r, ivs)
 		rm, rp := metrics.Summarize(relMAE), metrics.Summarize(relMAPE)
 		r.RelativeMAE, r.RelativeMAPE = &rm, &rp
@@ -579,11 +618,14 @@ type runData struct {
 	// indices of area a's test windows.
 	testEnd []time.Time
 	testIdx [][]int
+	// trainNames[k] is the area of client k.
+	trainNames []string
 }
 
 func newRunData(train, test []series.Area, f model.Features) runData {
 	rd := runData{clients: make([]fl.ClientData, len(train))}
 	for i, a := range train {
+		rd.trainNames = append(rd.trainNames, a.Region)
 		x, y := f.Stack([]series.Area{a})
 		rd.clients[i] = fl.ClientData{X: x, Y: y}
 	}

@@ -161,8 +161,8 @@ func writeIntervalMarkdown(w io.Writer, r *Report) {
 	}
 	cal := r.Setting.Calibration
 	fmt.Fprintf(w, "\nQuantile forecasts around the %s point forecast, intervals from each area's own errors of the last %d days "+
-		"(prior spread %g worth %g errors, shift %g, tail %g). Relative WIS: ÷ the hub-style baseline's WIS on the same windows.\n\n",
-		r.Setting.PointForecast, cal.Lookback, cal.PriorScale, cal.PriorWeight, cal.Shift, cal.Tail)
+		"(prior spread %g worth %g errors, shift %g, tail %g, trend %g, change %g). Relative WIS: ÷ the hub-style baseline's WIS on the same windows.\n\n",
+		r.Setting.PointForecast, cal.Lookback, cal.PriorScale, cal.PriorWeight, cal.Shift, cal.Tail, cal.Trend, cal.Change)
 	fmt.Fprintln(w, "| ε | WIS | relative WIS | coverage 50 % | coverage 95 % | 95 %: covered / n per run [Wilson 95 %] | 95 % in-sample | rolling: relative WIS | rolling: coverage 50 % | rolling: coverage 95 % |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, res := range r.Results {

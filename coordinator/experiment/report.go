@@ -43,6 +43,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%d of %d test targets per run are zero and were left out of MAPE/MdAPE.\n", r.Results[0].ZeroTargets, r.Results[0].TestWindows)
 	}
 	r.writeIntervalTable(w)
+	r.writeStrategyTable(w)
 	fmt.Fprintf(w, "\nWall time %.1f s on %d core(s).\n", s.WallSeconds, s.GOMAXPROCS)
 	return nil
 }

@@ -216,13 +216,24 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 		}
 	}
 	c := st.Genesis.NoiseMultiplier
-	e.Config = f.Config(c)
 	e.Study = f.Public(c, insecure)
+	// A noise schedule is recomputed from the study file (deterministic)
+	// and must agree with the c calibrated at the start; every committed
+	// round's c_t is checked against it by replay.
+	if e.Study.NoiseSchedule, err = f.CalibrateSchedule(); err != nil {
+		return nil, err
+	}
+	if cs := e.Study.NoiseSchedule; cs != nil && slices.Min(cs) != c {
+		return nil, fmt.Errorf("%w: the noise schedule's smallest c is %v, the study started with c=%v", ErrMismatch, slices.Min(cs), c)
+	}
+	if e.Config, err = e.Study.FLConfig(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	e.State, err = fl.NewServer(e.Config, st.Genesis.Model, f.Epsilon, f.Delta)
 	if err != nil {
 		return nil, err
 	}
-	e.agg = fl.NewAggregator(e.Config, dim)
+	e.resetAggregate()
 	if err := e.replay(st); err != nil {
 		return nil, err
 	}
@@ -242,7 +253,7 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 // last committed one, and in research mode the random streams are advanced
 // past the committed rounds.
 func (e *Engine) replay(st *State) error {
-	q, c := e.Config.SampleRate(), e.Config.NoiseMultiplier
+	q := e.Config.SampleRate()
 	scratch := make([]float64, e.Model.NumParams())
 	if len(st.Events) > e.Config.Rounds {
 		return fmt.Errorf("%w: the store holds %d rounds, the study has T=%d", ErrMismatch, len(st.Events), e.Config.Rounds)
@@ -251,6 +262,7 @@ func (e *Engine) replay(st *State) error {
 		if r.Round != i+1 {
 			return fmt.Errorf("%w: stored round %d is numbered %d", ErrMismatch, i+1, r.Round)
 		}
+		c := e.Config.NoiseMultiplierAt(r.Round) // c_t with a noise schedule
 		if r.SampleRate != q || r.NoiseMultiplier != c || r.Delta != e.File.Delta {
 			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
 		}
@@ -266,7 +278,7 @@ func (e *Engine) replay(st *State) error {
 			// Same draws as the round consumed: N uniforms, then one
 			// Gaussian per parameter (the noise of an empty aggregate).
 			e.State.Sample(e.sampling)
-			fl.NewAggregator(e.Config, len(scratch)).Finish(scratch, e.noise)
+			fl.NewAggregator(e.Config.AtRound(r.Round), len(scratch)).Finish(scratch, e.noise)
 		}
 	}
 	if len(st.Events) > 0 {
@@ -344,8 +356,11 @@ func (e *Engine) Events() []protocol.Event { return slices.Clone(e.log) }
 // released), or nil.
 func (e *Engine) Current() *Round { return e.current }
 
-// resetAggregate discards whatever the aggregator holds.
-func (e *Engine) resetAggregate() { e.agg = fl.NewAggregator(e.Config, len(e.State.Global)) }
+// resetAggregate discards whatever the aggregator holds and makes a fresh
+// one for the next round (for its c_t under a noise schedule).
+func (e *Engine) resetAggregate() {
+	e.agg = fl.NewAggregator(e.Config.AtRound(e.State.Round+1), len(e.State.Global))
+}
 
 // Begin opens the next round: it refuses a round that would exceed the
 // budget or T (ErrFinished, recording the end in the ledger), then draws the
@@ -366,11 +381,10 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 	if e.finished != "" {
 		return nil, ErrFinished
 	}
-	if e.agg.Received() != 0 {
-		// Unreachable through the methods (every discarding transition
-		// resets); kept so that a future path cannot count an update twice.
-		e.resetAggregate()
-	}
+	// A fresh aggregate for this round, made for its noise multiplier
+	// (c_t under a noise schedule). Every discarding transition resets it
+	// too, so that no path can count an update twice.
+	e.resetAggregate()
 	sampled := e.State.Sample(e.sampling)
 	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: t, phase: PhaseOpen,
 		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}

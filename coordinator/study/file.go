@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,12 @@ type File struct {
 	// Accountant is the privacy accountant that calibrates the noise and
 	// gates the budget: "rdp" (the default when empty) or "pld".
 	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
+	// NoiseSchedule gives each round its own noise multiplier
+	// (privacy.Schedule; docs/strategies.md): "constant" (the default when
+	// empty), "linear:r", "step:j,r", "geometric:r", whose scale is
+	// calibrated to Epsilon, or an explicit list "c1,c2,…,cT" that must
+	// fit the budget. Fixed when the study starts and sent to every LHA.
+	NoiseSchedule string `json:"noise_schedule,omitempty"`
 	// Rounds is T. Required.
 	Rounds int `json:"rounds"`
 	// ExpectedClients is m, expected LHAs per round (q = m/N). Required.
@@ -134,6 +141,10 @@ type File struct {
 	AdminTokenSHA256 string `json:"admin_token_sha256"`
 	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
 	LHAs []LHA `json:"lhas"`
+	// StrategyParams: "strategy" (fedavg | mrmtl), "lambda", "privacy"
+	// (client | both) and, with both, "example_epsilon", "example_delta",
+	// "example_rate", "example_clip" (docs/strategies.md, docs/study-file.md).
+	protocol.StrategyParams
 }
 
 // Defaults fills zero-valued optional fields with the paper's settings
@@ -200,6 +211,11 @@ func (f *File) Validate() error {
 	}
 	if _, err := privacy.ParseAccountantKind(string(f.Accountant)); err != nil {
 		return configErr("accountant is %q: use \"rdp\" or \"pld\"", f.Accountant)
+	}
+	if sch, err := privacy.ParseSchedule(f.NoiseSchedule); err != nil {
+		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
+	} else if _, err := sch.Shape(max(f.Rounds, 1)); err != nil && f.Rounds >= 1 {
+		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
 	}
 	if err := privacy.CheckClipNorm(f.ClipNorm); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -288,6 +304,9 @@ func (f *File) Validate() error {
 			return configErr("lhas[%d] (%s): token hash used twice", i, l.Name)
 		}
 		hashes[l.TokenSHA256] = true
+	}
+	if _, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind()); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }
@@ -386,14 +405,48 @@ func (f *File) Layers() []int {
 
 // Calibrate returns the smallest noise multiplier c whose T rounds at
 // q = m/N stay within (ε, δ) by the study's accountant
-// (privacy.NoiseMultiplierFor). It fails for parameters the accountant
-// cannot account for.
+// (privacy.NoiseMultiplierFor); with a noise schedule, the smallest c_t of
+// CalibrateSchedule. It fails for parameters the accountant cannot account
+// for.
 func (f *File) Calibrate() (float64, error) {
-	c, err := privacy.NoiseMultiplierFor(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
 	if err != nil {
-		return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
+		return 0, fmt.Errorf("study: noise_schedule: %w", err)
 	}
-	return c, nil
+	if sch.IsConstant() {
+		c, err := privacy.NoiseMultiplierFor(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+		if err != nil {
+			return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
+		}
+		return c, nil
+	}
+	cs, err := f.CalibrateSchedule()
+	if err != nil {
+		return 0, err
+	}
+	return slices.Min(cs), nil
+}
+
+// CalibrateSchedule returns the noise multipliers c_1 … c_T of a study with
+// a noise schedule: the rule's shape at the smallest scale whose exact
+// composition meets (ε, δ) by the study's accountant, or the explicit list
+// if it fits (privacy.Schedule.Calibrate). It returns nil for the constant
+// schedule (every round has Calibrate's c). The calculation is
+// deterministic: a restart recomputes the same multipliers, and the engine
+// checks them against the ledger.
+func (f *File) CalibrateSchedule() ([]float64, error) {
+	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("study: noise_schedule: %w", err)
+	}
+	if sch.IsConstant() {
+		return nil, nil
+	}
+	cs, err := sch.Calibrate(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
+	if err != nil {
+		return nil, fmt.Errorf("study: cannot calibrate the noise schedule %q: %w", f.NoiseSchedule, err)
+	}
+	return cs, nil
 }
 
 // Quorum returns how many LHAs must be online before round 1 and after a
@@ -463,7 +516,19 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
 		InsecureSeed:      insecure,
 		Accountant:        string(f.AccountantKind()),
+		StudyStrategy:     f.strategy(),
 	}
+}
+
+// strategy is the study's strategy and privacy level with local DP-SGD
+// calibrated for E steps in each of the T rounds (Validate has checked
+// that it calibrates).
+func (f *File) strategy() protocol.StudyStrategy {
+	s, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind())
+	if err != nil {
+		panic(fmt.Sprintf("study: Public on an unvalidated file: %v", err))
+	}
+	return s
 }
 
 // NewToken returns a fresh secret token: 32 bytes from crypto/rand in

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -575,7 +576,7 @@ func TestPublicMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := f.Config(1.7); got != want {
+	if want := f.Config(1.7); !reflect.DeepEqual(got, want) {
 		t.Fatalf("public view's config %+v, file's %+v", got, want)
 	}
 	if got.Accountant != privacy.AccountantPLD || got.NoiseMultiplier != 1.7 || got.Clients != 8 {

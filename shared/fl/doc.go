@@ -41,6 +41,35 @@
 // the number of workers; a [Pool] shares the cores between simulations
 // running at once (an experiment's runs) without oversubscribing them.
 //
+// # Strategies and privacy levels
+//
+// A study's [Strategy] and [Guarantee] choose how clients train. Under
+// [MRMTL] each client keeps a personal model pulled towards the federated
+// one ([Pull], [Client]); under [ExampleLevel] or [BothLevels] each client
+// trains with local DP-SGD ([LocalDPSGD]: Poisson batches, per-example
+// clipping, the same lattice and exact discrete Gaussian noise, its own
+// [LocalAccountant], refusal past its own budget). [Client.Update] is the
+// one client step for every combination; with FedAvg and no local DP-SGD
+// it is exactly [LocalUpdate]. The coordinator's side does not change.
+//
+// # Noise schedules
+//
+// Config.NoiseSchedule gives round t its own noise multiplier c_t
+// (privacy.Schedule, fixed and public before the study; Config.WithSchedule
+// installs calibrated multipliers). The aggregator of round t is made from
+// Config.AtRound(t), Server.Propose refuses an aggregator made for another
+// c, every Event records its c_t, and the accountant composes the rounds'
+// different (q, c_t) exactly.
+//
+// # Cyclic FL
+//
+// [CyclicSimulation] and [CyclicServer] run cyclic FL (seed 002): every
+// client takes one turn per round in a public order, and each turn's model
+// is handed on through [HandOff]: re-clipped change plus N(0, (c_t·S)²) at
+// client level, no sampling. [CyclicAccountant] keeps each client's own
+// hand-offs only (the others' are post-processing for it). A turn is a
+// [ClientStep], so a local DP-SGD step can replace [LocalTurn].
+//
 // # Randomness
 //
 // Every random choice takes an injected *rand.Rand. Research runs derive

@@ -49,6 +49,13 @@ type Config struct {
 	// privacy.AccountantPLD. Empty means RDP (states saved before the field
 	// existed load as RDP).
 	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
+	// NoiseSchedule, if set, gives each round its own noise multiplier:
+	// NoiseSchedule[t−1] is c_t of round t (privacy.Schedule; exactly T
+	// values, DP mode only, fixed and public before the study starts).
+	// NoiseMultiplier must then be the smallest of them, so that a reader
+	// that knows only NoiseMultiplier over-estimates ε. Empty means every
+	// round has NoiseMultiplier.
+	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
 }
 
 // AccountantKind returns the accountant of c (RDP when none is named).
@@ -110,7 +117,7 @@ func (c Config) Validate() error {
 	} else if c.NoiseMultiplier != 0 {
 		return bad("noise multiplier %v given with DP off", c.NoiseMultiplier)
 	}
-	return nil
+	return c.validateSchedule()
 }
 
 // Stream names an independent random stream derived from a run's seed.

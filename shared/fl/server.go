@@ -96,7 +96,9 @@ func (s *Server) validate() error {
 	// The accountant must be what Round rounds at (q, c) compose to:
 	// otherwise ε would be reported from a history that did not happen.
 	want := privacy.NewAccountant(s.Accountant.Orders())
-	want.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, s.Round)
+	for _, e := range s.Config.PrivacyEvents(s.Round) {
+		want.Compose(e.SampleRate, e.NoiseMultiplier, e.Rounds)
+	}
 	got, stored := want.RDP(), s.Accountant.RDP()
 	for i := range got {
 		if !(math.Abs(got[i]-stored[i]) <= 1e-9*math.Max(1, math.Abs(got[i]))) && got[i] != stored[i] {
@@ -105,7 +107,9 @@ func (s *Server) validate() error {
 		}
 	}
 	if s.Round > 0 {
-		if eps, _ := s.Accountant.Epsilon(s.Delta); !(eps <= s.EpsilonBudget) {
+		// By the study's accountant: a PLD study may be within its budget
+		// by PLD and above it by RDP.
+		if eps := s.epsilonAfter(s.Round, s.Accountant); !(eps <= s.EpsilonBudget) {
 			return bad("ε spent %v is not within the budget %v", eps, s.EpsilonBudget)
 		}
 	}
@@ -135,6 +139,17 @@ func NewServer(cfg Config, global []float64, epsilonBudget, delta float64) (*Ser
 		Epsilon: epsilonBudget, Delta: delta, SampleRate: cfg.SampleRate(),
 		NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm, Rounds: cfg.Rounds,
 		Accountant: cfg.AccountantKind(),
+	}
+	if len(cfg.NoiseSchedule) > 0 {
+		// Params.Validate's budget check assumes one c for all rounds; a
+		// schedule's budget is checked below over its own rounds.
+		p.Epsilon = math.Inf(1)
+		if err := privacy.CheckEpsilon(epsilonBudget); err != nil {
+			return nil, err
+		}
+		if err := privacy.CheckDelta(delta); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -181,8 +196,7 @@ func (s *Server) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
 		eps, _ := acc.Epsilon(s.Delta)
 		return eps
 	}
-	eps, err := privacy.EpsilonFor(s.Config.AccountantKind(),
-		[]privacy.Event{{SampleRate: s.Config.SampleRate(), NoiseMultiplier: s.Config.NoiseMultiplier, Rounds: rounds}}, s.Delta)
+	eps, err := privacy.EpsilonFor(s.Config.AccountantKind(), s.Config.PrivacyEvents(rounds), s.Delta)
 	if err != nil {
 		return math.NaN() // invalid parameters: the budget gates refuse NaN (!(ε ≤ budget))
 	}
@@ -200,7 +214,7 @@ func (s *Server) NextRoundFits() error {
 		return nil
 	}
 	a := s.Accountant.Clone()
-	a.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
+	a.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplierAt(s.Round+1), 1)
 	// !(eps <= budget), not eps > budget: a NaN on either side refuses.
 	if eps := s.epsilonAfter(s.Round+1, a); !(eps <= s.EpsilonBudget) {
 		return fmt.Errorf("%w: round %d would take ε to %.6g > %.6g", privacy.ErrBudgetExhausted, s.Round+1, eps, s.EpsilonBudget)
@@ -225,20 +239,28 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 	if err := s.NextRoundFits(); err != nil {
 		return nil, err
 	}
+	c := s.Config.NoiseMultiplierAt(s.Round + 1)
+	if s.Config.DP && len(s.Config.NoiseSchedule) > 0 && agg.cfg.NoiseMultiplier != c {
+		// The noise is the aggregator's: one made for another round of a
+		// schedule would release this round with the wrong noise. (Without
+		// a schedule the caller makes one aggregator for the study; the
+		// privacy audit deliberately gives it another c.)
+		return nil, fmt.Errorf("%w: round %d has noise multiplier %v, the aggregator was made for %v (use Config.AtRound)",
+			ErrConfig, s.Round+1, c, agg.cfg.NoiseMultiplier)
+	}
 	next := make([]float64, len(s.Global))
 	copy(next, s.Global)
 	agg.Finish(next, noise)
 	p := &Pending{Global: next, Event: Event{
 		Round: s.Round + 1, SampleRate: s.Config.SampleRate(),
-		NoiseMultiplier: s.Config.NoiseMultiplier, Delta: s.Delta,
+		NoiseMultiplier: c, Delta: s.Delta,
 		Epsilon: math.Inf(1),
 	}}
 	if s.Config.DP {
-		p.Event.NoiseMultiplier = s.Config.NoiseMultiplier
 		p.Event.Gamma = agg.Lattice().Gamma
 		p.Event.Sampler = privacy.SamplerName
 		p.Accountant = s.Accountant.Clone()
-		p.Accountant.Compose(s.Config.SampleRate(), s.Config.NoiseMultiplier, 1)
+		p.Accountant.Compose(s.Config.SampleRate(), c, 1)
 		p.Event.Epsilon = s.epsilonAfter(s.Round+1, p.Accountant)
 		p.Event.Accountant = s.Config.AccountantKind()
 	} else {

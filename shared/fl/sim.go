@@ -50,6 +50,16 @@ type Simulation struct {
 	// OnRound, if set, is called after each committed round with its event
 	// and the new global model (which must not be retained or modified).
 	OnRound func(ev Event, global []float64)
+
+	// Strategy, Lambda and Example choose how clients train (see
+	// Simulation.clients in simclients.go): FedAvg ("") or MRMTL with
+	// penalty Lambda, and local DP-SGD with setting Example (nil: none).
+	Strategy Strategy
+	Lambda   float64
+	Example  *ExampleDP
+	// ClientStates holds, after Run, each client's state (personal model,
+	// local accountant); nil for FedAvg without local DP-SGD.
+	ClientStates []*Client
 }
 
 // Run executes all rounds and returns the final state. It stops early with
@@ -89,17 +99,29 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 	// pool, most runs of a large experiment never get a helper.
 	trainers := make([]*nn.Trainer, workers)
 	trainers[0] = nn.NewTrainer(s.Model)
+	if err := s.newClientStates(); err != nil {
+		return nil, err
+	}
 	var updates [][]float64
+	var refused []bool
 	for srv.Round < cfg.Rounds {
 		if err := ctx.Err(); err != nil {
 			return srv, err
 		}
+		if len(cfg.NoiseSchedule) > 0 {
+			// A noise schedule: this round's lattice and noise are c_t's.
+			agg = NewAggregator(cfg.AtRound(srv.Round+1), dim)
+		}
 		sampled := srv.Sample(sampling)
 		for len(updates) < len(sampled) {
 			updates = append(updates, make([]float64, dim))
+			refused = append(refused, false)
 		}
-		s.train(trainers, srv.Global, sampled, updates)
+		s.train(trainers, srv.Global, srv.Round+1, sampled, updates, refused)
 		for i := range sampled {
+			if refused[i] {
+				continue // the client's own budget refused: it sent nothing
+			}
 			if err := agg.Add(updates[i]); err != nil {
 				// Local training diverged (NaN/Inf): the client's update is
 				// rejected exactly as the coordinator would, and it counts
@@ -124,7 +146,7 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 // time, so the fastest goroutine takes the most; each update depends only
 // on its client and the global model, so the result is the same whoever
 // computes it.
-func (s *Simulation) train(trainers []*nn.Trainer, global []float64, sampled []int, updates [][]float64) {
+func (s *Simulation) train(trainers []*nn.Trainer, global []float64, round int, sampled []int, updates [][]float64, refused []bool) {
 	var next atomic.Int64
 	work := func(t *nn.Trainer) {
 		for {
@@ -133,7 +155,11 @@ func (s *Simulation) train(trainers []*nn.Trainer, global []float64, sampled []i
 				return
 			}
 			d := s.Clients[sampled[i]]
-			LocalUpdate(t, global, d.X, d.Y, s.Config, updates[i])
+			if s.ClientStates == nil {
+				LocalUpdate(t, global, d.X, d.Y, s.Config, updates[i])
+				continue
+			}
+			refused[i] = s.clientUpdate(t, global, round, sampled[i], updates[i]) != nil
 		}
 	}
 	var wg sync.WaitGroup

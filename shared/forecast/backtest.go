@@ -74,6 +74,11 @@ func Errors(s Series, h, p int, point Point, from, to time.Time) []DatedError {
 	return out
 }
 
+// BaselineLookback is the number of days of past changes the hub-style
+// baseline of Backtest uses, whatever the calibrator's own lookback (so
+// that tuning the calibrator cannot weaken its yardstick).
+const BaselineLookback = 14
+
 // BaselineAt is the hub-style baseline for the forecast made on day end
 // (the last input day) for end + P: the last value s(end), and the
 // P-day changes s(t) − s(t−P) of the targets t in the lookback window
@@ -125,10 +130,10 @@ func (c Calibrator) BacktestWith(s Series, h, p int, point Point, fit func(time.
 		}
 		target := series.Date(end).AddDate(0, 0, p)
 		pt := point(x)
-		em := fit(end)
+		em := c.Widen(fit(end), x, pt)
 		out = append(out, Origin{
 			Area: s.Area, InputEnd: series.Date(end), Target: target, Point: pt,
-			Quantiles: em.Quantiles(pt), Baseline: BaselineAt(s, end, p, c.Lookback),
+			Quantiles: em.Quantiles(pt), Baseline: BaselineAt(s, end, p, BaselineLookback),
 			Y: s.At(target), Errors: em.N,
 		})
 	}

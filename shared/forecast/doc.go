@@ -29,6 +29,13 @@
 //	scale² = (Σ (e − centre)² + k·s₀²) / (n + k)
 //	q_τ    = max(0, (ŷ⁺+1)·exp(centre + scale·z_τ) − 1)
 //
+// Two terms widen the scale: the recent errors' median (Trend κ: a
+// strong recent bias may go on or stop) and the forecast's own change
+// against the last input value x_H (Change κ_c, [Calibrator.Widen]: a
+// forecast far from "no change" rests on a trend that may stop):
+//
+//	scale ← √(scale² + (κ·median(e))² + (κ_c·ln((ŷ⁺+1)/(x_H+1)))²)
+//
 // z_τ is the normal quantile at level τ, multiplied by Tail for the 80 %
 // and 95 % levels. The median is the point forecast moved by the centre
 // (half the recent errors' median with the default Shift = 0.5: a

@@ -165,10 +165,39 @@ func TestCalibratorValidate(t *testing.T) {
 		{Lookback: 7, PriorScale: 1, PriorWeight: -1, Tail: 1},
 		{Lookback: 7, PriorScale: 1, Shift: 2, Tail: 1},
 		{Lookback: 7, PriorScale: 1, Tail: math.NaN()},
+		{Lookback: 7, PriorScale: 1, Tail: 1, Change: -1},
+		{Lookback: 7, PriorScale: 1, Tail: 1, Change: math.NaN()},
 	} {
 		if c.Validate() == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+// Widen adds the forecast change to the spread: nothing for a no-change
+// forecast or with Change 0, and scale² + (κ·ln((ŷ+1)/(x_H+1)))² otherwise.
+func TestWiden(t *testing.T) {
+	m := ErrorModel{Center: 0.1, Scale: 0.3, Tail: 1, N: 5}
+	x := []float64{5, 6, 9}
+	c := Calibrator{Change: 2}
+	if got := c.Widen(m, x, 9); got != m {
+		t.Errorf("no-change forecast widened: %+v", got)
+	}
+	if got := (Calibrator{}).Widen(m, x, 99); got != m {
+		t.Errorf("Change 0 widened: %+v", got)
+	}
+	// ŷ = 19: ln(20/10) = ln 2; scale = √(0.09 + (2 ln 2)²).
+	got := c.Widen(m, x, 19)
+	want := math.Sqrt(0.09 + 4*math.Ln2*math.Ln2)
+	if math.Abs(got.Scale-want) > 1e-12 || got.Center != m.Center || got.N != m.N {
+		t.Errorf("widened %+v, want scale %v", got, want)
+	}
+	// A fall as large widens as much.
+	if down := c.Widen(m, x, 4); math.Abs(down.Scale-want) > 1e-12 {
+		t.Errorf("fall to 4: scale %v, want %v", down.Scale, want)
+	}
+	if q := got.Quantiles(19); !q.Valid() || q[0] >= m.Quantiles(19)[0] || q[6] <= m.Quantiles(19)[6] {
+		t.Errorf("widened quantiles %v not wider than %v", q, m.Quantiles(19))
 	}
 }
 

@@ -39,9 +39,9 @@ func Parse(s string) (Features, error) {
 	return "", fmt.Errorf("model: unknown features %q (want %q or %q)", s, Counts, LogChange)
 }
 
-// Anchored reports whether an all-zero output means "no change": then the
-// initial model is all zeros, so training starts from the no-change
-// forecast.
+// Anchored reports whether an all-zero output means "no change": then
+// Features.Init starts from the pretrained public model and InitRandom
+// from the no-change forecast.
 func (f Features) Anchored() bool { return f == LogChange }
 
 // maxLogChange bounds the log-change of a forecast, e^±5 ≈ ×150 either way:
@@ -162,11 +162,35 @@ func Persistence(x, dst []float64) {
 	}
 }
 
-// Init writes the initial model for the network m into dst: the network's
-// usual random initialisation (nn.MLP.Init), with the output layer set to
-// zero when the features are anchored, so that the untrained model is the
-// no-change forecast (for a linear model: all zeros).
+// Init writes the initial model for the network m into dst. For the
+// paper's Counts it is the network's usual random initialisation
+// (nn.MLP.Init with rng). For an anchored map it is the public pretrained
+// model (Pretrained: fitted to synthetic outbreaks from fixed seeds, so it
+// costs no privacy and is the same for every run and rng); the untrained
+// model of InitRandom is the no-change forecast, the pretrained one has
+// learnt how synthetic epidemics go on. Init panics if pretraining fails
+// (it cannot for a network with one output).
 func (f Features) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
+	if !f.Anchored() {
+		m.Init(dst, rng)
+		return
+	}
+	w, err := Pretrained(m)
+	if err != nil {
+		panic(err)
+	}
+	copy(dst, w)
+}
+
+// InitRandom writes the initial model without pretraining: the network's
+// random initialisation, with the output layer set to zero when the
+// features are anchored, so that the untrained model is the no-change
+// forecast (for a linear model: all zeros).
+func (f Features) InitRandom(m *nn.MLP, dst []float64, rng *rand.Rand) {
+	f.initRandom(m, dst, rng)
+}
+
+func (f Features) initRandom(m *nn.MLP, dst []float64, rng *rand.Rand) {
 	m.Init(dst, rng)
 	if !f.Anchored() {
 		return

@@ -80,14 +80,14 @@ func TestForecastBounded(t *testing.T) {
 	}
 }
 
-// An anchored initial model forecasts "no change" for every window, for a
-// linear model and for one with hidden layers.
+// An anchored random initial model forecasts "no change" for every window,
+// for a linear model and for one with hidden layers.
 func TestInitAnchored(t *testing.T) {
 	x := []float64{1, 2, 3, 4, 8, 8, 8, 9, 0, 0, 0, 5}
 	for _, sizes := range [][]int{{4, 1}, {4, 16, 1}, {4, 8, 8, 1}} {
 		m := nn.NewMLP(sizes...)
 		p := make([]float64, m.NumParams())
-		LogChange.Init(m, p, newRand())
+		LogChange.InitRandom(m, p, newRand())
 		got := make([]float64, 3)
 		LogChange.Predict(m, p, x, got)
 		want := make([]float64, 3)
@@ -107,12 +107,14 @@ func TestInitAnchored(t *testing.T) {
 		if len(sizes) > 2 && nonzero == 0 {
 			t.Errorf("%v: hidden layers must keep their random initialisation", sizes)
 		}
-		// Counts keeps the network's own initialisation, draw for draw.
-		q, r := make([]float64, m.NumParams()), make([]float64, m.NumParams())
+		// Counts keeps the network's own initialisation, draw for draw,
+		// with Init and InitRandom alike.
+		q, r, u := make([]float64, m.NumParams()), make([]float64, m.NumParams()), make([]float64, m.NumParams())
 		Counts.Init(m, q, newRand())
+		Counts.InitRandom(m, u, newRand())
 		m.Init(r, newRand())
 		for i := range q {
-			if q[i] != r[i] {
+			if q[i] != r[i] || u[i] != r[i] {
 				t.Fatalf("%v: Counts.Init differs from MLP.Init at %d", sizes, i)
 			}
 		}

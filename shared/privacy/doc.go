@@ -86,6 +86,13 @@
 // final bracket, so the guarantee of the returned c is always at most the
 // target and the lower end, within 1e-7 of it, misses the target.
 //
+// A Schedule gives every round its own multiplier c_t (seed 004's per-round
+// budgets, fixed and public before the study): ParseSchedule reads
+// "constant", "linear:r", "step:j,r", "geometric:r" or a list "c1,…,cT";
+// ScheduleEpsilon composes the rounds exactly (RDP summed per order, or
+// PLD), never by splitting (ε, δ) per round; Schedule.Calibrate scales a
+// rule to the smallest multipliers that meet a target ε.
+//
 // # Privacy loss distributions (PLD)
 //
 // PLDEpsilon computes ε of a list of Events (runs of rounds with their own

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
@@ -28,7 +29,8 @@ func (s *Study) AccountantKind() (privacy.AccountantKind, error) {
 }
 
 // FLConfig returns the study's DP-FedAvg configuration (shared/fl): N, m,
-// T, S, c, E, the learning rate and the accountant, with DP on.
+// T, S, c (and the noise schedule c_1 … c_T, if any), E, the learning
+// rate and the accountant, with DP on.
 func (s *Study) FLConfig() (fl.Config, error) {
 	kind, err := s.AccountantKind()
 	if err != nil {
@@ -38,6 +40,7 @@ func (s *Study) FLConfig() (fl.Config, error) {
 		Clients: s.Clients, ExpectedClients: s.ExpectedClients, Rounds: s.Rounds,
 		ClipNorm: s.ClipNorm, NoiseMultiplier: s.NoiseMultiplier, DP: true,
 		LocalEpochs: s.LocalEpochs, LearningRate: s.LearningRate, Accountant: kind,
+		NoiseSchedule: slices.Clone(s.NoiseSchedule),
 	}, nil
 }
 

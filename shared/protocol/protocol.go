@@ -184,6 +184,14 @@ type Study struct {
 	// rounds: "rdp" or "pld" (empty from coordinators that predate the
 	// field: "rdp").
 	Accountant string `json:"accountant,omitempty"`
+	// StudyStrategy: strategy, λ, privacy level and local DP-SGD
+	// (strategy.go; all empty: DP-FedAvg with client-level DP).
+	StudyStrategy
+	// NoiseSchedule, when present, is c_1 … c_T: the noise multiplier of
+	// every round, fixed before the study (privacy.Schedule). Each LHA
+	// checks every round's c against it. NoiseMultiplier is then the
+	// smallest of them. Absent: every round has NoiseMultiplier.
+	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
@@ -680,7 +688,8 @@ func validateText(m Message) error {
 			}
 		}
 		s := m.Study
-		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) {
+		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) ||
+			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound {
 			return fmt.Errorf("%w: study parameters not finite", ErrMalformed)
 		}
 	case *Accepted:

@@ -99,6 +99,10 @@ type Skip struct {
 	// Epsilon is ε after the round, recomputed here; Limit the LHA's own
 	// limit that it would have passed.
 	Epsilon, Limit float64
+	// Example is true when the limit was the LHA's own example-level
+	// budget of local DP-SGD: Epsilon is then what it has spent, Limit
+	// that budget.
+	Example bool
 }
 
 // Options configure Join. The zero value is ready to use.
@@ -149,6 +153,7 @@ type Session struct {
 	pending        []Outgoing // sent before Run had an observer
 	finished       *protocol.Finished
 	schedule       *protocol.Schedule // the public round schedule, from the last welcome
+	strategy       strategyState      // MR-MTL personal model, local DP-SGD (strategy.go)
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
@@ -277,7 +282,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
-		if err := (privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}).Validate(); err != nil {
+		if err := checkPrivacy(st, kind); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		if _, err := model.Parse(st.Features); err != nil {
@@ -291,9 +296,15 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if st.LocalEpochs < 1 || st.LocalEpochs > 100000 || !(st.LearningRate > 0) {
 			return fmt.Errorf("%w: E=%d, learning rate %v", ErrBadStudy, st.LocalEpochs, st.LearningRate)
 		}
+		client, err := st.StudyStrategy.NewClient(kind)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
 		s.study, s.mlp, s.lha = st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
+		s.setClient(client)
+		s.accountJoinedLate(len(w.Log), w.State)
 	} else if !sameStudy(s.study, st) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
@@ -317,7 +328,8 @@ func sameStudy(a, b protocol.Study) bool {
 	return a.Name == b.Name && a.Epsilon == b.Epsilon && a.Delta == b.Delta && a.Rounds == b.Rounds &&
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
-		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping
+		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping &&
+		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule)
 }
 
 // event merges one released round's event into the log: a known round
@@ -337,9 +349,11 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 		return false, fmt.Errorf("%w: round %d after round %d", ErrBudgetMismatch, ev.Round, len(s.events))
 	}
 	st := s.study
-	if ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != st.NoiseMultiplier || ev.Delta != st.Delta {
-		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v",
-			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, st.NoiseMultiplier, st.Delta)
+	// c is the round's own multiplier under a noise schedule: a round
+	// whose c departs from the announced schedule is refused.
+	if c := noiseAt(st, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
+		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v for it",
+			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, c, st.Delta)
 	}
 	if ev.Accountant != "" && ev.Accountant != string(s.kind) {
 		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.kind)
@@ -404,26 +418,28 @@ func (s *Session) LocalEpsilon() float64 {
 }
 
 // epsilonAfter returns ε at the study's δ after rounds rounds of its
-// (q, c) by the study's accountant: for RDP from acc (the accumulated RDP
+// (q, c_t) by the study's accountant: for RDP from acc (the accumulated RDP
 // of exactly those rounds), for PLD from the rounds themselves.
 func (s *Session) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
 	if s.kind == privacy.AccountantRDP {
 		eps, _ := acc.Epsilon(s.study.Delta)
 		return eps
 	}
-	eps, err := privacy.EpsilonFor(s.kind, []privacy.Event{{SampleRate: s.study.SampleRate, NoiseMultiplier: s.study.NoiseMultiplier, Rounds: rounds}}, s.study.Delta)
+	eps, err := privacy.EpsilonFor(s.kind, studyEvents(s.study, rounds), s.study.Delta)
 	if err != nil {
 		return math.Inf(1) // cannot account: treat as over every budget
 	}
 	return eps
 }
 
-// Model returns a copy of the latest global model received (nil before the
-// first); after Run returned nil it is the final model.
+// Model returns a copy of the model this LHA forecasts with: the latest
+// global model received (nil before the first; after Run returned nil the
+// final model), or under MR-MTL its personal model pulled towards it (see
+// GlobalModel).
 func (s *Session) Model() []float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]float64(nil), s.global...)
+	return s.forecastModel()
 }
 
 // Finished returns the coordinator's finished message, nil while running.
@@ -673,7 +689,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	if len(m.Weights) != s.study.Params {
 		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
 	}
-	next.Compose(s.study.SampleRate, s.study.NoiseMultiplier, 1)
+	next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
 	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
 	if eps := s.epsilonAfter(m.Round, next); !(eps <= limit) {
 		// Over this LHA's own limit: sit the round out (a dropout that
@@ -700,7 +716,17 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	if obs.Progress != nil {
 		progress = func(step, steps int) { obs.Progress(m.Round, step, steps) }
 	}
-	fl.LocalUpdateProgress(tr, m.Weights, x, y, cfg, d, progress)
+	if err := s.update(tr, m.Weights, x, y, cfg, d, progress); err != nil {
+		// Over this LHA's own example-level budget (local DP-SGD): sit the
+		// round out, like the ε limit above (it depends only on the steps
+		// already taken and the public setting, never on the data).
+		if obs.Skipped != nil {
+			b, _ := s.ExampleBudget()
+			obs.Skipped(Skip{Round: m.Round, Epsilon: b.Spent, Limit: b.Epsilon, Example: true})
+		}
+		set(StateWaiting)
+		return nil
+	}
 	kind, b, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: d})
 	if err != nil {
 		return fmt.Errorf("session: local training diverged: %w", err)

@@ -37,6 +37,19 @@
 // (probability 0.03 · min(1, 100,000/N_i)); the backlog follows later.
 // Small areas also have genuine zero days when few people are infected.
 //
+// # Realism switches
+//
+// Real counties are less regular than this model. Four options, all off
+// by default (and then drawing nothing, so the output is unchanged), make
+// the data harder to forecast: TimingSpread shifts each area's
+// intervention day (normal, sd in days: waves turn at different times),
+// DetectionDrift lets each area's log reporting rate walk randomly
+// (daily sd), DetectionTrend moves every area's log reporting rate by a
+// fixed amount per day (testing that winds down or expands), and
+// ReportingNoise multiplies the share of the backlog reported each day by
+// a log-normal factor per area and day (bursty reporting). fedcast's
+// design tuning (coordinator/experiment, TestTuneDesign) uses them.
+//
 // # Output
 //
 // Generate returns a series.Dataset (one region per area, named "S001",

@@ -88,6 +88,27 @@ type Options struct {
 	// NoMissedDays turns missed reporting days off.
 	NoMissedDays bool
 
+	// Realism switches, all off at zero (then the output is exactly what
+	// it was before they existed). Real counties are less regular than
+	// the model above; these make the synthetic data as hard to forecast.
+	//
+	// TimingSpread is the standard deviation, in days, of a per-area
+	// shift of the intervention day: waves turn at different times in
+	// different areas.
+	TimingSpread float64
+	// DetectionDrift is the daily standard deviation of a per-area random
+	// walk of the log reporting rate (testing that expands or shrinks):
+	// reported cases drift away from infections.
+	DetectionDrift float64
+	// DetectionTrend is the daily change of every area's log reporting
+	// rate from Start on (−0.02: a fifth fewer infections reported
+	// after 11 days, as when testing winds down).
+	DetectionTrend float64
+	// ReportingNoise is the log-scale standard deviation of a per-area,
+	// per-day factor on the share of the backlog reported (overdispersed
+	// reporting: batches, audits, late labs).
+	ReportingNoise float64
+
 	// PopulationMedian and PopulationSigma are the median and log-scale
 	// spread of the log-normal area populations, which are then clipped
 	// to [MinPopulation, MaxPopulation]. Default 150,000, 1.0, 20,000
@@ -194,6 +215,14 @@ func (o Options) withDefaults() (Options, error) {
 		return o, bad("Coupling", o.Coupling, "0 … 1")
 	case !in(o.ReportingRate, 1e-9, 1):
 		return o, bad("ReportingRate", o.ReportingRate, "in (0, 1]")
+	case !in(o.TimingSpread, 0, 60):
+		return o, bad("TimingSpread", o.TimingSpread, "0 … 60 days")
+	case !in(o.DetectionDrift, 0, 1):
+		return o, bad("DetectionDrift", o.DetectionDrift, "0 … 1")
+	case !in(o.DetectionTrend, -0.2, 0.2):
+		return o, bad("DetectionTrend", o.DetectionTrend, "−0.2 … 0.2")
+	case !in(o.ReportingNoise, 0, 3):
+		return o, bad("ReportingNoise", o.ReportingNoise, "0 … 3")
 	case !in(o.MissedDayRate, 0, 0.5):
 		return o, bad("MissedDayRate", o.MissedDayRate, "0 … 0.5")
 	case !in(o.PopulationMedian, 1, 1e9):
@@ -270,6 +299,15 @@ func Generate(opt Options) (*series.Dataset, []Area, error) {
 		S[i] = a.Population - I[i] - E[i]
 		mult[i] = math.Exp(0.1*rng.NormFloat64() - 0.005)
 	}
+	// Realism: drawn only when switched on, so that the default stream
+	// (and output) is unchanged.
+	shift := make([]int, n)
+	logDetect := make([]float64, n)
+	if o.TimingSpread > 0 {
+		for i := range shift {
+			shift[i] = int(math.Round(o.TimingSpread * rng.NormFloat64()))
+		}
+	}
 
 	pEI := 1 - math.Exp(-1/o.IncubationDays)
 	pIR := 1 - math.Exp(-1/o.InfectiousDays)
@@ -289,12 +327,15 @@ func Generate(opt Options) (*series.Dataset, []Area, error) {
 	}
 	prev := make([]float64, n)
 	for t := -o.BurnIn; t < o.Days; t++ {
-		R := o.R0
-		if !o.NoIntervention {
-			phase := math.Min(math.Max(float64(t-o.InterventionDay+1)/float64(o.InterventionRamp), 0), 1)
-			R *= 1 - o.InterventionEffect*phase
+		rAt := func(day int) float64 {
+			R := o.R0
+			if !o.NoIntervention {
+				phase := math.Min(math.Max(float64(t-day+1)/float64(o.InterventionRamp), 0), 1)
+				R *= 1 - o.InterventionEffect*phase
+			}
+			return R
 		}
-		beta := R / o.InfectiousDays
+		beta := rAt(o.InterventionDay) / o.InfectiousDays
 		for i, a := range areas {
 			prev[i] = I[i] / a.Population
 		}
@@ -308,6 +349,10 @@ func Generate(opt Options) (*series.Dataset, []Area, error) {
 				}
 				mixed = (1-coupling)*prev[i] + coupling*out
 			}
+			beta := beta
+			if shift[i] != 0 {
+				beta = rAt(o.InterventionDay+shift[i]) / o.InfectiousDays
+			}
 			lambda := beta * mult[i] * mixed
 			newE := bin(S[i], 1-math.Exp(-lambda))
 			newI := bin(E[i], pEI)
@@ -318,11 +363,23 @@ func Generate(opt Options) (*series.Dataset, []Area, error) {
 
 			// Reporting: thin the newly infectious, then release the
 			// backlog by weekday (Sunday dip, Monday catch-up).
-			pending[i] += bin(newI, o.ReportingRate)
+			rate := o.ReportingRate
+			if o.DetectionDrift > 0 {
+				logDetect[i] += o.DetectionDrift * rng.NormFloat64()
+			}
+			if o.DetectionDrift > 0 || o.DetectionTrend != 0 {
+				rate = math.Min(1, rate*math.Exp(logDetect[i]+o.DetectionTrend*float64(max(t, 0))))
+			}
+			pending[i] += bin(newI, rate)
 			missed := !o.NoMissedDays && rng.Float64() < o.MissedDayRate*math.Min(1, 1e5/a.Population)
 			reported := 0.0
 			if !missed {
-				reported = bin(pending[i], o.WeekdayReporting[weekday])
+				share := o.WeekdayReporting[weekday]
+				if o.ReportingNoise > 0 {
+					sd := o.ReportingNoise
+					share = math.Min(1, share*math.Exp(sd*rng.NormFloat64()-sd*sd/2))
+				}
+				reported = bin(pending[i], share)
 			}
 			pending[i] -= reported
 			if t >= 0 {

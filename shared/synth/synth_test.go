@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"reflect"
 	"sort"
@@ -254,6 +255,10 @@ func TestOptionsErrors(t *testing.T) {
 		{MinPopulation: 5e5, MaxPopulation: 1e5},
 		{BurnIn: -1},
 		{MissedDayRate: 0.9},
+		{TimingSpread: -1},
+		{DetectionDrift: math.NaN()},
+		{DetectionTrend: 0.5},
+		{ReportingNoise: 4},
 	} {
 		if _, _, err := Generate(o); !errors.Is(err, ErrOption) {
 			t.Errorf("%+v: got %v, want ErrOption", o, err)
@@ -325,5 +330,48 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The realism switches change the data when on, and draw nothing when off:
+// the same seed without them gives, bit for bit, the data it gave before
+// they existed (the hash below was computed with that earlier code).
+func TestRealismSwitches(t *testing.T) {
+	pinned, _ := generate(t, Options{Areas: 50, Seed: 5})
+	h := fnv.New64()
+	for _, r := range pinned.Regions {
+		fmt.Fprint(h, r.Cases)
+	}
+	if got := h.Sum64(); got != 1288767077805498505 {
+		t.Errorf("default output changed: hash %d", got)
+	}
+	base, _ := generate(t, Options{Areas: 30, Seed: 9})
+	total := func(d *series.Dataset) float64 {
+		s := 0.0
+		for _, r := range d.Regions {
+			for _, v := range r.Cases {
+				s += v
+			}
+		}
+		return s
+	}
+	for _, o := range []Options{{TimingSpread: 7}, {DetectionDrift: 0.05}, {ReportingNoise: 0.8}, {DetectionTrend: -0.02}} {
+		o.Areas, o.Seed = 30, 9
+		d, _ := generate(t, o)
+		if reflect.DeepEqual(d, base) {
+			t.Errorf("%+v: same data as without the switch", o)
+		}
+		for _, r := range d.Regions {
+			for i, v := range r.Cases {
+				if v < 0 || v != math.Trunc(v) || math.IsNaN(v) {
+					t.Fatalf("%+v: %s day %d: %v cases", o, r.Name, i, v)
+				}
+			}
+		}
+	}
+	// Testing that winds down reports fewer cases.
+	down, _ := generate(t, Options{Areas: 30, Seed: 9, DetectionTrend: -0.02})
+	if !(total(down) < 0.8*total(base)) {
+		t.Errorf("detection trend −0.02/day: %v cases, without %v", total(down), total(base))
 	}
 }

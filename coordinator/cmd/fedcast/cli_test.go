@@ -235,7 +235,7 @@ func TestSimulatePresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := v.Config
-	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 10 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 || c.Damping != 0.5 ||
+	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 5 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 || c.Damping != 0.5 ||
 		len(c.Model) != 3 || c.Model[1] != 16 || c.Accountant != "rdp" {
 		t.Errorf("default design not applied: %+v", c)
 	}
@@ -250,7 +250,7 @@ func TestStudyNewPresets(t *testing.T) {
 		preset string
 		want   []string
 	}{
-		{"default", []string{`"features": "log-change"`, `"rounds": 10`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
+		{"default", []string{`"features": "log-change"`, `"rounds": 5`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
 		{"paper", []string{`"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
 	} {
 		out := filepath.Join(dir, tc.preset+".json")

@@ -75,7 +75,8 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if st.InsecureSeed {
 		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee)")
 	}
-	obs := session.Observer{}
+	printStrategy(out, st)
+	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
 	if !*quiet {
 		obs.Sent = func(o session.Outgoing) {
 			fmt.Fprintf(out, "sent %s (round %d): %d bytes\n", o.Type, o.Round, o.Bytes)
@@ -102,7 +103,8 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
-		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.Model()))
+		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
+	printExampleBudget(env.Stdout, s)
 	fcs, cov, ferr := session.Forecasts(st, data, s.Model())
 	printForecasts(env.Stdout, st, fcs, cov, ferr)
 	if *hubOut != "" {
@@ -115,7 +117,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "wrote the forecast of %d areas to %s (7 quantiles each)\n", len(fcs), *hubOut)
 	}
 	if *modelOut != "" {
-		w := s.Model()
+		w := s.GlobalModel() // the released model (an MR-MTL personal model stays out of files)
 		return writeJSONFile(env, *modelOut, struct {
 			Round       int       `json:"round"`
 			Layers      []int     `json:"layers"`

@@ -32,12 +32,16 @@ const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD
         --learning-rate LR --hidden LIST --features log-change|counts --damping D --delta 1e-5
         --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR
         --point-forecast model|persistence --hub DIR]
+       [--strategy fedavg|cyclic --noise-schedule SPEC]
 
 --preset default (fedcast's design: log-change features anchored at the
 no-change forecast, MLP 10-16-1, T=10, every area every round, E=30, S=0.5,
 lr=0.01, forecast change damped by 0.5) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
 lr=0.001); the other flags override single settings of the preset.
-Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).`
+Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).` + simulateStrategyUsage + `
+--noise-schedule gives each round its own noise multiplier, composed exactly:
+constant (default), linear:r, step:j,r, geometric:r (r = last round's c over
+the first's; the scale is calibrated to each ε) or an explicit list c1,c2,…,cT.`
 
 func runSimulate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "simulate", simulateUsage)
@@ -68,12 +72,21 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")
 	point := fs.String("point-forecast", experiment.PointModel, "point forecaster the quantile forecasts wrap: model (the trained model) or persistence (last value; no training)")
 	hubDir := fs.String("hub", "", "write the first run's test-period quantile forecasts per ε as hub CSV files into this directory")
+	readStrategy := strategyFlags(fs)
+	noiseSchedule := fs.String("noise-schedule", privacy.RuleConstant, "per-round noise multipliers: constant, linear:r, step:j,r, geometric:r or c1,c2,…,cT")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	strategy, err := readStrategy()
+	if err != nil {
 		return err
 	}
 	kind, err := privacy.ParseAccountantKind(*acct)
 	if err != nil {
 		return usagef("use --accountant rdp or --accountant pld", "%v", err)
+	}
+	if _, err := privacy.ParseSchedule(*noiseSchedule); err != nil {
+		return usagef("e.g. --noise-schedule linear:0.5 (less noise in the last round) or --noise-schedule step:5,0.8", "%v", err)
 	}
 	eps, err := parseEpsilons(*epsList)
 	if err != nil {
@@ -139,6 +152,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
 		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,
 		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
+		StrategyOptions: strategy, NoiseSchedule: *noiseSchedule,
 	}
 	if cfg.Split, err = series.ParseSplit(*split); err != nil {
 		return usagef("use --split temporal or --split random", "%v", err)

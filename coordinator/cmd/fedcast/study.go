@@ -50,6 +50,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	length := fs.Duration("round-length", study.DefaultRoundLength, "round length L: rounds open every L on a fixed public schedule; updates are taken until L minus the slack (L/10)")
 	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution, less noise for the same ε)")
+	fs.StringVar(&f.NoiseSchedule, "noise-schedule", "", "per-round noise multipliers: constant (default), linear:r, step:j,r, geometric:r or c1,c2,…,cT (docs/strategies.md)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -97,6 +98,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	c, _ := file.Calibrate()
+	cs, _ := file.CalibrateSchedule()
 	b, err := file.Marshal()
 	if err != nil {
 		return err
@@ -118,6 +120,10 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	w := env.Stdout
 	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
 		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
+	if cs != nil {
+		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
+			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
+	}
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
 	fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256).")
 	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")

@@ -1,0 +1,78 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/privacy"
+)
+
+// checkStrategy validates the strategy and noise schedule of cfg and
+// returns the parsed schedule.
+func (c *Config) checkStrategy() (privacy.Schedule, error) {
+	sched, err := privacy.ParseSchedule(c.NoiseSchedule)
+	if err != nil {
+		return privacy.Schedule{}, fmt.Errorf("experiment: --noise-schedule: %w", err)
+	}
+	if _, err := sched.Shape(c.Rounds); err != nil {
+		return privacy.Schedule{}, fmt.Errorf("experiment: --noise-schedule: %w", err)
+	}
+	c.NoiseSchedule = sched.String()
+	return sched, nil
+}
+
+// calibrate sets r's per-round noise multipliers for target ε eps: the
+// schedule at the smallest scale that meets eps, composed exactly at
+// sampling rate q (q = 1 for cyclic FL: each client's own T hand-offs, no
+// sampling). NoiseMultiplier is the smallest of them (the constant c
+// without a schedule) and EpsilonSpent the exact composition.
+func (c *Config) calibrate(r *Result, sched privacy.Schedule, eps, q float64) error {
+	cs, err := sched.Calibrate(c.Accountant, eps, c.Delta, q, c.Rounds)
+	if err != nil {
+		return fmt.Errorf("experiment: ε=%v: %w", eps, err)
+	}
+	least := cs[0]
+	for _, v := range cs {
+		least = min(least, v)
+	}
+	r.NoiseMultiplier = least
+	if !sched.IsConstant() {
+		r.NoiseSchedule = cs
+	}
+	if sched.IsConstant() && c.Accountant == privacy.AccountantRDP {
+		spent, order := privacy.Epsilon(q, least, c.Rounds, c.Delta)
+		r.EpsilonSpent, r.Order = fl.JSONFloat(spent), order
+		return nil
+	}
+	spent, err := privacy.ScheduleEpsilon(c.Accountant, q, cs, c.Delta)
+	if err != nil {
+		return fmt.Errorf("experiment: ε=%v: %w", eps, err)
+	}
+	r.EpsilonSpent = fl.JSONFloat(spent)
+	return nil
+}
+
+// run trains one study with cfg's strategy and returns the final model:
+// sim as it is for FedAvg, or a cyclic study with sim's model, setting,
+// clients and seed (sim.OnRound sees each round's record and model).
+func (c *Config) run(ctx context.Context, sim *fl.Simulation) ([]float64, error) {
+	if c.Strategy == fl.Cyclic {
+		cyc := &fl.CyclicSimulation{
+			Model: sim.Model, Config: sim.Config, Clients: sim.Clients, Initial: sim.Initial,
+			Epsilon: sim.Epsilon, Delta: sim.Delta, Seed: sim.Seed,
+			OnRound: func(e fl.CyclicEvent, g []float64) {
+				if sim.OnRound != nil {
+					sim.OnRound(fl.Event{Round: e.Round, SampleRate: 1, NoiseMultiplier: e.NoiseMultiplier, Epsilon: e.Epsilon, Delta: e.Delta}, g)
+				}
+			},
+		}
+		w, _, err := cyc.Run(ctx)
+		return w, err
+	}
+	srv, err := sim.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return srv.Global, nil
+}

@@ -1,0 +1,72 @@
+package session
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// checkPrivacy checks a study's privacy parameters before this LHA takes
+// part: the strategy is one this client runs (DP-FedAvg or MR-MTL; cyclic
+// FL has no live protocol yet), and the study's
+// T rounds, at c or with a noise schedule at c_1 … c_T, stay within the
+// announced (ε, δ) by the announced accountant. A schedule must hold T
+// valid multipliers whose smallest is c (fl.Config.Validate), and its ε is
+// the exact composition of its rounds.
+func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
+	if s, err := fl.ParseStrategy(st.Strategy); err != nil || s == fl.Cyclic {
+		return fmt.Errorf("strategy %q: this client takes part in DP-FedAvg and MR-MTL studies only", st.Strategy)
+	}
+	p := privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier,
+		ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}
+	if len(st.NoiseSchedule) == 0 {
+		return p.Validate()
+	}
+	if math.IsInf(st.Epsilon, 1) {
+		return fmt.Errorf("a noise schedule in a study without a finite ε")
+	}
+	for _, err := range []error{privacy.CheckEpsilon(st.Epsilon), privacy.CheckDelta(st.Delta), privacy.CheckSampleRate(st.SampleRate),
+		privacy.CheckClipNorm(st.ClipNorm), privacy.CheckRounds(st.Rounds)} {
+		if err != nil {
+			return err
+		}
+	}
+	cfg, err := st.FLConfig()
+	if err != nil {
+		return err
+	}
+	cfg.Accountant = kind
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	eps, err := privacy.EpsilonFor(kind, cfg.PrivacyEvents(st.Rounds), st.Delta)
+	if err != nil {
+		return err
+	}
+	if !(eps <= st.Epsilon) {
+		return fmt.Errorf("%w: the noise schedule's %d rounds give ε=%.6g at δ=%g (%s accountant), above the announced ε=%g",
+			privacy.ErrBudgetExhausted, st.Rounds, eps, st.Delta, kind, st.Epsilon)
+	}
+	return nil
+}
+
+// noiseAt returns the noise multiplier the study announced for round
+// (1-based): c_round of its noise schedule, or its one c.
+func noiseAt(st protocol.Study, round int) float64 {
+	if round >= 1 && round <= len(st.NoiseSchedule) {
+		return st.NoiseSchedule[round-1]
+	}
+	return st.NoiseMultiplier
+}
+
+// studyEvents returns the privacy events of the study's first rounds
+// rounds at the announced q and c_t.
+func studyEvents(st protocol.Study, rounds int) []privacy.Event {
+	if len(st.NoiseSchedule) == 0 {
+		return []privacy.Event{{SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, Rounds: rounds}}
+	}
+	return privacy.ScheduleEvents(st.SampleRate, st.NoiseSchedule[:min(rounds, len(st.NoiseSchedule))])
+}

@@ -1,0 +1,64 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/fedcast/fedcast/shared/session"
+)
+
+// The LHA's own example-level budget when the study runs local DP-SGD
+// (docs/strategies.md): the session's accountant computes it, the page
+// only shows it.
+
+// watchExampleBudget remembers where to read the budget from (a session
+// that has one) and reads it once, before training. The caller holds the
+// render lock (Join runs in the button's handler).
+func (s *JoinState) watchExampleBudget(sess Session) {
+	src, ok := sess.(interface {
+		ExampleBudget() (session.ExampleBudget, bool)
+	})
+	if !ok {
+		return
+	}
+	s.exampleSource = src.ExampleBudget
+	if b, ok := src.ExampleBudget(); ok {
+		s.ExampleBudget = &b
+	}
+}
+
+// refreshExampleBudget copies the session's example-level budget into
+// the state (after each round).
+func (s *JoinState) refreshExampleBudget() {
+	s.lock()
+	src := s.exampleSource
+	s.unlock()
+	if src == nil {
+		return
+	}
+	b, ok := src()
+	if !ok {
+		return
+	}
+	s.lock()
+	s.ExampleBudget = &b
+	s.unlock()
+}
+
+// exampleBudgetWords says what the LHA's own example-level budget is and
+// how much of it this browser has spent ("" without local DP-SGD).
+func (s *JoinState) exampleBudgetWords() string {
+	b := s.ExampleBudget
+	if b == nil {
+		return ""
+	}
+	return fmt.Sprintf(" This study also protects each of your training windows inside this browser (local DP-SGD): "+
+		"your authority's own example-level budget is ε = %s (δ = %g), of which this browser has spent ε = %s in %d of %d training steps. "+
+		"This is a separate guarantee, per window of your data, counted here only.",
+		FormatEpsilon(b.Epsilon), b.Delta, FormatEpsilon(b.Spent), b.Steps, b.MaxSteps)
+}
+
+// exampleSkipWords explains a round sat out for the example-level budget.
+func exampleSkipWords(k session.Skip) string {
+	return fmt.Sprintf("Round %d: you were picked, but nothing was sent: another round of training would take your own example-level budget past ε = %s "+
+		"(spent so far: ε = %s). Your data took no part in it, and the study goes on without you.", k.Round, FormatEpsilon(k.Limit), FormatEpsilon(k.Epsilon))
+}

@@ -1,0 +1,43 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/session"
+)
+
+type budgetSession struct {
+	Session
+	b  session.ExampleBudget
+	ok bool
+}
+
+func (f *budgetSession) ExampleBudget() (session.ExampleBudget, bool) { return f.b, f.ok }
+
+// TestExampleBudgetWords: the page states the LHA's own example-level
+// budget and spending when the session has local DP-SGD, and nothing
+// about it otherwise.
+func TestExampleBudgetWords(t *testing.T) {
+	s := &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Epsilon: 3}}}
+	c := &JoinPage{S: s}
+	s.watchExampleBudget(&budgetSession{ok: false}) // no Env: no lock to hold
+	if w := c.limitRunWords(); strings.Contains(w, "example-level") {
+		t.Errorf("without local DP-SGD: %q", w)
+	}
+	f := &budgetSession{b: session.ExampleBudget{Epsilon: 5, Delta: 1e-5, MaxSteps: 300}, ok: true}
+	s.watchExampleBudget(f)
+	f.b.Spent, f.b.Steps = 2.5, 60
+	s.refreshExampleBudget()
+	w := c.limitRunWords()
+	for _, want := range []string{"example-level budget is ε = 5", "spent ε = 2.5", "60 of 300 training steps", "separate guarantee"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("%q lacks %q", w, want)
+		}
+	}
+	k := c.skipWords(session.Skip{Round: 4, Epsilon: 4.9, Limit: 5, Example: true})
+	if !strings.Contains(k, "Round 4") || !strings.Contains(k, "example-level budget past ε = 5") {
+		t.Errorf("skip words %q", k)
+	}
+}
