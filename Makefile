@@ -9,7 +9,7 @@ GOROOT  := $(shell $(GO) env GOROOT)
 SIMD    := GOEXPERIMENT=simd
 WASMEXEC_DIR := $(GOROOT)/lib/wasm
 
-.PHONY: all build web run test test-wasm bench vet fmt clean
+.PHONY: all build web worker run test test-wasm bench vet fmt clean
 
 all: build
 
@@ -22,6 +22,17 @@ build: web
 web:
 	$(GO) generate ./ui/...
 	$(GO) run ./wasm/webbuild/cmd/webbuild -go $(GO) -o $(WEB)
+
+## worker: the Cloudflare worker in bin/worker (app.wasm, wasm_exec.js, worker.mjs,
+## workerd.capnp); docs/deploy-cloudflare.md runs it under workerd or deploys it
+WORKER := $(BIN)/worker
+worker:
+	mkdir -p $(WORKER)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(WORKER)/app.wasm ./coordinator/worker
+	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode go -o $(WORKER)/assets
+	cp $(WORKER)/assets/wasm_exec.js $(WORKER)/wasm_exec.js
+	rm -rf $(WORKER)/assets
+	cp coordinator/worker/js/worker.mjs coordinator/worker/workerd.capnp $(WORKER)/
 
 ## run: the built-in demo (coordinator + simulated LHAs + a seat for you in the browser)
 run: build

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/coordinator/worker/object"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+var now = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+func initEnvelope(t *testing.T, blobs ...[]byte) []byte {
+	t.Helper()
+	b, err := object.EncodeEnvelope(map[string]int64{"now": now.UnixMilli()}, blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newHandler(t *testing.T) (*handler, *study.Secrets) {
+	t.Helper()
+	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Epsilon: 4, Rounds: 2,
+		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &handler{}
+	out, err := h.Do(Request{Op: "init", Now: now, Data: initEnvelope(t, raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := object.DecodeEffects(out)
+	if err != nil || fx.State == nil {
+		t.Fatalf("init: %v, state %v", err, fx != nil && fx.State != nil)
+	}
+	return h, sec
+}
+
+func get(h *handler, path, token string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestCallsBeforeInitAndBadInit(t *testing.T) {
+	h := &handler{}
+	if _, err := h.Do(Request{Op: "alarm", Now: now}); err == nil {
+		t.Error("an alarm before init was taken")
+	}
+	if w := get(h, "/api/status", ""); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("status before init: %d", w.Code)
+	}
+	if _, err := h.Do(Request{Op: "init", Now: now, Data: []byte("not an envelope")}); !errors.Is(err, object.ErrEnvelope) {
+		t.Errorf("bad envelope: %v", err)
+	}
+	_, err := h.Do(Request{Op: "init", Now: now, Data: initEnvelope(t, []byte(`{"version":1}`))})
+	if err == nil || !strings.Contains(err.Error(), "cannot open the study") {
+		t.Errorf("invalid study file: %v", err)
+	}
+	if w := get(h, "/api/status", ""); w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "cannot open the study") {
+		t.Errorf("status after a failed init: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	h, sec := newHandler(t)
+	w := get(h, "/api/status", "")
+	var st protocol.Status
+	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &st) != nil || st.State != protocol.StateWaiting || st.Clients != 2 {
+		t.Fatalf("status: %d %s", w.Code, w.Body)
+	}
+	for _, p := range []string{"/api/admin/status", "/api/admin/model", "/api/admin/state"} {
+		if w := get(h, p, ""); w.Code != http.StatusUnauthorized {
+			t.Errorf("%s without a token: %d", p, w.Code)
+		}
+		if w := get(h, p, sec.LHAs[0]); w.Code != http.StatusUnauthorized {
+			t.Errorf("%s with an LHA's token: %d", p, w.Code)
+		}
+		if w := get(h, p, sec.Admin); w.Code != http.StatusOK || !json.Valid(w.Body.Bytes()) {
+			t.Errorf("%s with the admin token: %d", p, w.Code)
+		}
+	}
+	var m object.Model
+	if err := json.Unmarshal(get(h, "/api/admin/model", sec.Admin).Body.Bytes(), &m); err != nil || m.ModelSHA256 != protocol.HashHex(m.Weights) || m.Round != 0 || m.Final {
+		t.Errorf("model: %v %+v", err, m)
+	}
+	if w := get(h, "/nope", ""); w.Code != http.StatusNotFound {
+		t.Errorf("unknown route: %d", w.Code)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/web/csp", strings.NewReader(`<html><script>go()</script></html>`))
+	rw := httptest.NewRecorder()
+	h.ServeHTTP(rw, r)
+	if !strings.Contains(rw.Body.String(), "'sha256-") || !strings.Contains(rw.Body.String(), "frame-ancestors 'none'") {
+		t.Errorf("csp: %s", rw.Body)
+	}
+}
+
+func TestConnectRefusesForeignOrigin(t *testing.T) {
+	h, sec := newHandler(t)
+	_, err := h.Do(Request{Op: "connect", Conn: 1, Now: now, Origin: "https://evil.example", Host: "fedcast.example"})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("foreign origin: %v", err)
+	}
+	if _, err := h.Do(Request{Op: "connect", Conn: 2, Now: now, Origin: "https://fedcast.example", Host: "fedcast.example"}); err != nil {
+		t.Fatal(err)
+	}
+	_, hb, _ := protocol.Encode(&protocol.Hello{Token: sec.LHAs[0]})
+	out, err := h.Do(Request{Op: "message", Conn: 2, Now: now, Data: hb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := object.DecodeEffects(out)
+	if err != nil || len(fx.Sends) != 1 || fx.Sends[0].Conn != 2 || !strings.Contains(string(fx.Sends[0].Data), `"welcome"`) {
+		t.Fatalf("hello: %v %+v", err, fx)
+	}
+	if _, err := h.Do(Request{Op: "bogus", Now: now}); err == nil {
+		t.Error("an unknown call was taken")
+	}
+}

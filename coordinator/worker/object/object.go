@@ -1,0 +1,415 @@
+package object
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// MaxReceivedMessage is the platform's limit on one websocket message a
+// Durable Object receives (SQLite-backed objects: 32 MiB). A study whose
+// update frame would be larger is refused when the object starts.
+const MaxReceivedMessage = 32 << 20
+
+// Websocket close codes the object asks for.
+const (
+	CloseNormal          = 1000
+	ClosePolicyViolation = 1008
+	CloseTooBig          = 1009
+	CloseInternal        = 1011
+)
+
+// Send is one frame for connection Conn.
+type Send struct {
+	Conn   int
+	Binary bool
+	Data   []byte
+}
+
+// Close asks to close connection Conn (after its sends of the same call).
+type Close struct {
+	Conn   int
+	Code   int
+	Reason string
+}
+
+// Effects are what a call asks the Durable Object to do, in this order:
+// store State (when not nil) and wait for it to be durable, then the
+// sends in order, then the closes, then set the alarm to Alarm (zero: no
+// alarm). Log lines are for the worker's log.
+type Effects struct {
+	State  []byte
+	Sends  []Send
+	Closes []Close
+	Alarm  time.Time
+	Log    []string
+}
+
+func (fx *Effects) send(c int, binary bool, b []byte) {
+	fx.Sends = append(fx.Sends, Send{Conn: c, Binary: binary, Data: b})
+}
+
+func (fx *Effects) logf(format string, a ...any) {
+	fx.Log = append(fx.Log, fmt.Sprintf(format, a...))
+}
+
+// conn is one accepted websocket.
+type conn struct {
+	lha   int // -1 until its hello
+	since time.Time
+}
+
+// Object is one study's Durable Object in memory: the connections and
+// the study's Coordinator. It is not safe for concurrent use: the Durable
+// Object calls it one event at a time.
+type Object struct {
+	file   *study.File
+	tokens *study.Tokens
+	eng    *study.Engine
+	co     *study.Coordinator
+	store  *study.MemStore
+	saved  int // store.Changes last handed out in Effects.State
+	limit  int64
+	next   study.Next
+	broken error
+
+	conns map[int]*conn
+	lhas  map[int]int // LHA → its connection
+
+	fx *Effects // the effects of the call in progress (the Transport writes here)
+}
+
+// New opens the study described by the study file raw (its JSON bytes)
+// on the state bytes stored by an earlier call (nil for a new study) at
+// time now. The returned effects hold the initial state to store and the
+// first alarm.
+func New(raw, stored []byte, now time.Time) (*Object, *Effects, error) {
+	f, err := study.Parse(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := &Object{file: f, tokens: study.NewTokens(f), store: &study.MemStore{}, conns: map[int]*conn{}, lhas: map[int]int{}}
+	if stored != nil {
+		st := &study.State{}
+		if err := st.UnmarshalBinary(stored); err != nil {
+			return nil, nil, fmt.Errorf("object: the stored state: %w", err)
+		}
+		o.store.S = st
+	}
+	o.eng, err = study.Open(f, raw, o.store, &study.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		return nil, nil, err
+	}
+	o.limit = protocol.FrameSize(len(o.eng.Global()))
+	if o.limit > MaxReceivedMessage {
+		return nil, nil, fmt.Errorf("object: the study's model has %d parameters: an update frame of %d bytes exceeds the platform's %d-byte websocket message limit", len(o.eng.Global()), o.limit, MaxReceivedMessage)
+	}
+	fx := &Effects{}
+	o.fx = fx
+	defer func() { o.fx = nil }()
+	o.co, err = study.NewCoordinator(o.eng, study.DriverOptions{Transport: transport{o}, Logger: slog.New(logHandler{o})}, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.tick(now)
+	return o, o.finishCall(fx), nil
+}
+
+// call runs f with fx as the call's effects.
+func (o *Object) call(f func()) *Effects {
+	fx := &Effects{}
+	o.fx = fx
+	defer func() { o.fx = nil }()
+	f()
+	return o.finishCall(fx)
+}
+
+// tick runs the Coordinator's schedule at now.
+func (o *Object) tick(now time.Time) {
+	if o.broken != nil {
+		return
+	}
+	next, err := o.co.Tick(now)
+	if err != nil {
+		o.broken = err
+		o.fx.logf("the study stops: %v", err)
+		o.next = study.Next{}
+		return
+	}
+	o.next = next
+}
+
+// finishCall completes fx: the state bytes if the store changed, and the
+// next alarm.
+func (o *Object) finishCall(fx *Effects) *Effects {
+	if o.store.S != nil && o.store.Changes != o.saved {
+		b, err := o.store.S.MarshalBinary()
+		if err != nil {
+			o.broken = err
+			fx.logf("cannot encode the state: %v", err)
+		} else {
+			fx.State, o.saved = b, o.store.Changes
+		}
+	}
+	fx.Alarm = o.next.At
+	return fx
+}
+
+// Alarm runs what the schedule has due at now (the Durable Object's
+// alarm). An alarm with nothing due, a repeat or an early one, changes
+// nothing.
+func (o *Object) Alarm(now time.Time) *Effects { return o.call(func() { o.tick(now) }) }
+
+// waiting reports whether the schedule waits for LHAs rather than for a
+// time that has come: then a join or a leave may start it (the start
+// quorum, or the quorum after a restart). When the alarm's time has come,
+// the alarm does it: an arrival never moves the schedule.
+func (o *Object) waiting(now time.Time) bool {
+	return !o.next.Finished && (o.next.At.IsZero() || now.Before(o.next.At))
+}
+
+// Status returns the public status (a snapshot taken at schedule ticks).
+func (o *Object) Status() protocol.Status { return o.co.Status() }
+
+// ReadLimit is the largest frame an authenticated connection may send.
+func (o *Object) ReadLimit() int64 { return o.limit }
+
+// StateBytes returns the committed state as stored.
+func (o *Object) StateBytes() ([]byte, error) { return o.store.S.MarshalBinary() }
+
+// Admin reports whether token is the study's admin token.
+func (o *Object) Admin(token string) bool { return token != "" && o.tokens.Admin(token) }
+
+// Model is the admin's GET /api/admin/model answer, the same JSON as
+// serve's.
+type Model struct {
+	Round       int       `json:"round"`
+	Final       bool      `json:"final"`
+	Layers      []int     `json:"layers"`
+	ModelSHA256 string    `json:"model_sha256"`
+	Weights     []float64 `json:"weights"`
+}
+
+// Model returns the committed global model.
+func (o *Object) Model() Model {
+	rounds, _, finished, g := o.co.Committed()
+	return Model{Round: rounds, Final: finished != "", Layers: o.eng.Study.Layers, ModelSHA256: protocol.HashHex(g), Weights: g}
+}
+
+// AdminStatus returns the admin-only status.
+func (o *Object) AdminStatus() protocol.AdminStatus {
+	st, open := o.co.Admin()
+	a := protocol.AdminStatus{Status: st, Enrolled: len(o.file.LHAs), Online: len(o.lhas), OpenRound: open,
+		Participation: []protocol.Participation{}}
+	for i, l := range o.file.LHAs {
+		x := protocol.AdminLHA{Name: l.Name}
+		if c, ok := o.lhas[i]; ok {
+			x.Online = true
+			s := o.conns[c].since
+			x.OnlineSince = &s
+		}
+		a.LHAs = append(a.LHAs, x)
+	}
+	if s := o.store.S; s != nil {
+		a.Participation = append(a.Participation, s.Participation...)
+	}
+	return a
+}
+
+// CheckOrigin decides whether a websocket from a page at origin (empty:
+// not a browser) may open against host (the request's Host): the
+// coordinator's own host, or one of the study's origin patterns.
+func (o *Object) CheckOrigin(origin, host string) error {
+	if origin == "" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("object: bad Origin %q", origin)
+	}
+	if strings.EqualFold(u.Host, host) {
+		return nil
+	}
+	for _, p := range o.file.Origins {
+		target := u.Host
+		if strings.Contains(p, "://") {
+			target = origin
+		}
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("object: origin %s is not allowed (add it to the study's origins)", origin)
+}
+
+// Connect records a new websocket c (not authenticated yet).
+func (o *Object) Connect(c int, now time.Time) *Effects {
+	return o.call(func() { o.conns[c] = &conn{lha: -1, since: now} })
+}
+
+// Disconnect forgets connection c.
+func (o *Object) Disconnect(c int, now time.Time) *Effects {
+	return o.call(func() {
+		k, ok := o.conns[c]
+		if !ok {
+			return
+		}
+		o.drop(c)
+		if k.lha >= 0 && o.waiting(now) {
+			o.tick(now)
+		}
+	})
+}
+
+func (o *Object) drop(c int) {
+	if k, ok := o.conns[c]; ok && k.lha >= 0 && o.lhas[k.lha] == c {
+		delete(o.lhas, k.lha)
+	}
+	delete(o.conns, c)
+}
+
+func encodeErr(code protocol.Code, round int, format string, a ...any) []byte {
+	_, b, err := protocol.Encode(&protocol.Error{Code: code, Round: round, Message: fmt.Sprintf(format, a...)})
+	if err != nil {
+		panic("object: encode error: " + err.Error())
+	}
+	return b
+}
+
+// closeConn sends the error code and closes connection c.
+func (o *Object) closeConn(c int, ws int, code protocol.Code, format string, a ...any) {
+	o.fx.send(c, false, encodeErr(code, 0, format, a...))
+	o.fx.Closes = append(o.fx.Closes, Close{Conn: c, Code: ws, Reason: code.String()})
+	o.drop(c)
+}
+
+// Message handles one frame from connection c at now.
+func (o *Object) Message(c int, binary bool, b []byte, now time.Time) *Effects {
+	return o.call(func() {
+		k, ok := o.conns[c]
+		switch {
+		case !ok:
+		case k.lha < 0:
+			o.hello(c, k, binary, b, now)
+		case int64(len(b)) > o.limit:
+			o.closeConn(c, CloseTooBig, protocol.CodeTooLarge, "a frame of %d bytes is over the limit of %d", len(b), o.limit)
+		case !binary:
+			code, msg := study.TextVerdict(b)
+			if code.Fatal() {
+				o.closeConn(c, ClosePolicyViolation, code, "%s", msg)
+			} else {
+				o.fx.send(c, false, encodeErr(code, 0, "%s", msg))
+			}
+		default:
+			o.co.Frame(k.lha, b, now, func(kind protocol.Kind, b []byte) { o.fx.send(c, kind == protocol.Binary, b) })
+		}
+	})
+}
+
+// hello authenticates connection c.
+func (o *Object) hello(c int, k *conn, binary bool, b []byte, now time.Time) {
+	if binary || len(b) > HelloLimit {
+		o.closeConn(c, ClosePolicyViolation, protocol.CodeHelloExpected, "the first message must be hello")
+		return
+	}
+	m, err := protocol.Decode(protocol.Text, b)
+	if errors.Is(err, protocol.ErrVersion) {
+		o.closeConn(c, ClosePolicyViolation, protocol.CodeVersion, "%s", err.Error())
+		return
+	}
+	h, ok := m.(*protocol.Hello)
+	if err != nil || !ok {
+		o.closeConn(c, ClosePolicyViolation, protocol.CodeHelloExpected, "the first message must be hello")
+		return
+	}
+	lha := o.tokens.LHA(h.Token)
+	if lha < 0 {
+		o.closeConn(c, ClosePolicyViolation, protocol.CodeUnauthorized, "unknown join token")
+		return
+	}
+	if old, ok := o.lhas[lha]; ok && old != c {
+		o.closeConn(old, ClosePolicyViolation, protocol.CodeReplaced, "a newer connection joined with this token")
+	}
+	err = o.co.Join(lha, now, func(msgs []study.Msg) {
+		k.lha, k.since = lha, now
+		o.lhas[lha] = c
+		for _, m := range msgs {
+			o.fx.send(c, m.Kind == protocol.Binary, m.B)
+		}
+	})
+	if err != nil {
+		o.closeConn(c, CloseInternal, protocol.CodeInternal, "cannot welcome: %v", err)
+		return
+	}
+	o.fx.logf("LHA %s joined (%d online)", o.file.LHAs[lha].Name, len(o.lhas))
+	if o.waiting(now) {
+		o.tick(now)
+	}
+}
+
+// HelloLimit is the largest first frame read from a connection.
+const HelloLimit = 4096
+
+// transport is the Coordinator's Transport: frames go into the effects of
+// the call in progress.
+type transport struct{ o *Object }
+
+func (t transport) Send(lha int, k protocol.Kind, b []byte) {
+	if c, ok := t.o.lhas[lha]; ok {
+		t.o.fx.send(c, k == protocol.Binary, b)
+	}
+}
+
+func (t transport) Broadcast(k protocol.Kind, b []byte) {
+	lhas := make([]int, 0, len(t.o.lhas))
+	for lha := range t.o.lhas {
+		lhas = append(lhas, lha)
+	}
+	slices.Sort(lhas)
+	for _, lha := range lhas {
+		t.o.fx.send(t.o.lhas[lha], k == protocol.Binary, b)
+	}
+}
+
+func (t transport) Drop(lha int, reason string) {
+	if c, ok := t.o.lhas[lha]; ok {
+		t.o.fx.Closes = append(t.o.fx.Closes, Close{Conn: c, Code: ClosePolicyViolation, Reason: reason})
+		t.o.drop(c)
+	}
+}
+
+func (t transport) Online(lha int) bool { _, ok := t.o.lhas[lha]; return ok }
+
+func (t transport) Connected() int { return len(t.o.lhas) }
+
+// logHandler turns the Coordinator's log records into the call's log lines.
+type logHandler struct{ o *Object }
+
+func (logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h logHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Level.String())
+	b.WriteString(" ")
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	if h.o.fx != nil {
+		h.o.fx.Log = append(h.o.fx.Log, b.String())
+	}
+	return nil
+}
+
+func (h logHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logHandler) WithGroup(string) slog.Handler      { return h }

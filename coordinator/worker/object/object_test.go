@@ -1,0 +1,369 @@
+package object
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+var t0 = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+// newStudy returns a study file of n LHAs (round length 10 s) and its
+// join tokens.
+func newStudy(t *testing.T, n int) ([]byte, *study.Secrets) {
+	t.Helper()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = string(rune('A' + i))
+	}
+	f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Epsilon: 4, Rounds: 2, ExpectedClients: n,
+		Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, sec
+}
+
+func hello(t *testing.T, token string) []byte {
+	t.Helper()
+	_, b, err := protocol.Encode(&protocol.Hello{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// decode reads the frames fx sends to connection c.
+func decode(t *testing.T, fx *Effects, c int) []protocol.Message {
+	t.Helper()
+	var out []protocol.Message
+	for _, s := range fx.Sends {
+		if s.Conn != c {
+			continue
+		}
+		k := protocol.Text
+		if s.Binary {
+			k = protocol.Binary
+		}
+		m, err := protocol.Decode(k, s.Data)
+		if err != nil {
+			t.Fatalf("frame to %d: %v", c, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func code(m protocol.Message) protocol.Code {
+	if e, ok := m.(*protocol.Error); ok {
+		return e.Code
+	}
+	return 0
+}
+
+func closed(fx *Effects, c int) bool {
+	for _, cl := range fx.Closes {
+		if cl.Conn == c {
+			return true
+		}
+	}
+	return false
+}
+
+// A new study stores its genesis at once, waits for its quorum without an
+// alarm, and starts the schedule (round 1 opens) when the last LHA joins.
+func TestQuorumStartsTheSchedule(t *testing.T) {
+	raw, sec := newStudy(t, 2)
+	o, fx, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fx.State == nil || !fx.Alarm.IsZero() {
+		t.Fatalf("new study: state %d bytes, alarm %v; want the genesis and no alarm", len(fx.State), fx.Alarm)
+	}
+	o.Connect(1, t0)
+	fx = o.Message(1, false, hello(t, sec.LHAs[0]), t0)
+	if ms := decode(t, fx, 1); len(ms) != 1 || ms[0].Type() != protocol.TypeWelcome || !fx.Alarm.IsZero() {
+		t.Fatalf("first join: %+v, alarm %v", ms, fx.Alarm)
+	}
+	at := t0.Add(time.Second)
+	o.Connect(2, at)
+	fx = o.Message(2, false, hello(t, sec.LHAs[1]), at)
+	var starts int
+	for _, c := range []int{1, 2} {
+		for _, m := range decode(t, fx, c) {
+			if rs, ok := m.(*protocol.RoundStart); ok && rs.Round == 1 {
+				starts++
+			}
+		}
+	}
+	if starts != 2 || !fx.Alarm.Equal(at.Add(9*time.Second)) {
+		t.Fatalf("quorum: %d round_starts (m = N: want 2), alarm %v, want the window's close %v", starts, fx.Alarm, at.Add(9*time.Second))
+	}
+	if st := o.Status(); st.State != protocol.StateRunning || st.Schedule.Round != 1 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// Rounds move only with the alarm: each phase at its time, a repeated or
+// early alarm does nothing, and the round is stored (Effects.State) at
+// its commit, before the release one slot later.
+func TestAlarmsAreIdempotentAndCommitBeforeRelease(t *testing.T) {
+	raw, sec := newStudy(t, 2)
+	o, _, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tok := range sec.LHAs {
+		o.Connect(i+1, t0)
+		o.Message(i+1, false, hello(t, tok), t0)
+	}
+	closeAt := t0.Add(9 * time.Second)
+	if fx := o.Alarm(t0.Add(5 * time.Second)); len(fx.Sends) != 0 || fx.State != nil || !fx.Alarm.Equal(closeAt) {
+		t.Fatalf("early alarm: %d sends, state %v, alarm %v", len(fx.Sends), fx.State != nil, fx.Alarm)
+	}
+	// Both LHAs answer, with updates whose numbers are easy to find.
+	var frames [][]byte
+	for i := range sec.LHAs {
+		u := make([]float64, len(o.eng.Global()))
+		for j := range u {
+			u[j] = 0.0123456789 * float64(i+1)
+		}
+		_, b, err := protocol.Encode(&protocol.Update{Round: 1, Weights: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, b)
+		fx := o.Message(i+1, true, b, t0.Add(2*time.Second))
+		if ms := decode(t, fx, i+1); len(ms) != 1 || ms[0].Type() != protocol.TypeAccepted {
+			t.Fatalf("update of LHA %d answered %+v", i, ms)
+		}
+		if fx.State != nil {
+			t.Fatalf("an update changed the stored state")
+		}
+	}
+	fx := o.Alarm(closeAt)
+	// Nothing un-noised is stored: neither an update nor the raw sum.
+	for i, f := range frames {
+		if bytes.Contains(fx.State, f[protocol.HeaderSize:][:64]) ||
+			bytes.Contains(fx.State, []byte(strconv.FormatFloat(0.0123456789*float64(i+1), 'g', -1, 64))) {
+			t.Errorf("the stored state holds LHA %d's update", i)
+		}
+	}
+	if bytes.Contains(fx.State, []byte(strconv.FormatFloat(0.0123456789*3, 'g', -1, 64))) {
+		t.Error("the stored state holds the un-noised sum")
+	}
+	if fx.State == nil || len(fx.Sends) != 0 || !fx.Alarm.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("close: state %v, %d sends (nothing is released before the slot's end), alarm %v", fx.State != nil, len(fx.Sends), fx.Alarm)
+	}
+	var st study.State
+	if err := st.UnmarshalBinary(fx.State); err != nil || st.Rounds() != 1 {
+		t.Fatalf("stored state: %v, %d rounds", err, st.Rounds())
+	}
+	if again := o.Alarm(closeAt); again.State != nil || len(again.Sends) != 0 {
+		t.Fatalf("repeated alarm changed something: %+v", again)
+	}
+	fx = o.Alarm(t0.Add(10 * time.Second))
+	ms := decode(t, fx, 1)
+	if len(ms) < 1 {
+		t.Fatal("nothing released at the slot's end")
+	}
+	rr, ok := ms[0].(*protocol.RoundResult)
+	if !ok || rr.Event.ModelSHA256 != st.Events[0].ModelSHA256 {
+		t.Fatalf("release: %+v; stored model %s", ms, st.Events[0].ModelSHA256)
+	}
+	if again := o.Alarm(t0.Add(10 * time.Second)); len(again.Sends) != 0 || again.State != nil {
+		t.Fatalf("repeated release: %+v", again)
+	}
+}
+
+// A restart resumes from the stored bytes: the committed round is in the
+// welcome and its result is re-sent; the open round was abandoned.
+func TestRestartResumesFromStoredState(t *testing.T) {
+	raw, sec := newStudy(t, 2)
+	o, fx, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := fx.State
+	for i, tok := range sec.LHAs {
+		o.Connect(i+1, t0)
+		if fx := o.Message(i+1, false, hello(t, tok), t0); fx.State != nil {
+			stored = fx.State // t₀
+		}
+	}
+	if fx := o.Alarm(t0.Add(9 * time.Second)); fx.State != nil {
+		stored = fx.State
+	}
+	// The process dies before the release; round 1 is committed.
+	now := t0.Add(30 * time.Second)
+	o2, fx, err := New(raw, stored, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fx.Alarm.IsZero() || fx.Alarm.After(now.Add(time.Duration(10*time.Second))) {
+		t.Fatalf("restart: alarm %v, want the restart grace's end", fx.Alarm)
+	}
+	o2.Connect(7, now)
+	fx = o2.Message(7, false, hello(t, sec.LHAs[1]), now)
+	ms := decode(t, fx, 7)
+	if len(ms) < 2 {
+		t.Fatalf("rejoin got %+v", ms)
+	}
+	w, ok1 := ms[0].(*protocol.Welcome)
+	rr, ok2 := ms[1].(*protocol.RoundResult)
+	if !ok1 || !ok2 || len(w.Log) != 1 || rr.Event.Round != 1 || rr.Event.ModelSHA256 != w.Log[0].ModelSHA256 {
+		t.Fatalf("rejoin: %+v", ms)
+	}
+}
+
+// Connection rules: an unknown token, a binary first frame and a second
+// connection with the same token (which replaces the first).
+func TestConnectionRules(t *testing.T) {
+	raw, sec := newStudy(t, 2)
+	o, _, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Connect(1, t0)
+	if fx := o.Message(1, false, hello(t, "not-a-token"), t0); len(decode(t, fx, 1)) != 1 || code(decode(t, fx, 1)[0]) != protocol.CodeUnauthorized || !closed(fx, 1) {
+		t.Errorf("unknown token: %+v", fx)
+	}
+	o.Connect(2, t0)
+	if fx := o.Message(2, true, []byte("fc"), t0); code(decode(t, fx, 2)[0]) != protocol.CodeHelloExpected || !closed(fx, 2) {
+		t.Errorf("binary first frame: %+v", fx)
+	}
+	o.Connect(3, t0)
+	o.Message(3, false, hello(t, sec.LHAs[0]), t0)
+	o.Connect(4, t0)
+	fx := o.Message(4, false, hello(t, sec.LHAs[0]), t0)
+	if ms := decode(t, fx, 3); len(ms) != 1 || code(ms[0]) != protocol.CodeReplaced || !closed(fx, 3) {
+		t.Errorf("replaced connection got %+v", ms)
+	}
+	if ms := decode(t, fx, 4); len(ms) != 1 || ms[0].Type() != protocol.TypeWelcome {
+		t.Errorf("new connection got %+v", ms)
+	}
+	big := make([]byte, o.ReadLimit()+1)
+	if fx := o.Message(4, true, big, t0); code(decode(t, fx, 4)[0]) != protocol.CodeTooLarge || !closed(fx, 4) {
+		t.Errorf("frame over the limit: %+v", fx.Closes)
+	}
+	if got := o.AdminStatus(); got.Online != 0 || got.Enrolled != 2 {
+		t.Errorf("admin status after the closes: %d online of %d", got.Online, got.Enrolled)
+	}
+}
+
+func TestCheckOrigin(t *testing.T) {
+	raw, _ := newStudy(t, 1)
+	f, err := study.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Origins = []string{"*.lha.example.org", "https://dash.example.net"}
+	raw, err = f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		origin, host string
+		ok           bool
+	}{
+		{"", "fedcast.example.com", true}, // native client
+		{"https://fedcast.example.com", "fedcast.example.com", true},
+		{"https://a.lha.example.org", "fedcast.example.com", true},
+		{"https://dash.example.net", "fedcast.example.com", true},
+		{"http://dash.example.net", "fedcast.example.com", false},
+		{"https://evil.example.com", "fedcast.example.com", false},
+		{"not a url", "fedcast.example.com", false},
+	} {
+		if err := o.CheckOrigin(c.origin, c.host); (err == nil) != c.ok {
+			t.Errorf("origin %q on %q: %v, want ok=%v", c.origin, c.host, err, c.ok)
+		}
+	}
+}
+
+// A study whose update frames exceed the platform's websocket message
+// limit is refused when the object starts.
+func TestModelOverPlatformLimit(t *testing.T) {
+	raw, _ := newStudy(t, 1)
+	f, err := study.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10-4094-1013-1: 4 194 283 parameters, within the protocol's
+	// MaxWeights, but a frame of 33 558 408 bytes is over 32 MiB.
+	f.Hidden = []int{4094, 1013}
+	raw, err = f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = New(raw, nil, t0)
+	if err == nil || !strings.Contains(err.Error(), "websocket message limit") {
+		t.Fatalf("a 4 194 283-parameter model: %v; want the platform's limit", err)
+	}
+}
+
+func TestEnvelopeRoundTrip(t *testing.T) {
+	rr := []byte{1, 2, 3}
+	fx := &Effects{State: []byte(`{"x":1}`), Alarm: t0.Add(1500 * time.Microsecond),
+		Sends:  []Send{{1, true, rr}, {2, true, rr}, {2, false, []byte("hi")}},
+		Closes: []Close{{2, 1008, "bad frame"}}, Log: []string{"a"}}
+	b, err := fx.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, blobs, err := DecodeEnvelope(b)
+	if err != nil || len(blobs) != 3 {
+		t.Fatalf("%d blobs (the shared round_result once), err %v", len(blobs), err)
+	}
+	got, err := DecodeEffects(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.State, fx.State) || len(got.Sends) != 3 || !bytes.Equal(got.Sends[1].Data, rr) || got.Sends[2].Binary ||
+		got.Closes[0] != fx.Closes[0] || !got.Alarm.Equal(t0.Add(2*time.Millisecond)) {
+		t.Fatalf("round trip: %+v", got)
+	}
+	for _, bad := range [][]byte{nil, []byte("fcdo"), b[:len(b)-1], append(bytes.Clone(b), 0)} {
+		if _, _, err := DecodeEnvelope(bad); !errors.Is(err, ErrEnvelope) {
+			t.Errorf("%d bytes: %v", len(bad), err)
+		}
+	}
+}
+
+func FuzzDecodeEnvelope(f *testing.F) {
+	b, _ := (&Effects{State: []byte("{}"), Sends: []Send{{1, true, []byte{9}}}}).Encode()
+	f.Add(b)
+	f.Add([]byte("fcdo\x02\x00\x00\x00{}\x01\x00\x00\x00\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, blobs, err := DecodeEnvelope(b)
+		if err != nil {
+			return
+		}
+		again, err := EncodeEnvelope(jsonRaw(h), blobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, blobs2, err := DecodeEnvelope(again); err != nil || len(blobs2) != len(blobs) {
+			t.Fatalf("re-encoded envelope: %v", err)
+		}
+	})
+}
+
+// jsonRaw marshals as itself.
+type jsonRaw []byte
+
+func (j jsonRaw) MarshalJSON() ([]byte, error) { return j, nil }
