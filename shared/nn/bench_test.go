@@ -59,6 +59,13 @@ import (
 // the steadier measure there: 1.55× less with AVX-512, i.e. about 1.0 ms per
 // client round on a quiet core. What is left: the
 // per-step transpose (≈ 18 %), Adam (≈ 19 %) and the products themselves.
+//
+// The feature-major AVX-512 Trainer (train_avx512_amd64.go) removed the
+// per-step transpose: 500 rounds took 1.03–1.15 s of CPU against
+// 1.15–1.24 s before (1.12×, six alternated pairs, load 5–9), i.e. about
+// 2.1 ms of CPU per round on that loaded Intel VM; Adam (divider-bound) is
+// now about a fifth of a round and the products three fifths.
+// docs/benchmarks.md has the profile and the FMA and float32 prototypes.
 
 // benchData returns the spec's workload: a 10-128-64-32-1 network with
 // PyTorch-default initial weights and n windows of raw case counts.
