@@ -62,9 +62,11 @@ import (
 //
 // The feature-major AVX-512 Trainer (train_avx512_amd64.go) removed the
 // per-step transpose: 500 rounds took 1.03–1.15 s of CPU against
-// 1.15–1.24 s before (1.12×, six alternated pairs, load 5–9), i.e. about
-// 2.1 ms of CPU per round on that loaded Intel VM; Adam (divider-bound) is
-// now about a fifth of a round and the products three fifths.
+// 1.15–1.24 s before (1.12×, alternated pairs, load 1.2–9), i.e. about
+// 2.1 ms of CPU per round on that Intel VM, idle or loaded; with 12
+// windows, the paper's case, the padding of the batch to 16 lanes eats the
+// gain. Adam (divider-bound) is about a fifth of a round, the products
+// three fifths.
 // docs/benchmarks.md has the profile and the FMA and float32 prototypes.
 
 // benchData returns the spec's workload: a 10-128-64-32-1 network with

@@ -12,10 +12,13 @@ import "simd/archsimd"
 //	back-propagation  gᵀ   = W_lᵀ · δᵀ_l
 //
 // both read W_l as it lies in params, so the per-step transpose of every
-// weight matrix (11 777 values, a sixth of the AVX-512 round) is gone; the
-// weight gradient δᵀ_l · a_{l−1} needs the previous layer's activations
-// sample-major, a transpose of n × s_{l−1} values (3 k per step for the
-// paper's network and batch). Lanes run across samples. Every element is
+// weight matrix (11 776 values, about a sixth of the sample-major round) is
+// gone; the weight gradient δᵀ_l · a_{l−1} needs the previous layer's
+// activations sample-major, a transpose of n × s_{l−1} values (≈ 3 k per
+// step for the paper's network and batch). Lanes run across samples, so a
+// batch that is not a multiple of 8 pays for its padding: the round is
+// 1.1–1.25× faster than sample-major for 10, 11, 13 or 14 samples and about
+// as fast for 9, 12 or 16 (docs/benchmarks.md). Every element is
 // still the sequential sum of kernels.go in the same order, each product
 // rounded before it is added (no fused multiply-add), so the bits equal the
 // scalar kernels' (kernels_simd_test.go). Columns past the batch (padding)
