@@ -4,26 +4,25 @@ package nn
 
 import "simd/archsimd"
 
-// The Trainer's AVX-512 path keeps activations and deltas feature-major
+// The Trainer's AVX-512 path runs the forward pass feature-major
 // ("transposed": one row of np values per unit, np = the batch rounded up to
-// a multiple of 8, column s = sample s) instead of sample-major. Then
+// a multiple of 8, column s = sample s):
 //
-//	forward           zᵀ_l = W_l · aᵀ_{l−1} (+ b_l)
-//	back-propagation  gᵀ   = W_lᵀ · δᵀ_l
+//	zᵀ_l = W_l · aᵀ_{l−1} (+ b_l)
 //
-// both read W_l as it lies in params, so the per-step transpose of every
-// weight matrix (11 776 values, about a sixth of the sample-major round) is
-// gone; the weight gradient δᵀ_l · a_{l−1} needs the previous layer's
-// activations sample-major, a transpose of n × s_{l−1} values (≈ 3 k per
-// step for the paper's network and batch). Lanes run across samples, so a
-// batch that is not a multiple of 8 pays for its padding: the round is
-// 1.1–1.25× faster than sample-major for 10, 11, 13 or 14 samples and about
-// as fast for 9, 12 or 16 (docs/benchmarks.md). Every element is
-// still the sequential sum of kernels.go in the same order, each product
-// rounded before it is added (no fused multiply-add), so the bits equal the
-// scalar kernels' (kernels_simd_test.go). Columns past the batch (padding)
-// hold values of no sample: they never mix into real columns and are
-// excluded from the loss and the gradients.
+// reads W_l as it lies in params, so the per-step transpose of every weight
+// matrix (11 776 values, about a sixth of the sample-major round) is gone.
+// Back-propagation and the weight gradient then run sample-major as before
+// (Trainer.backward: units across the lanes, no padding, W read as it
+// lies), after the activations are copied sample-major (n × s_l values per
+// layer, ≈ 3 k per step for the paper's network and batch). Lanes of the
+// forward pass run across samples, so a batch that is not a multiple of 8
+// pays for its padding there: docs/benchmarks.md has the gain per batch
+// size. Every element is still the sequential sum of kernels.go in the same
+// order, each product rounded before it is added (no fused multiply-add), so
+// the bits equal the scalar kernels' (kernels_simd_test.go). Columns past
+// the batch (padding) hold values of no sample: they never mix into real
+// columns and are never copied out.
 
 // fmWork is the feature-major workspace of a Trainer.
 type fmWork struct {
@@ -31,8 +30,6 @@ type fmWork struct {
 	np   int         // columns of the current batch (its size rounded up to 8)
 	xT   []float64   // inputs, s_0 × np
 	actT [][]float64 // actT[l]: s_l × np activations after ReLU (outputs for l = L)
-	delT [][]float64 // delT[l]: s_l × np ∂MSE/∂z_l
-	aS   []float64   // a sample-major copy of one layer's activations, n × s_l
 }
 
 // fmReserve returns the workspace laid out for n samples, or nil when the
@@ -45,16 +42,14 @@ func (t *Trainer) fmReserve(n int) *fmWork {
 	w := t.fm
 	if w == nil {
 		L := len(t.m.sizes) - 1
-		w = &fmWork{actT: make([][]float64, L+1), delT: make([][]float64, L+1)}
+		w = &fmWork{actT: make([][]float64, L+1)}
 		t.fm = w
 	}
 	if np > w.cap {
 		w.xT = make([]float64, t.m.sizes[0]*np)
 		for l := 1; l < len(t.m.sizes); l++ {
 			w.actT[l] = make([]float64, t.m.sizes[l]*np)
-			w.delT[l] = make([]float64, t.m.sizes[l]*np)
 		}
-		w.aS = make([]float64, np*t.m.width)
 		w.cap = np
 	}
 	w.np = np
@@ -98,42 +93,16 @@ func (t *Trainer) fmForward(w *fmWork, params, y []float64, n int) float64 {
 	return sum / float64(len(y))
 }
 
-// fmBackward is Trainer.backward after fmForward: it writes ∂MSE/∂params
-// into dst with the bits of the sample-major path.
+// fmBackward is Trainer.backward after fmForward: it copies the
+// activations sample-major into t.act and back-propagates there, where the
+// products need no padding (units, not samples, run across the lanes) and
+// read W as it lies in params. Same bits as the sample-major path.
 func (t *Trainer) fmBackward(w *fmWork, params, x, y, dst []float64, n int) {
 	m := t.m
-	L := len(m.sizes) - 1
-	np, out := w.np, m.Out()
-	norm := 2 / float64(len(y))
-	outT := w.actT[L][:out*np]
-	dOut := w.delT[L][:out*np]
-	clear(dOut)
-	for i, yi := range y[:n*out] {
-		o, s := i%out, i/out
-		dOut[o*np+s] = norm * (outT[o*np+s] - yi)
+	for l := 1; l < len(m.sizes); l++ {
+		transposeCols(t.act[l][:n*m.sizes[l]], w.actT[l][:m.sizes[l]*w.np], m.sizes[l], n, w.np)
 	}
-	for l := L; l >= 1; l-- {
-		fi, fo := m.sizes[l-1], m.sizes[l]
-		var prevS []float64
-		if l == 1 {
-			prevS = x[:n*fi]
-		} else {
-			prevS = w.aS[:n*fi]
-			transposeCols(prevS, w.actT[l-1][:fi*np], fi, n, np)
-		}
-		d := w.delT[l][:fo*np]
-		gb := dst[m.bOff[l-1]:][:fo]
-		biasGrad(gb, d, n, np)
-		// ∂/∂W_jk = Σ_s δ_sj·a_sk: A = δᵀ (fo × n, row stride np), B = a.
-		mulRows(dst[m.wOff[l-1]:m.bOff[l-1]], fi, d, np, prevS, fi, nil, fo, n, fi)
-		if l == 1 {
-			break
-		}
-		// δᵀ_{l−1} = (W_lᵀ δᵀ_l) ⊙ 1[aᵀ_{l−1} > 0]; A(k, j) = W[j][k].
-		dp := w.delT[l-1][:fi*np]
-		mulCols(dp, np, params[m.wOff[l-1]:m.bOff[l-1]], fi, d, np, fi, fo, np)
-		maskInactive(dp, w.actT[l-1][:fi*np])
-	}
+	t.backward(params, x, y, dst, n)
 }
 
 // transposeCols writes the first n columns of the rows × np matrix src into
@@ -203,70 +172,25 @@ func mulRows(out []float64, ldo int, a []float64, lda int, b []float64, ldb int,
 			st16(out, (i+3)*ldo+c, t0, t1)
 		}
 		if c < cols {
-			mulTail4(out, ldo, a, lda, 1, b, ldb, bias, i, kd, c, cols)
+			mulTail4(out, ldo, a, lda, b, ldb, bias, i, kd, c, cols)
 		}
 	}
-	mulTail(out, ldo, a, lda, 1, b, ldb, bias, i, rows, kd, 0, cols)
-}
-
-// mulCols is mulRows for A(i, k) = a[k·lda + i]: A's columns are
-// contiguous (A is the transpose of a row-major matrix), so the four values
-// a pass broadcasts lie side by side. No bias.
-func mulCols(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, rows, kd, cols int) {
-	i := 0
-	for ; i+4 <= rows; i += 4 {
-		c := 0
-		for ; c+16 <= cols; c += 16 {
-			var p0, p1, q0, q1, r0, r1, t0, t1 archsimd.Float64x8
-			bk, ak := b[c:], a[i:]
-			for k := range kd {
-				x := (*[16]float64)(bk)
-				a4 := (*[4]float64)(ak)
-				if k+1 < kd {
-					bk, ak = bk[ldb:], ak[lda:]
-				}
-				x0 := archsimd.LoadFloat64x8((*[8]float64)(x[0:8]))
-				x1 := archsimd.LoadFloat64x8((*[8]float64)(x[8:16]))
-				v := archsimd.BroadcastFloat64x8(a4[0])
-				p0 = p0.Add(v.Mul(x0))
-				p1 = p1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a4[1])
-				q0 = q0.Add(v.Mul(x0))
-				q1 = q1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a4[2])
-				r0 = r0.Add(v.Mul(x0))
-				r1 = r1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a4[3])
-				t0 = t0.Add(v.Mul(x0))
-				t1 = t1.Add(v.Mul(x1))
-			}
-			st16(out, i*ldo+c, p0, p1)
-			st16(out, (i+1)*ldo+c, q0, q1)
-			st16(out, (i+2)*ldo+c, r0, r1)
-			st16(out, (i+3)*ldo+c, t0, t1)
-		}
-		if c < cols {
-			mulTail4(out, ldo, a, 1, lda, b, ldb, nil, i, kd, c, cols)
-		}
-	}
-	mulTail(out, ldo, a, 1, lda, b, ldb, nil, i, rows, kd, 0, cols)
+	mulTail(out, ldo, a, lda, b, ldb, bias, i, rows, kd, 0, cols)
 }
 
 // mulTail4 computes the elements of rows i…i+3 and columns c0 ≤ c < cols
-// of mulRows / mulCols with A(i, k) = a[i·ars + k·acs], 8 (masked: fewer)
-// columns at a time, in the same order.
-func mulTail4(out []float64, ldo int, a []float64, ars, acs int, b []float64, ldb int, bias []float64, i, kd, c0, cols int) {
-	i0, i1, i2, i3 := i*ars, (i+1)*ars, (i+2)*ars, (i+3)*ars
+// of mulRows, 8 (masked: fewer) columns at a time, in the same order.
+func mulTail4(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, i, kd, c0, cols int) {
+	i0, i1, i2, i3 := i*lda, (i+1)*lda, (i+2)*lda, (i+3)*lda
 	for c := c0; c < cols; c += 8 {
 		w := min(8, cols-c)
 		var p0, q0, r0, t0 archsimd.Float64x8
 		for k := range kd {
 			x0 := archsimd.LoadFloat64x8SlicePart(b[k*ldb+c:][:w])
-			ak := k * acs
-			p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i0+ak]).Mul(x0))
-			q0 = q0.Add(archsimd.BroadcastFloat64x8(a[i1+ak]).Mul(x0))
-			r0 = r0.Add(archsimd.BroadcastFloat64x8(a[i2+ak]).Mul(x0))
-			t0 = t0.Add(archsimd.BroadcastFloat64x8(a[i3+ak]).Mul(x0))
+			p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i0+k]).Mul(x0))
+			q0 = q0.Add(archsimd.BroadcastFloat64x8(a[i1+k]).Mul(x0))
+			r0 = r0.Add(archsimd.BroadcastFloat64x8(a[i2+k]).Mul(x0))
+			t0 = t0.Add(archsimd.BroadcastFloat64x8(a[i3+k]).Mul(x0))
 		}
 		if bias != nil {
 			p0 = p0.Add(archsimd.BroadcastFloat64x8(bias[i]))
@@ -282,46 +206,21 @@ func mulTail4(out []float64, ldo int, a []float64, ars, acs int, b []float64, ld
 }
 
 // mulTail computes the elements of rows i0 ≤ i < i1 and columns
-// c0 ≤ c < cols of mulRows / mulCols with A(i, k) = a[i·ars + k·acs], one
-// row and 8 (masked: fewer) columns at a time, in the same order.
-func mulTail(out []float64, ldo int, a []float64, ars, acs int, b []float64, ldb int, bias []float64, i0, i1, kd, c0, cols int) {
+// c0 ≤ c < cols of mulRows, one row and 8 (masked: fewer) columns at a
+// time, in the same order.
+func mulTail(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, i0, i1, kd, c0, cols int) {
 	for i := i0; i < i1; i++ {
 		for c := c0; c < cols; c += 8 {
 			w := min(8, cols-c)
 			var p0 archsimd.Float64x8
 			for k := range kd {
 				x0 := archsimd.LoadFloat64x8SlicePart(b[k*ldb+c:][:w])
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i*ars+k*acs]).Mul(x0))
+				p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i*lda+k]).Mul(x0))
 			}
 			if bias != nil {
 				p0 = p0.Add(archsimd.BroadcastFloat64x8(bias[i]))
 			}
 			p0.StoreSlicePart(out[i*ldo+c:][:w])
 		}
-	}
-}
-
-// biasGrad writes gb[j] = Σ_{s<n} d[j·np + s], each a sequential sum from
-// +0 in sample order; four rows at a time so that four independent chains
-// of additions overlap.
-func biasGrad(gb, d []float64, n, np int) {
-	j := 0
-	for ; j+4 <= len(gb); j += 4 {
-		d0, d1, d2, d3 := d[j*np:][:n], d[(j+1)*np:][:n], d[(j+2)*np:][:n], d[(j+3)*np:][:n]
-		var s0, s1, s2, s3 float64
-		for s := range n {
-			s0 += d0[s]
-			s1 += d1[s]
-			s2 += d2[s]
-			s3 += d3[s]
-		}
-		gb[j], gb[j+1], gb[j+2], gb[j+3] = s0, s1, s2, s3
-	}
-	for ; j < len(gb); j++ {
-		sum := 0.0
-		for _, v := range d[j*np:][:n] {
-			sum += v
-		}
-		gb[j] = sum
 	}
 }
