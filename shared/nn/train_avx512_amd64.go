@@ -32,10 +32,16 @@ type fmWork struct {
 	actT [][]float64 // actT[l]: s_l × np activations after ReLU (outputs for l = L)
 }
 
+// fmMaxBatch is the largest batch trained feature-major. Measured per
+// client round against the sample-major path: 1.08–1.21× faster for 9–16
+// samples, 1.03× for 24, 0.94× for 124 (the weight transpose it saves is
+// then spread over many samples).
+const fmMaxBatch = 24
+
 // fmReserve returns the workspace laid out for n samples, or nil when the
-// AVX-512 path is not in use.
+// feature-major path is not used (no AVX-512, or n outside 1…fmMaxBatch).
 func (t *Trainer) fmReserve(n int) *fmWork {
-	if !useSIMD || !useAVX512 || n == 0 {
+	if !useSIMD || !useAVX512 || n == 0 || n > fmMaxBatch {
 		return nil
 	}
 	np := (n + 7) &^ 7
