@@ -116,10 +116,17 @@ func (t *Trainer) fmBackward(w *fmWork, params, x, y, dst []float64, n int) {
 func transposeCols(dst, src []float64, rows, n, np int) {
 	dst = dst[:n*rows]
 	src = src[:rows*np]
-	for s := range n {
-		row := dst[s*rows:][:rows]
-		for k := range row {
-			row[k] = src[k*np+s]
+	k := 0
+	for ; k+4 <= rows; k += 4 {
+		r0, r1, r2, r3 := src[k*np:][:n], src[(k+1)*np:][:n], src[(k+2)*np:][:n], src[(k+3)*np:][:n]
+		for s := range r0 {
+			d := (*[4]float64)(dst[s*rows+k:])
+			d[0], d[1], d[2], d[3] = r0[s], r1[s], r2[s], r3[s]
+		}
+	}
+	for ; k < rows; k++ {
+		for s, v := range src[k*np:][:n] {
+			dst[s*rows+k] = v
 		}
 	}
 }
