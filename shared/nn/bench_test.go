@@ -60,12 +60,11 @@ import (
 // client round on a quiet core. What is left: the
 // per-step transpose (≈ 18 %), Adam (≈ 19 %) and the products themselves.
 //
-// The feature-major AVX-512 Trainer (train_avx512_amd64.go) removed the
-// per-step transpose: 500 rounds took 1.03–1.15 s of CPU against
-// 1.15–1.24 s before (1.12×, alternated pairs, load 1.2–9), i.e. about
-// 2.1 ms of CPU per round on that Intel VM, idle or loaded; with 12
-// windows, the paper's case, the padding of the batch to 16 lanes eats the
-// gain. Adam (divider-bound) is about a fifth of a round, the products
+// The AVX-512 Trainer's feature-major forward pass (train_avx512_amd64.go)
+// removed the per-step transpose: 500 rounds took 0.97–0.98 s of CPU
+// against 1.15–1.16 s before (1.18×, alternated pairs), i.e. about 1.95 ms
+// of CPU per round on that Intel VM, idle or loaded; 1.15–1.25× for 9–16
+// windows. Adam (divider-bound) is about a quarter of a round, the products
 // three fifths.
 // docs/benchmarks.md has the profile and the FMA and float32 prototypes.
 

@@ -91,9 +91,9 @@
 // 16 outputs in registers, so each load serves four products) and the Adam
 // update eight parameters per vector; by the sequential-sum rule above the
 // dense products equal the sparse ones bit for bit. On AVX-512 the Trainer
-// keeps activations and deltas feature-major (train_avx512_amd64.go), so
-// the forward pass and back-propagation both read the weights as they lie
-// in params and the per-step transpose of the weights is gone. kernels_simd_test.go
+// runs the forward pass of batches up to 24 samples feature-major
+// (train_avx512_amd64.go), reading the weights as they lie in params, so
+// the per-step transpose of the weights is gone there. kernels_simd_test.go
 // compares scalar, AVX2 and AVX-512 on random shapes and values, and
 // TestGolden pins the same hash in every build. Figures: bench_test.go and
 // docs/benchmarks.md.
