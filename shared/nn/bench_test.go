@@ -59,6 +59,14 @@ import (
 // the steadier measure there: 1.55× less with AVX-512, i.e. about 1.0 ms per
 // client round on a quiet core. What is left: the
 // per-step transpose (≈ 18 %), Adam (≈ 19 %) and the products themselves.
+//
+// The AVX-512 Trainer's feature-major forward pass (train_avx512_amd64.go)
+// removed the per-step transpose: 500 rounds took 0.97–0.98 s of CPU
+// against 1.15–1.16 s before (1.18×, alternated pairs), i.e. about 1.95 ms
+// of CPU per round on that Intel VM, idle or loaded; 1.15–1.25× for 9–16
+// windows. Adam (divider-bound) is about a quarter of a round, the products
+// three fifths.
+// docs/benchmarks.md has the profile and the FMA and float32 prototypes.
 
 // benchData returns the spec's workload: a 10-128-64-32-1 network with
 // PyTorch-default initial weights and n windows of raw case counts.

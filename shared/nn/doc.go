@@ -90,7 +90,10 @@
 // dense small matrix products (four samples or four weight rows per pass,
 // 16 outputs in registers, so each load serves four products) and the Adam
 // update eight parameters per vector; by the sequential-sum rule above the
-// dense products equal the sparse ones bit for bit. kernels_simd_test.go
+// dense products equal the sparse ones bit for bit. On AVX-512 the Trainer
+// runs the forward pass of batches up to 24 samples feature-major
+// (train_avx512_amd64.go), reading the weights as they lie in params, so
+// the per-step transpose of the weights is gone there. kernels_simd_test.go
 // compares scalar, AVX2 and AVX-512 on random shapes and values, and
 // TestGolden pins the same hash in every build. Figures: bench_test.go and
 // docs/benchmarks.md.

@@ -36,3 +36,12 @@ func weightGrad(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) 
 // predictFast handles MLP.Predict when a faster kernel exists; here it never
 // does.
 func predictFast(m *MLP, params, x, dst []float64, n int) bool { return false }
+
+// fmWork is the feature-major workspace of the AVX-512 Trainer path
+// (train_avx512_amd64.go); this build has no such path.
+type fmWork struct{}
+
+func (t *Trainer) fmReserve(n int) *fmWork                                  { return nil }
+func (t *Trainer) fmLoad(w *fmWork, x []float64, n int)                     {}
+func (t *Trainer) fmForward(w *fmWork, params, y []float64, n int) float64  { return 0 }
+func (t *Trainer) fmBackward(w *fmWork, params, x, y, dst []float64, n int) {}

@@ -269,6 +269,63 @@ func TestMatMulAVX512MatchesSparse(t *testing.T) {
 	}
 }
 
+// TestMulRowsMatchSequential checks the feature-major forward pass's
+// product (train_avx512_amd64.go) against the plain sequential sum from +0
+// on random shapes (every row, column and vector tail), row strides wider
+// than the rows, values with many signed zeros, with and without a bias.
+func TestMulRowsMatchSequential(t *testing.T) {
+	if !archsimd.X86.AVX512() {
+		t.Skip("CPU has no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for trial := range 400 {
+		rows, kd, cols := 1+rng.IntN(37), 1+rng.IntN(40), 1+rng.IntN(40)
+		if trial%50 == 0 {
+			rows, kd, cols = 64, 128, 16
+		}
+		lda, ldb, ldo := kd+rng.IntN(3), cols+rng.IntN(3), cols+rng.IntN(3)
+		a := wildSlice(rng, rows*lda, 0.3)
+		b := wildSlice(rng, kd*ldb, 0.5)
+		var bias []float64
+		if trial%2 == 0 {
+			bias = wildSlice(rng, rows, 0.3)
+		}
+		seq := func(at func(i, k int) float64, bias []float64) []float64 {
+			out := make([]float64, rows*ldo)
+			for i := range rows {
+				for c := range cols {
+					sum := 0.0
+					for k := range kd {
+						sum += float64(at(i, k) * b[k*ldb+c])
+					}
+					if bias != nil {
+						sum += bias[i]
+					}
+					out[i*ldo+c] = sum
+				}
+			}
+			return out
+		}
+		// Columns past cols in each output row must stay untouched: give
+		// them a marker and keep it in the reference.
+		fill := func(ref []float64) []float64 {
+			got := make([]float64, len(ref))
+			for i := range rows {
+				for c := cols; c < ldo; c++ {
+					got[i*ldo+c], ref[i*ldo+c] = 42, 42
+				}
+			}
+			return got
+		}
+		want := seq(func(i, k int) float64 { return a[i*lda+k] }, bias)
+		got := fill(want)
+		mulRows(got, ldo, a, lda, b, ldb, bias, rows, kd, cols)
+		if !sameBits(t, "mulRows", got, want) {
+			t.Fatalf("rows %d, kd %d, cols %d, bias %v", rows, kd, cols, bias != nil)
+		}
+	}
+}
+
 // TestTrainerSIMDMatchesScalar runs whole networks both ways: Loss,
 // Gradient, 7 Adam steps and Predict, on odd layer widths, batches of 1…40
 // and inputs that are half zeros (so whole units are dead for some samples).
@@ -325,6 +382,47 @@ func TestTrainerSIMDMatchesScalar(t *testing.T) {
 			if !ok {
 				t.Fatalf("network %v, batch %d", sizes, n)
 			}
+		}
+	}
+}
+
+// TestTrainerReuseAcrossBatches trains one Trainer on batches that grow
+// and shrink (the simulator reuses a Trainer for clients with different
+// numbers of windows): the AVX-512 path keeps its feature-major buffers at
+// the largest batch seen and lays each batch out for its own size, and every
+// result must equal that of a fresh scalar Trainer bit for bit.
+func TestTrainerReuseAcrossBatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	m := NewMLP(10, 128, 64, 32, 1)
+	p := make([]float64, m.NumParams())
+	m.Init(p, rng)
+	var trainer *Trainer
+	for _, n := range []int{40, 13, 1, 24, 8, 17, 40, 3} {
+		x := make([]float64, n*10)
+		for i := range x {
+			x[i] = 50 + 100*rng.Float64()
+		}
+		y := make([]float64, n)
+		for i := range y {
+			y[i] = 50 + 100*rng.Float64()
+		}
+		var want, got []float64
+		var wantLoss, gotLoss float64
+		withKernels("scalar", func() {
+			want = append([]float64(nil), p...)
+			wantLoss = NewTrainer(m).Train(want, x, y, 3, AdamOptions{})
+		})
+		if !withKernels("avx512", func() {
+			if trainer == nil {
+				trainer = NewTrainer(m)
+			}
+			got = append([]float64(nil), p...)
+			gotLoss = trainer.Train(got, x, y, 3, AdamOptions{})
+		}) {
+			t.Skip("CPU has no AVX-512")
+		}
+		if !sameBits(t, "loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, "trained parameters", got, want) {
+			t.Fatalf("batch of %d after reuse", n)
 		}
 	}
 }

@@ -56,6 +56,8 @@ type Trainer struct {
 	del  [][]float64 // del[l]: n×s_l ∂MSE/∂z_l
 	vals []float64   // scratch: non-zero values (length max(width, cap))
 	idx  []int32     // scratch: their indices
+
+	fm *fmWork // feature-major workspace of the AVX-512 path (train_avx512_amd64.go)
 }
 
 // NewTrainer returns a Trainer for m.
@@ -203,6 +205,12 @@ func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
 	}
 	n := t.m.checkBatch(x, y, "y")
 	t.reserve(n)
+	if w := t.fmReserve(n); w != nil {
+		t.fmLoad(w, x, n)
+		loss = t.fmForward(w, params, y, n)
+		t.fmBackward(w, params, x, y, dst, n)
+		return loss
+	}
 	t.prepare(params)
 	loss = t.forward(params, x, y, n)
 	t.backward(params, x, y, dst, n)
@@ -243,10 +251,19 @@ func (t *Trainer) TrainProgress(params, x, y []float64, steps int, opt AdamOptio
 	}
 	clear(t.mom)
 	clear(t.vel)
+	w := t.fmReserve(n)
+	if w != nil {
+		t.fmLoad(w, x, n)
+	}
 	for step := 1; step <= steps; step++ {
-		t.prepare(params)
-		loss = t.forward(params, x, y, n)
-		t.backward(params, x, y, t.grad, n)
+		if w != nil {
+			loss = t.fmForward(w, params, y, n)
+			t.fmBackward(w, params, x, y, t.grad, n)
+		} else {
+			t.prepare(params)
+			loss = t.forward(params, x, y, n)
+			t.backward(params, x, y, t.grad, n)
+		}
 		adamStep(params, t.grad, t.mom, t.vel, o, step)
 		if progress != nil {
 			progress(step, steps)
