@@ -41,3 +41,29 @@ func TestExampleBudgetWords(t *testing.T) {
 		t.Errorf("skip words %q", k)
 	}
 }
+
+// TestExampleOnlyWords: in a study with privacy "example" the page says
+// the guarantee is per training window inside each authority, that the
+// coordinator sees every update un-noised, and that no study-wide ε
+// limits the browser; it never quotes a client-level ε of 0.
+func TestExampleOnlyWords(t *testing.T) {
+	st := protocol.Study{StudyStrategy: protocol.StudyStrategy{StrategyParams: protocol.StrategyParams{Privacy: "example", ExampleEpsilon: 2, ExampleDelta: 1e-5}}}
+	s := &JoinState{Welcome: &protocol.Welcome{Study: st}}
+	c := &JoinPage{S: s}
+	f := &budgetSession{b: session.ExampleBudget{Epsilon: 2, Delta: 1e-5, MaxSteps: 150}, ok: true}
+	s.watchExampleBudget(f)
+	w := c.limitRunWords()
+	for _, want := range []string{"each training window", "per window", "ε = 2 at δ = 1e-05", "adds no noise", "sees every update", "spent ε = 0 of that budget in 0 of 150"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("%q lacks %q", w, want)
+		}
+	}
+	if strings.Contains(w, "budget is ε = 0") || strings.Contains(c.limitWords(), "ε = 0") {
+		t.Errorf("quotes a client-level ε of 0: %q / %q", w, c.limitWords())
+	}
+	s.Welcome.Study.Privacy = "both"
+	s.Welcome.Study.Epsilon = 3
+	if w := c.limitRunWords(); strings.Contains(w, "adds no noise") {
+		t.Errorf("under privacy both: %q", w)
+	}
+}
