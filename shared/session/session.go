@@ -126,6 +126,9 @@ type Options struct {
 	// a lost one). Required: the browser passes its WebSocket dialer
 	// (package wasm), native clients coordinator/lhaconn's, tests a Pipe.
 	Dial Dialer
+	// Accounts, if set, keeps the local DP-SGD accountant across sessions
+	// of the same study (the browser's localStorage; see AccountStore).
+	Accounts AccountStore
 }
 
 // Session is one LHA's membership in a study.
@@ -305,6 +308,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
+		s.rememberAccount()
 	} else if !sameStudy(s.study, st) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
