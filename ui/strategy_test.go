@@ -67,3 +67,21 @@ func TestExampleOnlyWords(t *testing.T) {
 		t.Errorf("under privacy both: %q", w)
 	}
 }
+
+// TestAdminExampleOnlyWords: the dashboard shows a client-level study's
+// ε spent of its budget as before, and for a study with privacy
+// "example" the LHAs' per-window budget, no noise and no client-level
+// budget (never "0 of 0").
+func TestAdminExampleOnlyWords(t *testing.T) {
+	st := &AdminStatus{Status: protocol.Status{EpsilonSpent: 0.5, EpsilonBudget: 3, Delta: 1e-5, NoiseMultiplier: 1.25}}
+	c := &AdminPage{S: &AdminState{Status: st}}
+	if w, l, n := c.epsilonWords(), c.epsilonLabel(), c.noiseWords(); w != FormatEpsilon(0.5)+" of 3" || !strings.Contains(l, "privacy budget ε spent") || n != "1.25" {
+		t.Errorf("client-level study: %q / %q / %q", w, l, n)
+	}
+	st.Status = protocol.Status{Guarantee: "example", ExampleEpsilon: 2, ExampleDelta: 1e-5, Delta: 1e-5}
+	w, l, n := c.epsilonWords(), c.epsilonLabel(), c.noiseWords()
+	if strings.Contains(w, " of ") || !strings.Contains(w, "ε = 2") || !strings.Contains(l, "no client-level budget") ||
+		!strings.Contains(l, "sees every update") || n != "none" {
+		t.Errorf("privacy example: %q / %q / %q", w, l, n)
+	}
+}
