@@ -187,20 +187,10 @@ func (c *AdminPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							_ = vgparent
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "admin-epsilon"}}}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(FormatEpsilon(c.S.Status.EpsilonSpent) + ` of ` + FormatEpsilon(c.S.Status.EpsilonBudget))
+							vgn.SetInnerHTML(c.epsilonWords())
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-label"}}}
 							vgparent.AppendChild(vgn)
-							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "privacy budget ε spent (δ = "}
-								vgparent.AppendChild(vgn)
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(FormatDelta(c.S.Status.Delta))
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: ")"}
-								vgparent.AppendChild(vgn)
-							}
+							vgn.SetInnerHTML(c.epsilonLabel())
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 						vgparent.AppendChild(vgn)

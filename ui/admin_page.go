@@ -39,7 +39,31 @@ func (c *AdminPage) width(f float64) string {
 }
 
 func (c *AdminPage) noiseWords() string {
+	if c.exampleOnly() {
+		return "none"
+	}
 	return strconv.FormatFloat(c.S.Status.NoiseMultiplier, 'g', 4, 64)
+}
+
+// exampleOnly reports a study with privacy "example": no client-level
+// noise or budget at the coordinator.
+func (c *AdminPage) exampleOnly() bool { return c.S.Status.Guarantee == "example" }
+
+func (c *AdminPage) epsilonWords() string {
+	st := c.S.Status
+	if c.exampleOnly() {
+		return "per window: ε = " + FormatEpsilon(st.ExampleEpsilon)
+	}
+	return FormatEpsilon(st.EpsilonSpent) + " of " + FormatEpsilon(st.EpsilonBudget)
+}
+
+func (c *AdminPage) epsilonLabel() string {
+	st := c.S.Status
+	if c.exampleOnly() {
+		return fmt.Sprintf("no client-level budget (privacy \"example\"): each LHA's own budget per training window, δ = %s; "+
+			"this coordinator adds no noise and sees every update as sent", FormatDelta(st.ExampleDelta))
+	}
+	return fmt.Sprintf("privacy budget ε spent (δ = %s)", FormatDelta(st.Delta))
 }
 
 func (c *AdminPage) onDemoStart(event vugu.DOMEvent) {

@@ -301,11 +301,18 @@ func (c *JoinPage) windowsValue() string {
 }
 
 func (c *JoinPage) limitWords() string {
+	if st := c.S.Welcome.Study; !st.ClientLevelDP() {
+		return "ε of at most this much. This study has no study-wide budget for it to check (privacy \"example\"), so it does not stop this browser: " +
+			"your own example-level budget below does."
+	}
 	return fmt.Sprintf("ε of at most this much. Before each round it is picked for, this browser recomputes the budget the study would have spent after that round; "+
 		"if it would pass your limit, it sends nothing (the study's own budget is ε = %s).", FormatEpsilon(c.S.Welcome.Study.Epsilon))
 }
 
 func (c *JoinPage) limitRunWords() string {
+	if st := c.S.Welcome.Study; !st.ClientLevelDP() {
+		return exampleOnlyWords(st, c.S.ExampleBudget)
+	}
 	return fmt.Sprintf("Your own limit: ε = %s. This browser sends nothing in a round that would take the study past it.", FormatEpsilon(c.S.EpsilonLimit())) +
 		c.S.exampleBudgetWords()
 }

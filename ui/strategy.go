@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/session"
 )
 
@@ -61,4 +62,19 @@ func (s *JoinState) exampleBudgetWords() string {
 func exampleSkipWords(k session.Skip) string {
 	return fmt.Sprintf("Round %d: you were picked, but nothing was sent: another round of training would take your own example-level budget past ε = %s "+
 		"(spent so far: ε = %s). Your data took no part in it, and the study goes on without you.", k.Round, FormatEpsilon(k.Limit), FormatEpsilon(k.Epsilon))
+}
+
+// exampleOnlyWords says plainly what a study with privacy "example"
+// protects and what it does not (docs/privacy.md, "What the coordinator
+// may still learn under example-level DP only").
+func exampleOnlyWords(st protocol.Study, b *session.ExampleBudget) string {
+	w := fmt.Sprintf("This study protects each training window of your data inside this browser (local DP-SGD), and nothing more: "+
+		"the guarantee is per window (ε = %s at δ = %g for each authority, by its own count), not for your authority as a whole. "+
+		"The coordinator adds no noise: it sees every update a picked authority sends, as it was sent, and which authorities took part in which round.",
+		FormatEpsilon(st.ExampleEpsilon), st.ExampleDelta)
+	if b != nil {
+		w += fmt.Sprintf(" This browser has spent ε = %s of that budget in %d of %d training steps, and sends nothing in a round that would pass it.",
+			FormatEpsilon(b.Spent), b.Steps, b.MaxSteps)
+	}
+	return w
 }

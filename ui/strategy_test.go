@@ -41,3 +41,47 @@ func TestExampleBudgetWords(t *testing.T) {
 		t.Errorf("skip words %q", k)
 	}
 }
+
+// TestExampleOnlyWords: in a study with privacy "example" the page says
+// the guarantee is per training window inside each authority, that the
+// coordinator sees every update un-noised, and that no study-wide ε
+// limits the browser; it never quotes a client-level ε of 0.
+func TestExampleOnlyWords(t *testing.T) {
+	st := protocol.Study{StudyStrategy: protocol.StudyStrategy{StrategyParams: protocol.StrategyParams{Privacy: "example", ExampleEpsilon: 2, ExampleDelta: 1e-5}}}
+	s := &JoinState{Welcome: &protocol.Welcome{Study: st}}
+	c := &JoinPage{S: s}
+	f := &budgetSession{b: session.ExampleBudget{Epsilon: 2, Delta: 1e-5, MaxSteps: 150}, ok: true}
+	s.watchExampleBudget(f)
+	w := c.limitRunWords()
+	for _, want := range []string{"each training window", "per window", "ε = 2 at δ = 1e-05", "adds no noise", "sees every update", "spent ε = 0 of that budget in 0 of 150"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("%q lacks %q", w, want)
+		}
+	}
+	if strings.Contains(w, "budget is ε = 0") || strings.Contains(c.limitWords(), "ε = 0") {
+		t.Errorf("quotes a client-level ε of 0: %q / %q", w, c.limitWords())
+	}
+	s.Welcome.Study.Privacy = "both"
+	s.Welcome.Study.Epsilon = 3
+	if w := c.limitRunWords(); strings.Contains(w, "adds no noise") {
+		t.Errorf("under privacy both: %q", w)
+	}
+}
+
+// TestAdminExampleOnlyWords: the dashboard shows a client-level study's
+// ε spent of its budget as before, and for a study with privacy
+// "example" the LHAs' per-window budget, no noise and no client-level
+// budget (never "0 of 0").
+func TestAdminExampleOnlyWords(t *testing.T) {
+	st := &AdminStatus{Status: protocol.Status{EpsilonSpent: 0.5, EpsilonBudget: 3, Delta: 1e-5, NoiseMultiplier: 1.25}}
+	c := &AdminPage{S: &AdminState{Status: st}}
+	if w, l, n := c.epsilonWords(), c.epsilonLabel(), c.noiseWords(); w != FormatEpsilon(0.5)+" of 3" || !strings.Contains(l, "privacy budget ε spent") || n != "1.25" {
+		t.Errorf("client-level study: %q / %q / %q", w, l, n)
+	}
+	st.Status = protocol.Status{Guarantee: "example", ExampleEpsilon: 2, ExampleDelta: 1e-5, Delta: 1e-5}
+	w, l, n := c.epsilonWords(), c.epsilonLabel(), c.noiseWords()
+	if strings.Contains(w, " of ") || !strings.Contains(w, "ε = 2") || !strings.Contains(l, "no client-level budget") ||
+		!strings.Contains(l, "sees every update") || n != "none" {
+		t.Errorf("privacy example: %q / %q / %q", w, l, n)
+	}
+}

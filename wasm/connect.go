@@ -13,8 +13,18 @@ import (
 )
 
 // connect joins the study behind the page's join link with a
-// shared/session session over the browser's WebSocket.
-var connect = ui.DialClient(&session.Options{Yield: yield, Dial: dial})
+// shared/session session over the browser's WebSocket, keeping the local
+// DP-SGD accountant of a study in localStorage across reloads.
+var connect = ui.DialClient(&session.Options{Yield: yield, Dial: dial, Accounts: accountStore()})
+
+// accountStore is localAccounts as a session.AccountStore (a nil
+// interface, not a nil pointer, when the browser has no localStorage).
+func accountStore() session.AccountStore {
+	if a := localAccounts(); a != nil {
+		return a
+	}
+	return nil
+}
 
 // dial opens the browser's WebSocket to the coordinator (coder/websocket's
 // js build wraps it) as a session.Conn.

@@ -57,11 +57,6 @@ func (o *StrategyOptions) strategyDefaults(delta float64) error {
 	if o.Privacy, err = fl.ParseGuarantee(string(o.Privacy)); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
-	if o.Strategy == fl.Cyclic && o.Privacy != fl.ClientLevel {
-		// Cyclic FL with local DP-SGD needs the turn's step swapped for
-		// fl.LocalDPSGD (fl.ClientStep); not wired yet.
-		return fmt.Errorf("experiment: strategy cyclic runs with --privacy client only so far (got %q)", o.Privacy)
-	}
 	if err := fl.CheckLambda(float64(o.Lambda)); err != nil {
 		return err
 	}

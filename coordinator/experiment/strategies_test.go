@@ -110,8 +110,7 @@ func TestPersonalisedEnds(t *testing.T) {
 func TestStrategyOptionsChecked(t *testing.T) {
 	for _, o := range []StrategyOptions{
 		{Strategy: "ditto"},
-		{Strategy: fl.Cyclic, Privacy: fl.BothLevels, ExampleEpsilon: 2}, // cyclic with local DP-SGD: not wired
-		{Strategy: fl.Cyclic, Privacy: fl.ExampleLevel},
+		{Strategy: fl.Cyclic, Privacy: fl.BothLevels}, // no example-level ε
 		{Privacy: "node"},
 		{Strategy: fl.MRMTL, Lambda: -1},
 		{Privacy: fl.BothLevels}, // no example-level ε

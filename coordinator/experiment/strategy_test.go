@@ -63,3 +63,39 @@ func TestRunCyclic(t *testing.T) {
 		t.Errorf("step after the last round: %v", err)
 	}
 }
+
+// Cyclic FL with local DP-SGD: under privacy "example" the hand-offs carry
+// no noise and every area's own accountant spent exactly its budget's
+// planned E·T steps; under "both" the hand-offs are noised for the
+// client-level ε at q = 1 as well.
+func TestRunCyclicExample(t *testing.T) {
+	cfg := synthConfig(t)
+	cfg.Runs, cfg.Strategy, cfg.Privacy, cfg.Epsilons = 1, fl.Cyclic, fl.ExampleLevel, []float64{2}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if r.Guarantee != fl.ExampleLevel || !math.IsInf(float64(r.Epsilon), 1) || r.NoiseMultiplier != 0 || r.Example == nil {
+		t.Fatalf("cyclic example: %+v", r)
+	}
+	e := r.Example
+	want, _ := privacy.EpsilonFor(privacy.AccountantRDP, []privacy.Event{{SampleRate: e.SampleRate, NoiseMultiplier: e.NoiseMultiplier, Rounds: cfg.Rounds * cfg.LocalEpochs}}, e.Delta)
+	if e.Steps != cfg.Rounds*cfg.LocalEpochs || e.LHAs != 16 || float64(e.SpentMax) != want || float64(e.SpentMin) != want || !(want <= 2) {
+		t.Errorf("example accounts: steps %d, %d LHAs, spent %v…%v, want %v for every LHA", e.Steps, e.LHAs, e.SpentMin, e.SpentMax, want)
+	}
+	if m := r.Metrics.MAE.Mean; !(m > 0) || math.IsInf(m, 0) {
+		t.Errorf("MAE %v", m)
+	}
+
+	cfg.Privacy, cfg.ExampleEpsilon = fl.BothLevels, 3
+	rep, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = rep.Results[0]
+	wantC, _ := privacy.NoiseMultiplier(2, 1e-5, 1, cfg.Rounds)
+	if r.Guarantee != fl.BothLevels || float64(r.Epsilon) != 2 || r.NoiseMultiplier != wantC || r.Example == nil || r.Example.Epsilon != 3 {
+		t.Errorf("cyclic both: %+v, want client ε 2 at c %v (q = 1) and LHA ε 3", r, wantC)
+	}
+}

@@ -408,9 +408,11 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 		sch.Round, sch.Opens, sch.TrainBy, sch.Release = open.round, &opens, &by, &rel
 	}
 	asOf := tick
+	g, _ := st.Guarantee() // checked by the study file's Validate
 	return protocol.Status{
 		Round: c.eng.Rounds(), Rounds: st.Rounds, EpsilonSpent: c.eng.EpsilonSpent(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
+		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
 		ExpectedClients: st.ExpectedClients, SampleRate: st.SampleRate, Protocol: protocol.Version,
 		FinishReason: c.eng.Finished(), Schedule: sch, AsOf: &asOf,

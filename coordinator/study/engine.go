@@ -229,7 +229,11 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if e.Config, err = e.Study.FLConfig(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	e.State, err = fl.NewServer(e.Config, st.Genesis.Model, f.Epsilon, f.Delta)
+	budget := f.Epsilon
+	if !e.Config.DP {
+		budget = math.Inf(1) // privacy "example": no client-level budget (fl's non-DP mode)
+	}
+	e.State, err = fl.NewServer(e.Config, st.Genesis.Model, budget, f.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +269,18 @@ func (e *Engine) replay(st *State) error {
 		c := e.Config.NoiseMultiplierAt(r.Round) // c_t with a noise schedule
 		if r.SampleRate != q || r.NoiseMultiplier != c || r.Delta != e.File.Delta {
 			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
+		}
+		if !e.Config.DP {
+			// privacy "example": no noise, no client-level ε (c = 0 checked above).
+			if r.Epsilon != 0 {
+				return fmt.Errorf("%w: round %d of a study with privacy \"example\" records a client-level ε=%v", ErrMismatch, r.Round, r.Epsilon)
+			}
+			e.State.Round = r.Round
+			e.log = append(e.log, exampleEvent(protocol.Event{Round: r.Round, SampleRate: r.SampleRate, Delta: r.Delta, ModelSHA256: r.ModelSHA256}))
+			if e.ordered {
+				e.State.Sample(e.sampling) // the same draws as the round consumed (no noise drawn)
+			}
+			continue
 		}
 		e.State.Accountant.Compose(q, c, 1)
 		e.State.Round = r.Round
@@ -335,8 +351,22 @@ func (e *Engine) SetScheduleStart(t0 time.Time) error {
 // Rounds returns the number of committed rounds.
 func (e *Engine) Rounds() int { return e.State.Round }
 
-// EpsilonSpent returns ε after the committed rounds.
-func (e *Engine) EpsilonSpent() float64 { return e.State.EpsilonSpent() }
+// EpsilonSpent returns the client-level ε after the committed rounds (0
+// under privacy "example", which has no client-level guarantee).
+func (e *Engine) EpsilonSpent() float64 {
+	if !e.Config.DP {
+		return 0
+	}
+	return e.State.EpsilonSpent()
+}
+
+// exampleEvent marks a round of a study with privacy "example": the
+// coordinator added no noise (c = 0) and there is no client-level ε (0,
+// not +Inf, which JSON cannot carry); the guarantee is each LHA's own.
+func exampleEvent(ev protocol.Event) protocol.Event {
+	ev.NoiseMultiplier, ev.Epsilon, ev.Accountant, ev.Guarantee = 0, 0, "", string(fl.ExampleLevel)
+	return ev
+}
 
 // Global returns the current global model (read only).
 func (e *Engine) Global() []float64 { return e.State.Global }
@@ -501,6 +531,9 @@ func (e *Engine) CompleteAt(now func() time.Time) (*Result, error) {
 	}
 	at := now()
 	ev, mech := protocol.EventOf(p.Event, protocol.HashHex(p.Global))
+	if !e.Config.DP {
+		ev = exampleEvent(ev)
+	}
 	cm := &Commit{Event: ev, Model: p.Global, Mechanism: mech, Committed: at,
 		Participation: protocol.Participation{Round: r.ID, Sampled: len(r.Sampled), Online: r.Online,
 			Received: r.Received, Rejected: r.Rejected, Duration: at.Sub(r.Started)}}

@@ -65,7 +65,8 @@ type File struct {
 	Version int `json:"version"`
 	// Name names the study. Defaults to "fedcast study".
 	Name string `json:"name"`
-	// Epsilon is the privacy budget ε. Required, finite, > 0.
+	// Epsilon is the client-level privacy budget ε. Required, finite,
+	// > 0, except under privacy "example", which has none (must be absent).
 	Epsilon float64 `json:"epsilon"`
 	// Delta is δ. Defaults to 1e-5.
 	Delta float64 `json:"delta"`
@@ -142,7 +143,7 @@ type File struct {
 	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
 	LHAs []LHA `json:"lhas"`
 	// StrategyParams: "strategy" (fedavg | mrmtl), "lambda", "privacy"
-	// (client | both) and, with both, "example_epsilon", "example_delta",
+	// (client | example | both) and, with example or both, "example_epsilon", "example_delta",
 	// "example_rate", "example_clip" (docs/strategies.md, docs/study-file.md).
 	protocol.StrategyParams
 }
@@ -200,10 +201,15 @@ func (f *File) Validate() error {
 	if f.Version != FileVersion {
 		return configErr("version is %d, this fedcast reads version %d", f.Version, FileVersion)
 	}
-	if math.IsInf(f.Epsilon, 0) || math.IsNaN(f.Epsilon) || f.Epsilon <= 0 {
+	if !f.ClientLevelDP() {
+		// privacy "example": the coordinator adds no noise and keeps no
+		// client-level budget; the LHAs' budget is example_epsilon.
+		if f.Epsilon != 0 || f.NoiseSchedule != "" {
+			return configErr("epsilon %v and noise_schedule %q are the coordinator's client-level budget and noise, which privacy \"example\" does not have: leave them out and give each LHA's budget as example_epsilon (or use privacy \"both\")", f.Epsilon, f.NoiseSchedule)
+		}
+	} else if math.IsInf(f.Epsilon, 0) || math.IsNaN(f.Epsilon) || f.Epsilon <= 0 {
 		return configErr("epsilon is %v: a live study needs a finite budget > 0 (non-DP runs are for `simulate`)", f.Epsilon)
-	}
-	if err := privacy.CheckEpsilon(f.Epsilon); err != nil {
+	} else if err := privacy.CheckEpsilon(f.Epsilon); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := privacy.CheckDelta(f.Delta); err != nil {
@@ -409,6 +415,9 @@ func (f *File) Layers() []int {
 // CalibrateSchedule. It fails for parameters the accountant cannot account
 // for.
 func (f *File) Calibrate() (float64, error) {
+	if !f.ClientLevelDP() {
+		return 0, nil // privacy "example": no client-level noise
+	}
 	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
 	if err != nil {
 		return 0, fmt.Errorf("study: noise_schedule: %w", err)

@@ -20,7 +20,7 @@ func strategyFile(p protocol.StrategyParams) study.File {
 
 // TestStudyFileStrategy: the study file's strategy, lambda, privacy and
 // example_* fields reach the public study, with local DP-SGD calibrated
-// for E·T steps; a live study refuses example-level DP alone.
+// for E·T steps; privacy "example" refuses a client-level epsilon.
 func TestStudyFileStrategy(t *testing.T) {
 	f, _, err := study.Create(study.CreateOptions{Names: []string{"A", "B", "C"},
 		Template: strategyFile(protocol.StrategyParams{Strategy: "mrmtl", Lambda: 1, Privacy: "both", ExampleEpsilon: 5})})
@@ -47,7 +47,7 @@ func TestStudyFileStrategy(t *testing.T) {
 		p    protocol.StrategyParams
 		want string
 	}{
-		{protocol.StrategyParams{Privacy: "example", ExampleEpsilon: 5}, "both"},
+		{protocol.StrategyParams{Privacy: "example", ExampleEpsilon: 5}, "client-level budget"}, // epsilon 3 given: "example" has none
 		{protocol.StrategyParams{Privacy: "both"}, "example_epsilon"},
 		{protocol.StrategyParams{Strategy: "mrmtl", Lambda: -1}, "lambda"},
 		{protocol.StrategyParams{Strategy: "median"}, "strategy"},

@@ -47,12 +47,21 @@ import (
 //
 // # Example-level variant
 //
-// With local DP-SGD (fl.ExampleLevel) the client itself makes its turn
-// differentially private and its own accountant counts its own DP-SGD
-// steps. The turn is a ClientStep: CyclicSimulation.Step swaps it in. The
-// coordinator-side clipping and noise described above are the client-level
-// hand-off; an example-level study replaces them by the client's
-// mechanism and its accountant.
+// With local DP-SGD (CyclicSimulation.Example) each client makes its own
+// turn differentially private at the example level: the turn is E local
+// DP-SGD steps (LocalDPSGD.Train: Poisson batches at q_local, per-window
+// clipping to C, the discrete Gaussian at c_local·C) from a fresh Adam
+// state, instead of LocalTurn's full-batch steps. Each client keeps its own
+// LocalDPSGD for the whole study, and its accountant composes the steps of
+// its own turns only: E per round, E·T in all, the number the setting was
+// calibrated for. The turns of the other clients read this client's data
+// only through the models handed on, which its own DP-SGD already made
+// private, so for it they are post-processing (seed 002, Theorem 9), as in
+// the client-level case. The client-level hand-off (re-clip to S, noise
+// c_t·S) then depends on Config.DP: off for privacy "example" (the model
+// is handed on as the client trained it; the coordinator and the next
+// client see it), on for "both" (both mechanisms, each with its own
+// accountant; the two ε protect different units and are never added).
 
 // A ClientStep is one client's turn: it trains from model on the client's
 // data and writes the model it hands on into dst (len(model)). model must
@@ -256,8 +265,16 @@ type CyclicSimulation struct {
 	// (the public order of turns, a fresh permutation every round) and
 	// StreamNoise.
 	Seed uint64
-	// Step is a client's turn; nil means LocalTurn.
+	// Step is a client's turn; nil means LocalTurn (or local DP-SGD when
+	// Example is set; the two are exclusive).
 	Step ClientStep
+	// Example, if set, makes every turn local DP-SGD with this setting
+	// (calibrated for E·T steps per client). Each client's own accountant
+	// is in Locals after Run.
+	Example *ExampleDP
+	// Locals holds, after Run with Example set, each client's local DP-SGD
+	// and its accountant (the steps of its own turns only).
+	Locals []*LocalDPSGD
 	// OnRound, if set, is called after each round with its record and the
 	// model at the end of the round (not to be retained or modified).
 	OnRound func(ev CyclicEvent, model []float64)
@@ -299,6 +316,20 @@ func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountan
 	if step == nil {
 		step = LocalTurn
 	}
+	s.Locals = nil
+	if s.Example != nil {
+		if s.Step != nil {
+			return nil, nil, configErr("a cyclic simulation takes either a Step or local DP-SGD (Example), not both")
+		}
+		s.Locals = make([]*LocalDPSGD, cfg.Clients)
+		for i := range s.Locals {
+			l, err := NewLocalDPSGD(*s.Example)
+			if err != nil {
+				return nil, nil, err
+			}
+			s.Locals[i] = l
+		}
+	}
 	order := NewRand(s.Seed, StreamSampling)
 	noise := NewRand(s.Seed, StreamNoise)
 	t := nn.NewTrainer(s.Model)
@@ -315,7 +346,13 @@ func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountan
 		if err != nil {
 			return srv.Global, srv.Accounts, err
 		}
-		step(t, srv.Global, s.Clients[i], cfg, trained)
+		if s.Locals != nil {
+			if err := s.exampleTurn(t, i, srv.Round+1, srv.Global, trained); err != nil {
+				return srv.Global, srv.Accounts, err
+			}
+		} else {
+			step(t, srv.Global, s.Clients[i], cfg, trained)
+		}
 		p, err := srv.Propose(trained, noise)
 		if err != nil {
 			return srv.Global, srv.Accounts, err
@@ -337,4 +374,21 @@ func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountan
 			}
 		}
 	}
+}
+
+// exampleTurn is client i's turn in round round (1-based) under local
+// DP-SGD: E steps of its own LocalDPSGD from model into dst, with batches
+// and noise from ClientRand (independent per client and round). A client
+// whose own budget cannot cover the turn refuses it; the study was
+// calibrated for E·T steps per client, so in a simulation that is an error
+// (privacy.ErrBudgetExhausted), not a silent skip.
+func (s *CyclicSimulation) exampleTurn(t *nn.Trainer, i, round int, model, dst []float64) error {
+	copy(dst, model)
+	d := s.Clients[i]
+	err := s.Locals[i].Train(t, dst, d.X, d.Y, s.Config.LocalEpochs, s.Config.LearningRate,
+		ClientRand(s.Seed, StreamExampleBatches, i, round), ClientRand(s.Seed, StreamExampleNoise, i, round), nil)
+	if err != nil {
+		return fmt.Errorf("fl: cyclic round %d, client %d: %w", round, i, err)
+	}
+	return nil
 }

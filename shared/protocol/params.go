@@ -30,7 +30,9 @@ func (s *Study) AccountantKind() (privacy.AccountantKind, error) {
 
 // FLConfig returns the study's DP-FedAvg configuration (shared/fl): N, m,
 // T, S, c (and the noise schedule c_1 … c_T, if any), E, the learning
-// rate and the accountant, with DP on.
+// rate and the accountant, with DP on; under privacy "example" (local
+// DP-SGD only) client-level DP is off: the coordinator averages the
+// updates as they come, without re-clipping or noise.
 func (s *Study) FLConfig() (fl.Config, error) {
 	kind, err := s.AccountantKind()
 	if err != nil {
@@ -38,7 +40,7 @@ func (s *Study) FLConfig() (fl.Config, error) {
 	}
 	return fl.Config{
 		Clients: s.Clients, ExpectedClients: s.ExpectedClients, Rounds: s.Rounds,
-		ClipNorm: s.ClipNorm, NoiseMultiplier: s.NoiseMultiplier, DP: true,
+		ClipNorm: s.ClipNorm, NoiseMultiplier: s.NoiseMultiplier, DP: s.ClientLevelDP(),
 		LocalEpochs: s.LocalEpochs, LearningRate: s.LearningRate, Accountant: kind,
 		NoiseSchedule: slices.Clone(s.NoiseSchedule),
 	}, nil

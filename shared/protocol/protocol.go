@@ -209,6 +209,12 @@ type Event struct {
 	// Accountant is the accountant that computed Epsilon ("rdp" or
 	// "pld"; empty: "rdp").
 	Accountant string `json:"accountant,omitempty"`
+	// Guarantee is "example" for a round of a study with privacy
+	// "example": the coordinator added no noise, Epsilon and
+	// NoiseMultiplier are 0 (there is no client-level ε) and the
+	// guarantee is each LHA's own example-level one. Empty otherwise
+	// (client-level ε as before).
+	Guarantee string `json:"guarantee,omitempty"`
 }
 
 // State of a study as seen from outside.

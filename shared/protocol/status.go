@@ -15,6 +15,16 @@ type Status struct {
 	EpsilonBudget   float64 `json:"epsilon_budget"`
 	Delta           float64 `json:"delta"`
 	NoiseMultiplier float64 `json:"noise_multiplier"`
+	// Guarantee is the study's privacy level ("client", "example" or
+	// "both"; empty from coordinators that predate it: "client"). Under
+	// "example" EpsilonSpent, EpsilonBudget and NoiseMultiplier are 0:
+	// there is no client-level guarantee, the coordinator sees every
+	// sampled LHA's update un-noised, and each LHA's own example-level
+	// budget (ExampleEpsilon at ExampleDelta) protects each of its
+	// training windows.
+	Guarantee       string  `json:"guarantee,omitempty"`
+	ExampleEpsilon  float64 `json:"example_epsilon,omitempty"`
+	ExampleDelta    float64 `json:"example_delta,omitempty"`
 	State           string  `json:"state"` // waiting, running or finished
 	InsecureSeed    bool    `json:"insecure_seed"`
 	Name            string  `json:"name"`

@@ -20,13 +20,13 @@ type StrategyParams struct {
 	// Lambda is MR-MTL's penalty λ ≥ 0 (finite: JSON has no infinity; a
 	// large λ such as 1e6 is FedAvg to the precision that matters).
 	Lambda float64 `json:"lambda,omitempty"`
-	// Privacy is "client" (default when empty) or "both": client-level
-	// DP-FedAvg, plus local DP-SGD in every LHA with its own example-level
-	// budget ExampleEpsilon. ("example", local DP-SGD alone, leaves the
-	// coordinator seeing every LHA's update: simulate runs it, a live
-	// study refuses it.)
+	// Privacy is "client" (default when empty), "example" or "both":
+	// client-level DP-FedAvg; local DP-SGD in every LHA with its own
+	// example-level budget ExampleEpsilon and a coordinator that only
+	// averages (no client-level noise or budget: it sees every sampled
+	// LHA's update, docs/privacy.md); or both composed.
 	Privacy string `json:"privacy,omitempty"`
-	// ExampleEpsilon is each LHA's example-level ε (privacy "both").
+	// ExampleEpsilon is each LHA's example-level ε (privacy "example" and "both").
 	ExampleEpsilon float64 `json:"example_epsilon,omitempty"`
 	// ExampleDelta is its δ; 0 means the study's δ.
 	ExampleDelta float64 `json:"example_delta,omitempty"`
@@ -67,9 +67,9 @@ func (p StrategyParams) Guarantee() (fl.Guarantee, error) {
 }
 
 // CheckStrategy validates the parameters of a live study: strategy fedavg or
-// mrmtl, a finite λ ≥ 0, privacy client or both, and with "both" an
-// example-level ε > 0 and valid δ, rate and clip (0 = default). Errors
-// name the field.
+// mrmtl, a finite λ ≥ 0, privacy client, example or both, and with
+// "example" or "both" an example-level ε > 0 and valid δ, rate and clip
+// (0 = default). Errors name the field.
 func (p StrategyParams) CheckStrategy() error {
 	st, err := p.StrategyKind()
 	if err != nil {
@@ -88,17 +88,14 @@ func (p StrategyParams) CheckStrategy() error {
 	if err != nil {
 		return err
 	}
-	switch g {
-	case fl.ExampleLevel:
-		return fmt.Errorf("protocol: study: privacy %q (local DP-SGD alone) lets the coordinator see every LHA's update; a live study keeps client-level DP: use \"both\"", g)
-	case fl.ClientLevel:
+	if g == fl.ClientLevel {
 		if p.ExampleEpsilon != 0 || p.ExampleDelta != 0 || p.ExampleRate != 0 || p.ExampleClip != 0 {
-			return fmt.Errorf("protocol: study: example_* fields set local DP-SGD, which privacy %q does not run (use \"both\")", g)
+			return fmt.Errorf("protocol: study: example_* fields set local DP-SGD, which privacy %q does not run (use \"example\" or \"both\")", g)
 		}
 		return nil
 	}
 	if !(p.ExampleEpsilon > 0) || math.IsInf(p.ExampleEpsilon, 0) {
-		return fmt.Errorf("protocol: study: example_epsilon is %v; privacy \"both\" needs each LHA's finite example-level ε > 0", p.ExampleEpsilon)
+		return fmt.Errorf("protocol: study: example_epsilon is %v; privacy %q needs each LHA's finite example-level ε > 0", p.ExampleEpsilon, g)
 	}
 	if p.ExampleDelta != 0 {
 		if err := privacy.CheckDelta(p.ExampleDelta); err != nil {
@@ -177,3 +174,8 @@ func (s StudyStrategy) NewClient(kind privacy.AccountantKind) (*fl.Client, error
 	}
 	return fl.NewClient(st, s.Lambda, ex)
 }
+
+// ClientLevelDP reports whether the coordinator adds client-level noise and
+// keeps a client-level budget: privacy "client" or "both". Under
+// "example" it only averages the LHAs' locally privatised updates.
+func (p StrategyParams) ClientLevelDP() bool { return p.Privacy != string(fl.ExampleLevel) }

@@ -20,6 +20,21 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 	if s, err := fl.ParseStrategy(st.Strategy); err != nil || s == fl.Cyclic {
 		return fmt.Errorf("strategy %q: this client takes part in DP-FedAvg and MR-MTL studies only", st.Strategy)
 	}
+	if !st.ClientLevelDP() {
+		// privacy "example": no client-level noise or budget may be
+		// announced (a study cannot claim a client-level ε it does not
+		// account for); the local DP-SGD setting is checked by NewClient.
+		if st.Epsilon != 0 || st.NoiseMultiplier != 0 || len(st.NoiseSchedule) != 0 {
+			return fmt.Errorf("privacy \"example\" announced with client-level ε=%v, c=%v, schedule %v: the coordinator adds no noise in such a study",
+				st.Epsilon, st.NoiseMultiplier, st.NoiseSchedule)
+		}
+		for _, err := range []error{privacy.CheckDelta(st.Delta), privacy.CheckSampleRate(st.SampleRate), privacy.CheckRounds(st.Rounds)} {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	p := privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier,
 		ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}
 	if len(st.NoiseSchedule) == 0 {

@@ -126,6 +126,9 @@ type Options struct {
 	// a lost one). Required: the browser passes its WebSocket dialer
 	// (package wasm), native clients coordinator/lhaconn's, tests a Pipe.
 	Dial Dialer
+	// Accounts, if set, keeps the local DP-SGD accountant across sessions
+	// of the same study (the browser's localStorage; see AccountStore).
+	Accounts AccountStore
 }
 
 // Session is one LHA's membership in a study.
@@ -305,6 +308,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
+		s.rememberAccount()
 	} else if !sameStudy(s.study, st) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
@@ -354,6 +358,18 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	if c := noiseAt(st, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
 		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v for it",
 			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, c, st.Delta)
+	}
+	if !st.ClientLevelDP() {
+		// privacy "example": the round carries no client-level ε; the
+		// LHA's guarantee is its own local accountant's.
+		if ev.Epsilon != 0 || ev.Guarantee != string(fl.ExampleLevel) {
+			return false, fmt.Errorf("%w: round %d of a study with privacy \"example\" reports ε=%v, guarantee %q", ErrBudgetMismatch, ev.Round, ev.Epsilon, ev.Guarantee)
+		}
+		s.events = append(s.events, ev)
+		return false, nil
+	}
+	if ev.Guarantee != "" {
+		return false, fmt.Errorf("%w: round %d reports guarantee %q in a study with privacy %q", ErrBudgetMismatch, ev.Round, ev.Guarantee, st.Privacy)
 	}
 	if ev.Accountant != "" && ev.Accountant != string(s.kind) {
 		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.kind)
@@ -411,8 +427,8 @@ func (s *Session) Log() []protocol.Event {
 func (s *Session) LocalEpsilon() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.events) == 0 {
-		return 0
+	if len(s.events) == 0 || !s.study.ClientLevelDP() {
+		return 0 // privacy "example": no client-level ε (see ExampleBudget)
 	}
 	return s.epsilonAfter(len(s.events), s.acct)
 }
@@ -689,9 +705,14 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	if len(m.Weights) != s.study.Params {
 		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
 	}
-	next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
+	// Under privacy "example" there is no client-level ε: the LHA's own
+	// example-level budget decides below (s.update).
+	clientLevel := s.study.ClientLevelDP()
+	if clientLevel {
+		next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
+	}
 	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
-	if eps := s.epsilonAfter(m.Round, next); !(eps <= limit) {
+	if eps := s.epsilonAfter(m.Round, next); clientLevel && !(eps <= limit) {
 		// Over this LHA's own limit: sit the round out (a dropout that
 		// depends only on public information: the study and the round log).
 		if obs.Skipped != nil && !already {

@@ -73,6 +73,19 @@ func (s *Session) accountJoinedLate(released int, state string) {
 	s.strategy.budget = budgetOf(c.DPSGD)
 }
 
+// rememberAccount, at the first welcome, takes the stored account of an
+// earlier session of this study on this machine into the accountant when
+// it holds more steps than the charge for the rounds so far, and stores
+// the result (see AccountStore).
+func (s *Session) rememberAccount() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restoreAccount()
+	if c := s.strategy.client; c != nil {
+		s.saveAccount(c.DPSGD, 0)
+	}
+}
+
 func budgetOf(d *fl.LocalDPSGD) ExampleBudget {
 	return ExampleBudget{Epsilon: d.Setting.Epsilon, Delta: d.Setting.Delta, Spent: d.Spent(),
 		Steps: d.Accountant.Steps(), MaxSteps: d.Setting.Steps}
@@ -127,6 +140,9 @@ func (s *Session) update(tr *nn.Trainer, global, x, y []float64, cfg fl.Config, 
 	var batches, noise *rand.Rand
 	if c.DPSGD != nil {
 		batches, noise = privacy.NewSecureRand(), privacy.NewSecureRand()
+		if len(y) > 0 && c.DPSGD.Fits(cfg.LocalEpochs) == nil {
+			s.saveAccount(c.DPSGD, cfg.LocalEpochs) // stored before the steps are taken
+		}
 	}
 	_, err := c.Update(tr, global, x, y, cfg, dst, batches, noise, progress)
 	s.mu.Lock()

@@ -28,6 +28,9 @@ func printStrategy(out io.Writer, st protocol.Study) {
 		line += fmt.Sprintf("; local DP-SGD: this LHA's own example-level budget ε = %g at δ = %g (q_local = %g, C = %g, c = %.4f, %d steps)",
 			st.ExampleEpsilon, st.ExampleDelta, st.ExampleRate, st.ExampleClip, st.ExampleNoiseMultiplier, st.ExampleSteps)
 	}
+	if !st.ClientLevelDP() {
+		line += "; no client-level guarantee: the coordinator adds no noise and sees every update this LHA sends (the client-level ε below is 0); the guarantee is per training window, by this LHA's own count"
+	}
 	fmt.Fprintln(out, line)
 }
 

@@ -15,8 +15,10 @@ const simulateStrategyUsage = `
 Strategy and privacy level (docs/strategies.md):
   --strategy fedavg|mrmtl|cyclic
                             how the LHAs train together (default fedavg); cyclic trains the areas
-                            in turn, each passing the model on, with client-level noise c_t·S at
-                            every hand-off and no sampling (--privacy client only so far)
+                            in turn, each passing the model on, every area every round: with
+                            --privacy client the coordinator adds c_t·S at every hand-off; with
+                            example each turn is the area's own local DP-SGD (no hand-off noise);
+                            with both, the two
   --lambda L                MR-MTL's pull λ ≥ 0 towards the federated model (0: local training; 'inf': FedAvg)
   --privacy client|example|both
                             client: DP-FedAvg, --epsilon is the coordinator's client-level ε (default);
@@ -48,9 +50,6 @@ func strategyFlags(fs *flag.FlagSet) func() (experiment.StrategyOptions, error) 
 		}
 		if o.Privacy, err = fl.ParseGuarantee(*level); err != nil {
 			return o, usagef("use --privacy client, example or both", "%v", err)
-		}
-		if o.Strategy == fl.Cyclic && o.Privacy != fl.ClientLevel {
-			return o, usagef("use --strategy cyclic with --privacy client", "strategy cyclic runs with --privacy client only so far (local DP-SGD in a turn is not wired)")
 		}
 		lam, err := parseLambda(*lambda)
 		if err != nil {
