@@ -407,9 +407,15 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 		opens, by, rel := tick, open.closeAt, open.closeAt.Add(c.slack)
 		sch.Round, sch.Opens, sch.TrainBy, sch.Release = open.round, &opens, &by, &rel
 	}
+	var turn *protocol.Turn
+	if open != nil {
+		if r, pos, lha, ok := c.eng.Turn(open.round); ok { // a cyclic study: the public timetable
+			turn = &protocol.Turn{Round: r, Position: pos + 1, LHA: c.eng.File.LHAs[lha].Name}
+		}
+	}
 	asOf := tick
 	g, _ := st.Guarantee() // checked by the study file's Validate
-	return protocol.Status{
+	return protocol.Status{Turn: turn,
 		Round: c.eng.Rounds(), Rounds: st.Rounds, EpsilonSpent: c.eng.EpsilonSpent(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
@@ -677,6 +683,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 		x.Round, x.Opens, x.TrainBy, x.Release = 0, nil, nil, nil
 		c.snap.status.Schedule = &x
 	}
+	c.snap.status.Turn = nil
 	// Each sender's verdicts go out just before the release, at the same
 	// tick: an update acknowledged before the round's result and not
 	// refused before it was counted, so the client can say so. Nothing
