@@ -537,6 +537,9 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
 		Log: append([]protocol.Event{}, snap.log...)}
+	if c.eng.isCyclic() {
+		welcome.Index = &lha // which turns of the public timetable are its own
+	}
 	_, wb, err := protocol.Encode(welcome)
 	if err != nil {
 		return err

@@ -242,6 +242,7 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 		if err := e.newCyclic(studyHash); err != nil {
 			return nil, err
 		}
+		e.Study.CyclicSeed = studyHash
 	}
 	e.resetAggregate()
 	if err := e.replay(st); err != nil {
