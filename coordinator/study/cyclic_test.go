@@ -2,11 +2,13 @@ package study
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -320,5 +322,56 @@ func TestCyclicFile(t *testing.T) {
 	f.ExpectedClients, f.Lambda = 4, 1
 	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "lambda") {
 		t.Fatalf("cyclic with λ: %v", err)
+	}
+}
+
+// TestCyclicLedgerResume: serve's SQLite ledger keeps a cyclic study's
+// turns (hand-offs and a missed turn, whose model is the previous one)
+// such that Open rebuilds the same public log and the same accounts.
+func TestCyclicLedgerResume(t *testing.T) {
+	f, raw := cyclicFile(t, 4, 2, protocol.StrategyParams{})
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	e, err := Open(f, raw, ledgerStore{l}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim := len(e.Global())
+	for k := 1; k <= 5; k++ {
+		r, err := e.BeginAt(time.Now(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k != 3 {
+			d := make([]float64, dim)
+			d[k%dim] = 0.05
+			if err := e.Submit(r.Sampled[0], k, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.Complete(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2, err := Open(f, raw, ledgerStore{l}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(e2.Events(), e.Events()) || !slices.Equal(e2.Global(), e.Global()) || e2.EpsilonSpent() != e.EpsilonSpent() {
+		t.Fatalf("reopened from the ledger:\n%+v\nwant\n%+v", e2.Events(), e.Events())
+	}
+	for i := range 4 {
+		if e2.LHAHandOffs(i) != e.LHAHandOffs(i) || e2.LHAEpsilon(i) != e.LHAEpsilon(i) {
+			t.Fatalf("LHA %d's account differs after reopening", i)
+		}
+	}
+	if ev := e.Events()[2]; ev.NoiseMultiplier != 0 || ev.ModelSHA256 != e.Events()[1].ModelSHA256 {
+		t.Fatalf("missed turn 3: %+v", ev)
 	}
 }
