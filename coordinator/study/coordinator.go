@@ -415,8 +415,12 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 	}
 	asOf := tick
 	g, _ := st.Guarantee() // checked by the study file's Validate
+	rounds := st.Rounds
+	if n := c.eng.Turns(); n > 0 {
+		rounds = n // a cyclic study counts its turns (T·N)
+	}
 	return protocol.Status{Turn: turn,
-		Round: c.eng.Rounds(), Rounds: st.Rounds, EpsilonSpent: c.eng.EpsilonSpent(),
+		Round: c.eng.Rounds(), Rounds: rounds, EpsilonSpent: c.eng.EpsilonSpent(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,

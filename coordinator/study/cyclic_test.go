@@ -179,6 +179,11 @@ func TestCyclicLiveStudy(t *testing.T) {
 	if r.e.Finished() != ReasonRounds {
 		t.Fatalf("after %d turns: finished %q", n*rounds, r.e.Finished())
 	}
+	r.now = r.c.slot(r.c.j)
+	r.tick() // the end is announced
+	if st := r.c.Status(); st.State != protocol.StateFinished || st.Round != n*rounds || st.Rounds != n*rounds || st.Turn != nil {
+		t.Fatalf("final status: %+v", st)
+	}
 	maxEps := 0.0
 	for i := range n {
 		if got, want := r.e.LHAHandOffs(i), own[i]; got != want {

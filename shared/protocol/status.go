@@ -9,7 +9,9 @@ import "time"
 // which LHAs take part (spec §5: the sampled set stays secret), not even
 // when it changes: it is a snapshot taken at schedule ticks.
 type Status struct {
-	Round           int     `json:"round"` // rounds committed
+	// Round is the number of rounds committed, Rounds T; in a cyclic
+	// study both count turns (T·N in all; see Turn).
+	Round           int     `json:"round"`
 	Rounds          int     `json:"rounds"`
 	EpsilonSpent    float64 `json:"epsilon_spent"`
 	EpsilonBudget   float64 `json:"epsilon_budget"`
