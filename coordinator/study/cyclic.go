@@ -34,7 +34,8 @@ import (
 // committed to the store (event and model) before it is released to
 // everyone at the slot's end, and the next turn trains from it.
 //
-// A missed turn (no update, or one that was refused) hands the model on
+// A missed turn (no update, or one that Submit refused: wrong length, not
+// finite) hands the model on
 // unchanged: nothing new is released (the event repeats the previous
 // model's hash, with c = 0 and no change to anyone's ε), and no noise is
 // drawn. Under client-level DP each LHA's account holds its own hand-offs
@@ -172,8 +173,9 @@ func (e *Engine) completeCyclic(r *Round, now func() time.Time) (*Result, error)
 			r.Received--
 		}
 		if e.Config.DP {
-			// The noise was drawn and added whether or not the update was
-			// usable: it is a hand-off of this LHA, accounted as one.
+			// A hand-off of this LHA (Submit checked the update; should
+			// HandOff still refuse it, the noise is added all the same and
+			// the hand-off is accounted as one).
 			c = e.Config.NoiseMultiplierAt(round)
 			eps = e.cyc.acct.EpsilonIfNext(lha, c)
 			mech = Mechanism{Gamma: fl.NewAggregator(e.handOffConfig(round), len(next)).Lattice().Gamma, Sampler: privacy.SamplerName}
