@@ -310,11 +310,12 @@ func (c *JoinPage) limitWords() string {
 }
 
 func (c *JoinPage) limitRunWords() string {
-	if st := c.S.Welcome.Study; !st.ClientLevelDP() {
-		return exampleOnlyWords(st, c.S.ExampleBudget)
+	st := c.S.Welcome.Study
+	if !st.ClientLevelDP() {
+		return exampleOnlyWords(st, c.S.ExampleBudget) + cyclicWords(st)
 	}
 	return fmt.Sprintf("Your own limit: ε = %s. This browser sends nothing in a round that would take the study past it.", FormatEpsilon(c.S.EpsilonLimit())) +
-		c.S.exampleBudgetWords()
+		c.S.exampleBudgetWords() + cyclicWords(st)
 }
 
 func (c *JoinPage) skipWords(k session.Skip) string {

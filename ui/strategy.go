@@ -78,3 +78,16 @@ func exampleOnlyWords(st protocol.Study, b *session.ExampleBudget) string {
 	}
 	return w
 }
+
+// cyclicWords says how a cyclic study runs ("" for other strategies): the
+// authorities train in turn, every "round" on the page is one turn, and
+// the budget counts this authority's own turns only.
+func cyclicWords(st protocol.Study) string {
+	if st.Strategy != "cyclic" {
+		return ""
+	}
+	return fmt.Sprintf(" In this study the authorities train in turn (cyclic): each of the %d rounds gives every one of the %d authorities one turn, "+
+		"in an order fixed before the study started, and each \"round\" on this page is one turn (%d in all). "+
+		"The model passes from one authority to the next through the coordinator; your budget counts your own turns only.",
+		st.Rounds, st.Clients, st.Rounds*st.Clients)
+}

@@ -85,3 +85,20 @@ func TestAdminExampleOnlyWords(t *testing.T) {
 		t.Errorf("privacy example: %q / %q / %q", w, l, n)
 	}
 }
+
+// TestCyclicWords: a cyclic study's page says the authorities train in
+// turn, that a "round" on the page is one turn (T·N of them) and that the
+// budget counts the authority's own turns; other strategies say nothing.
+func TestCyclicWords(t *testing.T) {
+	st := protocol.Study{Rounds: 3, Clients: 4}
+	if w := cyclicWords(st); w != "" {
+		t.Errorf("FedAvg study: %q", w)
+	}
+	st.Strategy = "cyclic"
+	w := cyclicWords(st)
+	for _, want := range []string{"in turn", "12 in all", "own turns only", "3 rounds", "4 authorities"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("cyclic words lack %q: %s", want, w)
+		}
+	}
+}

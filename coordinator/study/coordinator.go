@@ -407,10 +407,20 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 		opens, by, rel := tick, open.closeAt, open.closeAt.Add(c.slack)
 		sch.Round, sch.Opens, sch.TrainBy, sch.Release = open.round, &opens, &by, &rel
 	}
+	var turn *protocol.Turn
+	if open != nil {
+		if r, pos, lha, ok := c.eng.Turn(open.round); ok { // a cyclic study: the public timetable
+			turn = &protocol.Turn{Round: r, Position: pos + 1, LHA: c.eng.File.LHAs[lha].Name}
+		}
+	}
 	asOf := tick
 	g, _ := st.Guarantee() // checked by the study file's Validate
-	return protocol.Status{
-		Round: c.eng.Rounds(), Rounds: st.Rounds, EpsilonSpent: c.eng.EpsilonSpent(),
+	rounds := st.Rounds
+	if n := c.eng.Turns(); n > 0 {
+		rounds = n // a cyclic study counts its turns (T·N)
+	}
+	return protocol.Status{Turn: turn,
+		Round: c.eng.Rounds(), Rounds: rounds, EpsilonSpent: c.eng.EpsilonSpent(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
@@ -531,6 +541,9 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
 		Log: append([]protocol.Event{}, snap.log...)}
+	if c.eng.isCyclic() {
+		welcome.Index = &lha // which turns of the public timetable are its own
+	}
 	_, wb, err := protocol.Encode(welcome)
 	if err != nil {
 		return err
@@ -677,6 +690,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 		x.Round, x.Opens, x.TrainBy, x.Release = 0, nil, nil, nil
 		c.snap.status.Schedule = &x
 	}
+	c.snap.status.Turn = nil
 	// Each sender's verdicts go out just before the release, at the same
 	// tick: an update acknowledged before the round's result and not
 	// refused before it was counted, so the client can say so. Nothing

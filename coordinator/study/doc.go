@@ -109,6 +109,15 @@
 // events, the current round is the next one; nothing committed is ever
 // computed again.
 //
+// # Cyclic FL
+//
+// A study with strategy "cyclic" runs on the same Engine and Coordinator:
+// an engine round is then one turn of the public timetable (one LHA, one
+// slot of the schedule; fl.CyclicOrder from the study file's SHA-256),
+// completed by a hand-off (fl.HandOff) that is committed before its
+// release, with each LHA's own account (fl.CyclicAccountant). See
+// cyclic.go and docs/strategies.md.
+//
 // # Randomness
 //
 // Sampling and noise come from privacy.NewSecureRand unless an insecure seed

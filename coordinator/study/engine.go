@@ -147,6 +147,7 @@ type Engine struct {
 	noise    *rand.Rand
 	agg      *fl.Aggregator
 	ordered  bool
+	cyc      *cyclicState // strategy "cyclic": a round of the engine is one turn (cyclic.go)
 	now      func() time.Time
 	broken   error
 }
@@ -237,6 +238,12 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Strategy == string(fl.Cyclic) {
+		if err := e.newCyclic(studyHash); err != nil {
+			return nil, err
+		}
+		e.Study.CyclicSeed = studyHash
+	}
 	e.resetAggregate()
 	if err := e.replay(st); err != nil {
 		return nil, err
@@ -257,6 +264,9 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 // last committed one, and in research mode the random streams are advanced
 // past the committed rounds.
 func (e *Engine) replay(st *State) error {
+	if e.isCyclic() {
+		return e.replayCyclic(st)
+	}
 	q := e.Config.SampleRate()
 	scratch := make([]float64, e.Model.NumParams())
 	if len(st.Events) > e.Config.Rounds {
@@ -318,6 +328,9 @@ func (e *Engine) checkFinishedAt(t time.Time) {
 		return
 	}
 	err := e.State.NextRoundFits()
+	if e.isCyclic() {
+		err = e.cyclicFits()
+	}
 	switch {
 	case err == nil:
 		return
@@ -349,13 +362,21 @@ func (e *Engine) SetScheduleStart(t0 time.Time) error {
 }
 
 // Rounds returns the number of committed rounds.
-func (e *Engine) Rounds() int { return e.State.Round }
+func (e *Engine) Rounds() int {
+	if e.isCyclic() {
+		return e.cyc.turns // a cyclic study's engine rounds are its turns
+	}
+	return e.State.Round
+}
 
 // EpsilonSpent returns the client-level ε after the committed rounds (0
 // under privacy "example", which has no client-level guarantee).
 func (e *Engine) EpsilonSpent() float64 {
 	if !e.Config.DP {
 		return 0
+	}
+	if e.isCyclic() {
+		return e.cyc.acct.MaxEpsilon() // the largest of the LHAs' own ε
 	}
 	return e.State.EpsilonSpent()
 }
@@ -389,6 +410,9 @@ func (e *Engine) Current() *Round { return e.current }
 // resetAggregate discards whatever the aggregator holds and makes a fresh
 // one for the next round (for its c_t under a noise schedule).
 func (e *Engine) resetAggregate() {
+	if e.isCyclic() {
+		return // a hand-off makes its own one-LHA aggregate (fl.HandOff)
+	}
 	e.agg = fl.NewAggregator(e.Config.AtRound(e.State.Round+1), len(e.State.Global))
 }
 
@@ -415,6 +439,10 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 	// (c_t under a noise schedule). Every discarding transition resets it
 	// too, so that no path can count an update twice.
 	e.resetAggregate()
+	if e.isCyclic() {
+		e.current = e.beginCyclic(t, online)
+		return e.current, nil
+	}
 	sampled := e.State.Sample(e.sampling)
 	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: t, phase: PhaseOpen,
 		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}
@@ -479,7 +507,7 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 	if r.done[lha] {
 		return fmt.Errorf("%w: round %d", ErrDuplicate, round)
 	}
-	if e.ordered {
+	if e.ordered || e.isCyclic() {
 		if err := fl.CheckUpdate(w, len(e.State.Global)); err != nil {
 			r.Rejected++
 			return err
@@ -513,6 +541,9 @@ func (e *Engine) CompleteAt(now func() time.Time) (*Result, error) {
 		return nil, ErrStaleRound
 	}
 	r.phase = PhaseAggregating
+	if e.isCyclic() {
+		return e.completeCyclic(r, now)
+	}
 	if e.ordered {
 		for _, i := range r.Sampled {
 			if w, ok := r.buffered[i]; ok {

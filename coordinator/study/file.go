@@ -142,7 +142,7 @@ type File struct {
 	AdminTokenSHA256 string `json:"admin_token_sha256"`
 	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
 	LHAs []LHA `json:"lhas"`
-	// StrategyParams: "strategy" (fedavg | mrmtl), "lambda", "privacy"
+	// StrategyParams: "strategy" (fedavg | mrmtl | cyclic), "lambda", "privacy"
 	// (client | example | both) and, with example or both, "example_epsilon", "example_delta",
 	// "example_rate", "example_clip" (docs/strategies.md, docs/study-file.md).
 	protocol.StrategyParams
@@ -234,6 +234,9 @@ func (f *File) Validate() error {
 	}
 	if f.ExpectedClients < 1 || f.ExpectedClients > len(f.LHAs) {
 		return configErr("expected_clients (m) is %d, must be in [1, N=%d]", f.ExpectedClients, len(f.LHAs))
+	}
+	if f.Strategy == string(fl.Cyclic) && f.ExpectedClients != len(f.LHAs) {
+		return configErr("strategy \"cyclic\" gives every LHA a turn in every round: expected_clients (m) is %d, must be N=%d (q = 1)", f.ExpectedClients, len(f.LHAs))
 	}
 	if f.LocalEpochs < 1 {
 		return configErr("local_epochs is %d, must be ≥ 1", f.LocalEpochs)
@@ -646,6 +649,9 @@ func (f *File) FillDesign(d model.Design) {
 	}
 	if f.ExpectedClients == 0 {
 		f.ExpectedClients = d.ExpectedClients(len(f.LHAs))
+		if f.Strategy == string(fl.Cyclic) {
+			f.ExpectedClients = len(f.LHAs) // every LHA takes a turn in every round
+		}
 	}
 	if f.ClipNorm == 0 {
 		f.ClipNorm = d.Clip

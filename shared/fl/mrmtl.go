@@ -94,8 +94,8 @@ func NewClient(st Strategy, lambda float64, ex *ExampleDP) (*Client, error) {
 	if st == "" {
 		st = FedAvg
 	}
-	if st != FedAvg && st != MRMTL {
-		return nil, fmt.Errorf("%w: strategy %q has no client state here (want fedavg or mrmtl)", ErrConfig, st)
+	if st != FedAvg && st != MRMTL && st != Cyclic {
+		return nil, fmt.Errorf("%w: strategy %q has no client state here (want fedavg, mrmtl or cyclic)", ErrConfig, st)
 	}
 	if err := CheckLambda(lambda); err != nil {
 		return nil, err

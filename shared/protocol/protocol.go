@@ -192,6 +192,12 @@ type Study struct {
 	// checks every round's c against it. NoiseMultiplier is then the
 	// smallest of them. Absent: every round has NoiseMultiplier.
 	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
+	// CyclicSeed, in a study with strategy "cyclic", is the seed of the
+	// public turn timetable: the hex SHA-256 of the study file. Round r's
+	// order is fl.CyclicOrder(CyclicSeed, r, Clients), and a round of the
+	// protocol (round_start, update, event) is then one turn k = 1 … T·N
+	// (fl.CyclicTurn). Empty in other studies.
+	CyclicSeed string `json:"cyclic_seed,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
@@ -254,6 +260,10 @@ type Welcome struct {
 	Schedule *Schedule `json:"schedule,omitempty"`
 	// LHA is the name the coordinator enrolled this token under.
 	LHA string `json:"lha"`
+	// Index is the LHA's place in the study file's enrolment (0-based),
+	// sent in cyclic studies only: with Study.CyclicSeed it tells the LHA
+	// which turns of the public timetable are its own.
+	Index *int `json:"index,omitempty"`
 	// State is StateWaiting, StateRunning or StateFinished.
 	State string `json:"state"`
 	// Log holds the committed rounds' events in order (round 1 first).

@@ -9,7 +9,9 @@ import "time"
 // which LHAs take part (spec §5: the sampled set stays secret), not even
 // when it changes: it is a snapshot taken at schedule ticks.
 type Status struct {
-	Round           int     `json:"round"` // rounds committed
+	// Round is the number of rounds committed, Rounds T; in a cyclic
+	// study both count turns (T·N in all; see Turn).
+	Round           int     `json:"round"`
 	Rounds          int     `json:"rounds"`
 	EpsilonSpent    float64 `json:"epsilon_spent"`
 	EpsilonBudget   float64 `json:"epsilon_budget"`
@@ -38,6 +40,20 @@ type Status struct {
 	// AsOf is the schedule tick this status was taken at: the coordinator
 	// serves a snapshot that changes only at schedule ticks.
 	AsOf *time.Time `json:"as_of,omitempty"`
+	// Turn says whose turn it is while a turn of a cyclic study is open
+	// (nil otherwise). It is public anyway: the order of every round is
+	// fixed by the study file before the study starts.
+	Turn *Turn `json:"turn,omitempty"`
+}
+
+// Turn is the open turn of a cyclic study: Schedule.Round is its number
+// over the study (1 … T·N); Round is the FL round (1 … T), Position its
+// place in that round's public order (1 … N), LHA the name of the LHA
+// whose turn it is.
+type Turn struct {
+	Round    int    `json:"round"`
+	Position int    `json:"position"`
+	LHA      string `json:"lha"`
 }
 
 // AdminStatus is the admin-only GET /api/admin/status answer: the public

@@ -15,7 +15,7 @@ import (
 // The zero value is DP-FedAvg with client-level DP, as before the fields
 // existed.
 type StrategyParams struct {
-	// Strategy is "fedavg" (default when empty) or "mrmtl".
+	// Strategy is "fedavg" (default when empty), "mrmtl" or "cyclic".
 	Strategy string `json:"strategy,omitempty"`
 	// Lambda is MR-MTL's penalty λ ≥ 0 (finite: JSON has no infinity; a
 	// large λ such as 1e6 is FedAvg to the precision that matters).
@@ -66,17 +66,15 @@ func (p StrategyParams) Guarantee() (fl.Guarantee, error) {
 	return g, nil
 }
 
-// CheckStrategy validates the parameters of a live study: strategy fedavg or
-// mrmtl, a finite λ ≥ 0, privacy client, example or both, and with
+// CheckStrategy validates the parameters of a live study: strategy fedavg,
+// mrmtl or cyclic (each LHA trains in turn; the study file also needs
+// expected_clients = N), a finite λ ≥ 0, privacy client, example or both, and with
 // "example" or "both" an example-level ε > 0 and valid δ, rate and clip
 // (0 = default). Errors name the field.
 func (p StrategyParams) CheckStrategy() error {
 	st, err := p.StrategyKind()
 	if err != nil {
 		return err
-	}
-	if st == fl.Cyclic {
-		return fmt.Errorf("protocol: study: strategy %q is not available in live studies here", st)
 	}
 	if !(p.Lambda >= 0) || math.IsInf(p.Lambda, 0) {
 		return fmt.Errorf("protocol: study: lambda is %v, must be a finite number ≥ 0", p.Lambda)

@@ -10,15 +10,16 @@ import (
 )
 
 // checkPrivacy checks a study's privacy parameters before this LHA takes
-// part: the strategy is one this client runs (DP-FedAvg or MR-MTL; cyclic
-// FL has no live protocol yet), and the study's
+// part: the strategy is one this client runs (DP-FedAvg, MR-MTL or cyclic:
+// in a cyclic study q = 1 and T rounds are each LHA's own T hand-offs, so
+// the same check holds), and the study's
 // T rounds, at c or with a noise schedule at c_1 … c_T, stay within the
 // announced (ε, δ) by the announced accountant. A schedule must hold T
 // valid multipliers whose smallest is c (fl.Config.Validate), and its ε is
 // the exact composition of its rounds.
 func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
-	if s, err := fl.ParseStrategy(st.Strategy); err != nil || s == fl.Cyclic {
-		return fmt.Errorf("strategy %q: this client takes part in DP-FedAvg and MR-MTL studies only", st.Strategy)
+	if _, err := fl.ParseStrategy(st.Strategy); err != nil {
+		return fmt.Errorf("strategy %q: this client takes part in DP-FedAvg, MR-MTL and cyclic studies only", st.Strategy)
 	}
 	if !st.ClientLevelDP() {
 		// privacy "example": no client-level noise or budget may be

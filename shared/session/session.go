@@ -157,6 +157,7 @@ type Session struct {
 	finished       *protocol.Finished
 	schedule       *protocol.Schedule // the public round schedule, from the last welcome
 	strategy       strategyState      // MR-MTL personal model, local DP-SGD (strategy.go)
+	cyc            cyclicState        // a cyclic study: this LHA's turns and own hand-offs (cyclic.go)
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
@@ -303,13 +304,20 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if st.Strategy == string(fl.Cyclic) {
+			i, err := checkCyclic(st, w)
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrBadStudy, err)
+			}
+			s.cyc = cyclicState{index: i}
+		}
 		s.study, s.mlp, s.lha = st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
-	} else if !sameStudy(s.study, st) {
+	} else if !sameStudy(s.study, st) || (s.isCyclic() && (w.Index == nil || *w.Index != s.cyc.index)) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
 	s.state = w.State
@@ -333,7 +341,7 @@ func sameStudy(a, b protocol.Study) bool {
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
 		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping &&
-		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule)
+		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule) && a.CyclicSeed == b.CyclicSeed
 }
 
 // event merges one released round's event into the log: a known round
@@ -353,6 +361,9 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 		return false, fmt.Errorf("%w: round %d after round %d", ErrBudgetMismatch, ev.Round, len(s.events))
 	}
 	st := s.study
+	if s.isCyclic() {
+		return false, s.cyclicEvent(ev, check)
+	}
 	// c is the round's own multiplier under a noise schedule: a round
 	// whose c departs from the announced schedule is refused.
 	if c := noiseAt(st, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
@@ -429,6 +440,9 @@ func (s *Session) LocalEpsilon() float64 {
 	defer s.mu.Unlock()
 	if len(s.events) == 0 || !s.study.ClientLevelDP() {
 		return 0 // privacy "example": no client-level ε (see ExampleBudget)
+	}
+	if s.isCyclic() {
+		return s.ownEpsilon(s.cyc.own) // this LHA's own hand-offs only
 	}
 	return s.epsilonAfter(len(s.events), s.acct)
 }
@@ -695,9 +709,18 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	}
 	already := s.sampled[m.Round]
 	next := s.acct.Clone()
+	own := append([]float64(nil), s.cyc.own...)
 	s.mu.Unlock()
 	if m.Round != n+1 {
 		return nil // a stale round_start (the coordinator will answer stale_round anyway)
+	}
+	cyclic := s.isCyclic()
+	if cyclic {
+		if _, mine := s.turn(m.Round); !mine {
+			// Not this LHA's turn by the public timetable: training would
+			// be a hand-off its accountant does not count.
+			return fmt.Errorf("%w: round_start of turn %d, which the public timetable gives to another LHA", ErrBadStudy, m.Round)
+		}
 	}
 	if prev != "" && protocol.HashHex(m.Weights) != prev {
 		return fmt.Errorf("%w: round %d starts from a model that was not released", ErrModelChanged, m.Round)
@@ -711,8 +734,13 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	if clientLevel {
 		next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
 	}
+	eps := s.epsilonAfter(m.Round, next)
+	if cyclic {
+		r, _ := s.turn(m.Round)
+		eps = s.ownEpsilon(append(own, noiseAt(s.study, r)))
+	}
 	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
-	if eps := s.epsilonAfter(m.Round, next); clientLevel && !(eps <= limit) {
+	if clientLevel && !(eps <= limit) {
 		// Over this LHA's own limit: sit the round out (a dropout that
 		// depends only on public information: the study and the round log).
 		if obs.Skipped != nil && !already {

@@ -65,6 +65,15 @@ func (s *Session) accountJoinedLate(released int, state string) {
 		rounds++
 	}
 	rounds = min(rounds, s.study.Rounds)
+	if s.isCyclic() {
+		// A round of the protocol is one turn: charge this LHA's own
+		// turns among those released and the open one.
+		if state == protocol.StateRunning {
+			rounds = s.ownTurns(released + 1)
+		} else {
+			rounds = s.ownTurns(released)
+		}
+	}
 	if rounds <= 0 {
 		return
 	}

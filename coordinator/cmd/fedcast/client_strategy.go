@@ -23,6 +23,10 @@ func printStrategy(out io.Writer, st protocol.Study) {
 	if st.Strategy == "mrmtl" {
 		line += fmt.Sprintf(" (λ = %g: forecasts come from this LHA's own personal model)", st.Lambda)
 	}
+	if st.Strategy == "cyclic" {
+		line += fmt.Sprintf(" (the LHAs train in turn: every \"round\" below is one turn of %d = T·N, each round's order public; this LHA trains in its own %d turns and its client-level ε counts its own hand-offs only)",
+			st.Rounds*st.Clients, st.Rounds)
+	}
 	line += fmt.Sprintf(", privacy %s", g)
 	if st.ExampleSteps > 0 {
 		line += fmt.Sprintf("; local DP-SGD: this LHA's own example-level budget ε = %g at δ = %g (q_local = %g, C = %g, c = %.4f, %d steps)",

@@ -51,6 +51,10 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
 	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution, less noise for the same ε)")
 	fs.StringVar(&f.NoiseSchedule, "noise-schedule", "", "per-round noise multipliers: constant (default), linear:r, step:j,r, geometric:r or c1,c2,…,cT (docs/strategies.md)")
+	fs.StringVar(&f.Strategy, "strategy", "fedavg", "fedavg, mrmtl (with --lambda) or cyclic (every LHA trains in turn, one turn per round length, m = N; docs/strategies.md)")
+	fs.Float64Var(&f.Lambda, "lambda", 0, "MR-MTL's penalty λ ≥ 0 (--strategy mrmtl)")
+	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
+	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -78,7 +82,13 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if *out == "" {
 		return usagef("e.g. --out study.json", "--out is required")
 	}
-	if f.Epsilon == 0 {
+	if f.Strategy == "fedavg" {
+		f.Strategy = "" // the default, written as before
+	}
+	if f.Privacy == "client" {
+		f.Privacy = ""
+	}
+	if f.Epsilon == 0 && f.Privacy != "example" {
 		return usagef("e.g. --epsilon 1", "--epsilon is required")
 	}
 	design, err := model.Preset(*preset)
@@ -120,6 +130,10 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	w := env.Stdout
 	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
 		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
+	if f.Strategy == "cyclic" {
+		fmt.Fprintf(w, "Cyclic FL: each of the T=%d rounds gives every LHA one turn, in an order fixed by this file's SHA-256 (public); %d turns of %v each; each LHA's ε counts its own hand-offs only\n",
+			file.Rounds, file.Rounds*len(file.LHAs), *length)
+	}
 	if cs != nil {
 		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
