@@ -28,6 +28,8 @@ import (
 // (default 11,12), FEDCAST_TUNE_RUNS the runs per seed (default 1). It
 // prints, per variant, each scenario's relative MAE, 50 % and 95 %
 // coverage and relative WIS, and their mean and worst over scenarios.
+// FEDCAST_TUNE_EMBARGO=1 drops each area's training windows whose target
+// comes after its first test origin (simulate --embargo: no look-ahead).
 
 // tuneScenario is one synthetic outbreak of the harness.
 type tuneScenario struct {
@@ -58,7 +60,7 @@ type tuneVariant struct {
 func defaultTuneConfig() Config {
 	d := model.Default
 	return Config{
-		Rounds: d.Rounds, ClientsPerRound: 400, LocalEpochs: d.LocalEpochs, Clip: d.Clip,
+		History: d.History, Rounds: d.Rounds, ClientsPerRound: 400, LocalEpochs: d.LocalEpochs, Clip: d.Clip,
 		LearningRate: d.LearningRate, Hidden: append([]int{}, d.Hidden...), Features: d.Features,
 		Damping: d.Damping, Preset: d.Name, Accountant: "rdp",
 	}
@@ -124,6 +126,18 @@ var tuneVariants = []tuneVariant{
 	{"lb10-change1", calib(func(k *forecast.Calibrator) { k.Lookback = 10; k.Change = 1 })},
 	{"lb7-prior0.2-change1", calib(func(k *forecast.Calibrator) { k.Lookback = 7; k.PriorScale = 0.2; k.Change = 1 })},
 	{"lb7-k3-change1", calib(func(k *forecast.Calibrator) { k.Lookback = 7; k.PriorWeight = 3; k.Change = 1 })},
+	{"history14", func(c *Config) { c.History = 14 }},
+	{"history11", func(c *Config) { c.History = 11 }},
+	{"history12", func(c *Config) { c.History = 12 }},
+	{"history13", func(c *Config) { c.History = 13 }},
+	{"history16", func(c *Config) { c.History = 16 }},
+	{"history18", func(c *Config) { c.History = 18 }},
+	{"history21", func(c *Config) { c.History = 21 }},
+	{"history7", func(c *Config) { c.History = 7 }},
+	{"hidden8", func(c *Config) { c.Hidden = []int{8} }},
+	{"hidden32", func(c *Config) { c.Hidden = []int{32} }},
+	{"linear", func(c *Config) { c.Hidden = nil }},
+	{"rounds0", func(c *Config) { c.Rounds = 1; c.LearningRate = 1e-12 }},
 	{"prior0.35", calib(func(k *forecast.Calibrator) { k.PriorScale = 0.35 })},
 }
 
@@ -211,6 +225,7 @@ func TestTuneDesign(t *testing.T) {
 			v.set(&cfg)
 			cfg.Data, cfg.From, cfg.To = ds.cfg.Data, ds.cfg.From, ds.cfg.To
 			cfg.Epsilons, cfg.Runs, cfg.Seed, cfg.EvalEvery = eps, runs, 1, 1000
+			cfg.Embargo = os.Getenv("FEDCAST_TUNE_EMBARGO") == "1"
 			rep, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("%s %s: %v", v.name, ds.name, err)

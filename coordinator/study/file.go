@@ -642,8 +642,12 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 // FillDesign fills the training recipe's zero-valued fields from d
 // (shared/model): rounds T, m for the file's N LHAs (so call it after the
 // LHAs are enrolled, and before Defaults), S, E, the learning rate, the
-// hidden layers and the features. Fields already set are kept.
+// hidden layers, the features and the input days H. Fields already set
+// are kept.
 func (f *File) FillDesign(d model.Design) {
+	if f.History == 0 {
+		f.History = d.History
+	}
 	if f.Rounds == 0 {
 		f.Rounds = d.Rounds
 	}

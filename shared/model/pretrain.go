@@ -105,7 +105,7 @@ type pretrainEntry struct {
 
 // Pretrained returns the weights Features.Init gives an anchored network of
 // m's shape: Pretrain on PretrainCorpus(8), computed once per shape and
-// process (about a second for 10-16-1) and then copied. The slice
+// process (about a second for 13-16-1) and then copied. The slice
 // returned is the caller's.
 func Pretrained(m *nn.MLP) ([]float64, error) {
 	key := fmt.Sprint(m.Sizes())

@@ -28,16 +28,18 @@ func init() {
 }
 
 const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD --to YYYY-MM-DD --epsilon LIST --runs N
-       [--preset default|paper] [--rounds T --clients-per-round M --local-epochs E --clip S
+       [--preset default|paper] [--history H --rounds T --clients-per-round M --local-epochs E --clip S
         --learning-rate LR --hidden LIST --features log-change|counts --damping D --delta 1e-5
         --split temporal|random --accountant rdp|pld --seed S --json FILE --out DIR
         --point-forecast model|persistence --hub DIR]
        [--strategy fedavg|cyclic --noise-schedule SPEC]
 
---preset default (fedcast's design: log-change features anchored at the
-no-change forecast, MLP 10-16-1, T=10, every area every round, E=30, S=0.5,
-lr=0.01, forecast change damped by 0.5) or paper (MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,
-lr=0.001); the other flags override single settings of the preset.
+--preset default (fedcast's design: log-change features over 13 input days
+anchored at the no-change forecast, MLP 13-16-1 pretrained on synthetic
+outbreaks, T=5, every area every round, E=30, S=0.5, lr=0.01, forecast change
+damped by 0.5) or paper (10 input days, MLP 10-128-64-32-1 on counts, T=75,
+m=100, E=30, S=0.5, lr=0.001); the other flags override single settings of
+the preset.
 Without --cases it runs on built-in synthetic data (fedcast data synth, seed 1).` + simulateStrategyUsage + `
 --noise-schedule gives each round its own noise multiplier, composed exactly:
 constant (default), linear:r, step:j,r, geometric:r (r = last round's c over
@@ -52,7 +54,8 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	epsList := fs.String("epsilon", "1,2,inf", "comma-separated privacy budgets ε; 'inf' is non-DP")
 	runs := fs.Int("runs", 1, "runs per ε (independent seeds)")
 	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
-	rounds := fs.Int("rounds", 0, "federated rounds T (default: the preset's, 10 or 75)")
+	history := fs.Int("history", 0, "input days H of each window (default: the preset's, 13 or 10)")
+	rounds := fs.Int("rounds", 0, "federated rounds T (default: the preset's, 5 or 75)")
 	m := fs.Int("clients-per-round", 0, "expected clients per round m, q = m/N (default: the preset's, all areas or 100)")
 	epochs := fs.Int("local-epochs", 0, "local full-batch Adam steps E per round (default: the preset's, 30)")
 	clip := fs.Float64("clip", 0, "L2 clip bound S of each client update (default: the preset's, 0.5)")
@@ -102,7 +105,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"runs", *runs}, {"rounds", *rounds}, {"clients-per-round", *m}, {"local-epochs", *epochs}, {"eval-every", *evalEvery}} {
+	}{{"runs", *runs}, {"history", *history}, {"rounds", *rounds}, {"clients-per-round", *m}, {"local-epochs", *epochs}, {"eval-every", *evalEvery}} {
 		if c.v < 1 && (flagSet(fs, c.name) || c.name == "runs" || c.name == "eval-every") {
 			return usagef("", "--%s must be at least 1, got %d", c.name, c.v)
 		}
@@ -114,6 +117,9 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		if flagSet(fs, c.name) && !(c.v > 0 && !math.IsInf(c.v, 0)) {
 			return usagef("", "--%s must be a number > 0, got %v", c.name, c.v)
 		}
+	}
+	if *history > 0 {
+		design.History = *history
 	}
 	if *rounds > 0 {
 		design.Rounds = *rounds
@@ -147,7 +153,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		design.Damping = *damping
 	}
 	cfg := experiment.Config{
-		Damping:  design.Damping,
+		Damping: design.Damping, History: design.History,
 		Epsilons: eps, Runs: *runs, Rounds: design.Rounds, LocalEpochs: design.LocalEpochs,
 		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
 		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,

@@ -25,9 +25,10 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new')")
 	}
 	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
-		"--preset default is fedcast's design (log-change features anchored at the no-change forecast, MLP 10-16-1,\n"+
-		"T=10, every LHA every round, E=30, S=0.5, lr=0.01, forecast change damped by 0.5); --preset paper the paper's (MLP 10-128-64-32-1 on counts,\n"+
-		"T=75, m=100, E=30, S=0.5, lr=0.001). --rounds, --expected, --clip, --epochs and --lr override single settings.")
+		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
+		"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.01, forecast change\n"+
+		"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n"+
+		"lr=0.001). --history, --rounds, --expected, --clip, --epochs and --lr override single settings.")
 	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
 	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
 	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
@@ -37,12 +38,12 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Name, "name", "fedcast study", "study name")
 	fs.Float64Var(&f.Epsilon, "epsilon", 0, "privacy budget ε; required")
 	fs.Float64Var(&f.Delta, "delta", 1e-5, "δ")
-	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T (default: the preset's, 10 or 75)")
+	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T (default: the preset's, 5 or 75)")
 	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m, q = m/N (default: the preset's, all N or min(100, N))")
 	fs.Float64Var(&f.ClipNorm, "clip", 0, "clip bound S (default: the preset's, 0.5)")
 	fs.IntVar(&f.LocalEpochs, "epochs", 0, "local epochs E, full-batch Adam steps (default: the preset's, 30)")
 	fs.Float64Var(&f.LearningRate, "lr", 0, "learning rate (default: the preset's, 0.01 or 0.001)")
-	fs.IntVar(&f.History, "history", 10, "input days H")
+	fs.IntVar(&f.History, "history", 0, "input days H (default: the preset's, 13 or 10)")
 	fs.IntVar(&f.Horizon, "horizon", 7, "days ahead P")
 	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
 	fs.StringVar(&f.From, "from", "", "first day of the study window (YYYY-MM-DD; empty: all)")
@@ -98,7 +99,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	for _, c := range []struct {
 		name string
 		bad  bool
-	}{{"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
+	}{{"history", f.History < 1}, {"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
 		if c.bad && flagSet(fs, c.name) {
 			return usagef("", "--%s must be above 0", c.name)
 		}
