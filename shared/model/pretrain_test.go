@@ -98,21 +98,29 @@ func TestPretrainedBeatsPersistence(t *testing.T) {
 	}
 }
 
-// The pretrained 10-16-1 model is pinned: the same weights, bit for bit,
+// The pretrained models of the default design (13-16-1) and of the
+// second round's (10-16-1) are pinned: the same weights, bit for bit,
 // native (scalar or SIMD kernels) and under GOOS=js GOARCH=wasm. A change
-// of shared/synth, shared/nn or the corpus that moves it must be
+// of shared/synth, shared/nn or the corpus that moves them must be
 // deliberate (running studies keep theirs: it is in the ledger's genesis).
 func TestPretrainedPinned(t *testing.T) {
-	m := nn.NewMLP(10, 16, 1)
-	w, err := Pretrained(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := fnv.New64()
-	for _, v := range w {
-		fmt.Fprint(h, math.Float64bits(v))
-	}
-	if got := h.Sum64(); got != 8882786352172056839 {
-		t.Errorf("pretrained weights changed: hash %d", got)
+	for _, tc := range []struct {
+		sizes []int
+		hash  uint64
+	}{
+		{[]int{10, 16, 1}, 8882786352172056839},
+		{[]int{Default.History, 16, 1}, 13334789386829642241},
+	} {
+		w, err := Pretrained(nn.NewMLP(tc.sizes...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := fnv.New64()
+		for _, v := range w {
+			fmt.Fprint(h, math.Float64bits(v))
+		}
+		if got := h.Sum64(); got != tc.hash {
+			t.Errorf("%v: pretrained weights changed: hash %d", tc.sizes, got)
+		}
 	}
 }
