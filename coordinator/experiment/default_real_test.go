@@ -22,7 +22,7 @@ import (
 // It asserts what the design delivers. With the embargo, never worse than
 // the free no-change forecast (mean relative MAE ≤ 1). On the plain
 // temporal split November 2020 is a tie with no change (0.999 at ε = 1,
-// 1.005 at ε = 2; its last training targets fall in Thanksgiving week), so
+// 1.005 at ε = 2: a plateau after the "lockdown light" of 2 November), so
 // there the bound is 1.01: issue 8's firm target (≤ 1) is missed by half a
 // per cent at ε = 2, and docs/results.md says so. On the plain split the
 // 95 % ranges hold between 85 % and 99 % of the time with a relative WIS
