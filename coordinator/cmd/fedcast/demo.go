@@ -66,7 +66,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	var o demoOptions
 	fs.IntVar(&o.lhas, "lhas", 199, "simulated LHAs (plus one seat for you)")
-	fs.IntVar(&o.rounds, "rounds", 0, "rounds per study (default: the design's, 10)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per study (default: the design's, 5)")
 	fs.IntVar(&o.expected, "expected", 0, "expected LHAs per round m (default: the design's, all of them; DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
 	fs.Float64Var(&o.epsilon, "epsilon", 3, "privacy budget ε per study")
 	fs.DurationVar(&o.roundLength, "round-length", 20*time.Second, "round length: rounds open every this long; updates are taken until 90 % of it (your seat counts as a dropout if it misses that)")
