@@ -2,8 +2,6 @@
 
 package nn
 
-import "simd/archsimd"
-
 // The Trainer's AVX-512 path runs the forward pass feature-major
 // ("transposed": one row of np values per unit, np = the batch rounded up to
 // a multiple of 8, column s = sample s):
@@ -135,105 +133,12 @@ func transposeCols(dst, src []float64, rows, n, np int) {
 // (+ bias[i]) for i < rows and c < cols: A's rows are contiguous. Each
 // element is the sequential sum from +0 in order k = 0, 1, …, every
 // product rounded before it is added, then + bias[i]: the sums of
-// kernels.go. Four rows and 16 columns are done per pass (each load of b
-// serves four rows); the other columns go 8 at a time (masked at the end),
-// the last rows mod 4 rows one at a time.
+// kernels.go, computed by the assembly product gemm (four rows and 16
+// columns per pass, each load of b serving four rows, masked column tails).
 func mulRows(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, rows, kd, cols int) {
-	i := 0
-	for ; i+4 <= rows; i += 4 {
-		a0 := a[i*lda:][:kd]
-		a1 := a[(i+1)*lda:][:kd]
-		a2 := a[(i+2)*lda:][:kd]
-		a3 := a[(i+3)*lda:][:kd]
-		c := 0
-		for ; c+16 <= cols; c += 16 {
-			var p0, p1, q0, q1, r0, r1, t0, t1 archsimd.Float64x8
-			bk := b[c:]
-			for k := range a0 {
-				x := (*[16]float64)(bk)
-				if k+1 < kd {
-					bk = bk[ldb:]
-				}
-				x0 := archsimd.LoadFloat64x8((*[8]float64)(x[0:8]))
-				x1 := archsimd.LoadFloat64x8((*[8]float64)(x[8:16]))
-				v := archsimd.BroadcastFloat64x8(a0[k])
-				p0 = p0.Add(v.Mul(x0))
-				p1 = p1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a1[k])
-				q0 = q0.Add(v.Mul(x0))
-				q1 = q1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a2[k])
-				r0 = r0.Add(v.Mul(x0))
-				r1 = r1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a3[k])
-				t0 = t0.Add(v.Mul(x0))
-				t1 = t1.Add(v.Mul(x1))
-			}
-			if bias != nil {
-				v := archsimd.BroadcastFloat64x8(bias[i])
-				p0, p1 = p0.Add(v), p1.Add(v)
-				v = archsimd.BroadcastFloat64x8(bias[i+1])
-				q0, q1 = q0.Add(v), q1.Add(v)
-				v = archsimd.BroadcastFloat64x8(bias[i+2])
-				r0, r1 = r0.Add(v), r1.Add(v)
-				v = archsimd.BroadcastFloat64x8(bias[i+3])
-				t0, t1 = t0.Add(v), t1.Add(v)
-			}
-			st16(out, i*ldo+c, p0, p1)
-			st16(out, (i+1)*ldo+c, q0, q1)
-			st16(out, (i+2)*ldo+c, r0, r1)
-			st16(out, (i+3)*ldo+c, t0, t1)
-		}
-		if c < cols {
-			mulTail4(out, ldo, a, lda, b, ldb, bias, i, kd, c, cols)
-		}
+	mode := biasNone
+	if bias != nil {
+		mode = biasRow
 	}
-	mulTail(out, ldo, a, lda, b, ldb, bias, i, rows, kd, 0, cols)
-}
-
-// mulTail4 computes the elements of rows i…i+3 and columns c0 ≤ c < cols
-// of mulRows, 8 (masked: fewer) columns at a time, in the same order.
-func mulTail4(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, i, kd, c0, cols int) {
-	i0, i1, i2, i3 := i*lda, (i+1)*lda, (i+2)*lda, (i+3)*lda
-	for c := c0; c < cols; c += 8 {
-		w := min(8, cols-c)
-		var p0, q0, r0, t0 archsimd.Float64x8
-		for k := range kd {
-			x0 := archsimd.LoadFloat64x8SlicePart(b[k*ldb+c:][:w])
-			p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i0+k]).Mul(x0))
-			q0 = q0.Add(archsimd.BroadcastFloat64x8(a[i1+k]).Mul(x0))
-			r0 = r0.Add(archsimd.BroadcastFloat64x8(a[i2+k]).Mul(x0))
-			t0 = t0.Add(archsimd.BroadcastFloat64x8(a[i3+k]).Mul(x0))
-		}
-		if bias != nil {
-			p0 = p0.Add(archsimd.BroadcastFloat64x8(bias[i]))
-			q0 = q0.Add(archsimd.BroadcastFloat64x8(bias[i+1]))
-			r0 = r0.Add(archsimd.BroadcastFloat64x8(bias[i+2]))
-			t0 = t0.Add(archsimd.BroadcastFloat64x8(bias[i+3]))
-		}
-		p0.StoreSlicePart(out[i*ldo+c:][:w])
-		q0.StoreSlicePart(out[(i+1)*ldo+c:][:w])
-		r0.StoreSlicePart(out[(i+2)*ldo+c:][:w])
-		t0.StoreSlicePart(out[(i+3)*ldo+c:][:w])
-	}
-}
-
-// mulTail computes the elements of rows i0 ≤ i < i1 and columns
-// c0 ≤ c < cols of mulRows, one row and 8 (masked: fewer) columns at a
-// time, in the same order.
-func mulTail(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, i0, i1, kd, c0, cols int) {
-	for i := i0; i < i1; i++ {
-		for c := c0; c < cols; c += 8 {
-			w := min(8, cols-c)
-			var p0 archsimd.Float64x8
-			for k := range kd {
-				x0 := archsimd.LoadFloat64x8SlicePart(b[k*ldb+c:][:w])
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i*lda+k]).Mul(x0))
-			}
-			if bias != nil {
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(bias[i]))
-			}
-			p0.StoreSlicePart(out[i*ldo+c:][:w])
-		}
-	}
+	gemm(out, ldo, a, lda, 1, b, ldb, bias, mode, rows, kd, cols)
 }
