@@ -2,6 +2,8 @@
 
 package nn
 
+import "fmt"
+
 // The Trainer's AVX-512 path runs the forward pass feature-major
 // ("transposed": one row of np values per unit, np = the batch rounded up to
 // a multiple of 8, column s = sample s):
@@ -110,17 +112,22 @@ func (t *Trainer) fmBackward(w *fmWork, params, x, y, dst []float64, n int) {
 }
 
 // transposeCols writes the first n columns of the rows × np matrix src into
-// dst as n × rows.
+// dst as n × rows; np must be a multiple of 8 not below n (the layout of
+// fmWork). Blocks of eight rows are transposed in registers by
+// transposeColsAVX512 (eight columns at a time, only real columns stored);
+// the last rows mod 8 rows are copied one value at a time.
 func transposeCols(dst, src []float64, rows, n, np int) {
 	dst = dst[:n*rows]
 	src = src[:rows*np]
-	k := 0
-	for ; k+4 <= rows; k += 4 {
-		r0, r1, r2, r3 := src[k*np:][:n], src[(k+1)*np:][:n], src[(k+2)*np:][:n], src[(k+3)*np:][:n]
-		for s := range r0 {
-			d := (*[4]float64)(dst[s*rows+k:])
-			d[0], d[1], d[2], d[3] = r0[s], r1[s], r2[s], r3[s]
-		}
+	if n == 0 {
+		return
+	}
+	if np%8 != 0 || np < n {
+		panic(fmt.Sprintf("nn: transposeCols of %d columns with a row stride of %d", n, np))
+	}
+	k := rows &^ 7
+	if k > 0 {
+		transposeColsAVX512(&dst[0], &src[0], k, rows, n, np)
 	}
 	for ; k < rows; k++ {
 		for s, v := range src[k*np:][:n] {
@@ -128,6 +135,13 @@ func transposeCols(dst, src []float64, rows, n, np int) {
 		}
 	}
 }
+
+// transposeColsAVX512 is the block transpose of transposeCols for the first
+// units rows (a multiple of 8), with dst's row stride ldd
+// (transpose_avx512_amd64.s). It checks nothing.
+//
+//go:noescape
+func transposeColsAVX512(dst, src *float64, units, ldd, n, np int)
 
 // mulRows writes out[i·ldo + c] = Σ_{k<kd} a[i·lda + k]·b[k·ldb + c]
 // (+ bias[i]) for i < rows and c < cols: A's rows are contiguous. Each
