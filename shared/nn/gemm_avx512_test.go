@@ -297,3 +297,39 @@ func TestTransposeColsMatchesCopy(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGemm times the assembly product on the paper's layer shapes
+// (10-128-64-32-1, 12 windows padded to 16 columns in the forward pass):
+// forward feature-major (W·aᵀ), back-propagation (d·W) and the weight
+// gradient (dᵀ·a). docs/benchmarks.md compares them with the archsimd
+// kernels they replaced.
+func BenchmarkGemm(b *testing.B) {
+	needAVX512(b)
+	rng := rand.New(rand.NewPCG(37, 38))
+	type shape struct {
+		name                   string
+		rows, kd, cols, ai, ak int
+		mode                   int
+	}
+	var shapes []shape
+	sizes := []int{10, 128, 64, 32, 1}
+	for l := 1; l < len(sizes); l++ {
+		fi, fo := sizes[l-1], sizes[l]
+		shapes = append(shapes, shape{fmt.Sprintf("forward/L%d", l), fo, fi, 16, fi, 1, biasRow})
+		if l > 1 {
+			shapes = append(shapes, shape{fmt.Sprintf("backprop/L%d", l), 12, fo, fi, fo, 1, biasNone})
+		}
+		shapes = append(shapes, shape{fmt.Sprintf("wgrad/L%d", l), fo, 12, fi, 1, fo, biasNone})
+	}
+	for _, s := range shapes {
+		a := fillKind(rng, (s.rows-1)*s.ai+(s.kd-1)*s.ak+1, finite)
+		x := fillKind(rng, s.kd*s.cols, finite)
+		bias := fillKind(rng, s.rows, finite)
+		out := make([]float64, s.rows*s.cols)
+		b.Run(s.name, func(b *testing.B) {
+			for b.Loop() {
+				gemm(out, s.cols, a, s.ai, s.ak, x, s.cols, bias, s.mode, s.rows, s.kd, s.cols)
+			}
+		})
+	}
+}
