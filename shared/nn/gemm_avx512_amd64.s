@@ -10,7 +10,10 @@
 // Every element is the sequential sum from +0: VMULPD rounds each product
 // (src1 = the a value, src2 = the b value, as the scalar a*b), then VADDPD
 // adds it to the running sum (src1 = the sum), one k after the other; the
-// bias, if any, is added last. No fused multiply-add anywhere.
+// bias, if any, is added last. No fused multiply-add anywhere. Mode bits 2
+// and 3 then apply ReLU or zero the lanes whose mask is not positive
+// (maskInactive), so the forward pass and back-propagation need no second
+// pass over their results.
 //
 // Register blocking: four rows of out × 16 columns live in Z0–Z7 while k
 // runs; per k two vectors of b's row k are loaded once and serve the four
@@ -35,27 +38,59 @@ DATA masks<>+14(SB)/2, $0x007f
 DATA masks<>+16(SB)/2, $0x00ff
 GLOBL masks<>(SB), RODATA|NOPTR, $18
 
-// func gemmAVX512(out, a, b, bias *float64, ldo, ai, ak, ldb, rows, kd, cols, mode int)
-TEXT ·gemmAVX512(SB), NOSPLIT, $0-96
+// Epilogue flags (mode bits 2 and 3), applied after the bias and before
+// the store. RELU(z) zeroes the lanes with z ≤ 0 (NaN stays, as in
+// reluScalar): keep where !(z ≤ 0), predicate NLE_UQ. MASKV(z, addr) and
+// MASKVK(z, addr, k) zero the lanes whose mask value at the same position
+// is not > 0 (maskInactiveScalar: predicate GT_OQ, so NaN zeroes too); Z31
+// holds zeros, Z30 and K3 are scratch.
+#define RELU(z) \
+	VCMPPD $6, Z31, z, K3; \
+	VMOVUPD.Z z, K3, z
+
+#define MASKV(z, addr) \
+	VMOVUPD addr, Z30; \
+	VCMPPD $14, Z31, Z30, K3; \
+	VMOVUPD.Z z, K3, z
+
+#define MASKVK(z, addr, k) \
+	VMOVUPD.Z addr, k, Z30; \
+	VCMPPD $14, Z31, Z30, K3; \
+	VMOVUPD.Z z, K3, z
+
+// MASKROW leaves in R14 the address of the mask element of the block's
+// first row and column (mask + (rows − CX)·ldo + column), in R15 that of
+// its third row.
+#define MASKROW \
+	MOVQ rows+72(FP), R14; \
+	SUBQ CX, R14; \
+	IMULQ R8, R14; \
+	ADDQ mask+32(FP), R14; \
+	ADDQ AX, R14; \
+	LEAQ (R14)(R8*2), R15
+
+// func gemmAVX512(out, a, b, bias, mask *float64, ldo, ai, ak, ldb, rows, kd, cols, mode int)
+TEXT ·gemmAVX512(SB), NOSPLIT, $0-104
 	MOVQ out+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ ldo+32(FP), R8
+	MOVQ ldo+40(FP), R8
 	SHLQ $3, R8
-	MOVQ ai+40(FP), R9
+	MOVQ ai+48(FP), R9
 	SHLQ $3, R9
-	MOVQ ak+48(FP), R10
+	MOVQ ak+56(FP), R10
 	SHLQ $3, R10
-	MOVQ ldb+56(FP), R11
+	MOVQ ldb+64(FP), R11
 	SHLQ $3, R11
 	LEAQ (R9)(R9*2), R12
-	MOVQ rows+64(FP), CX
+	MOVQ rows+72(FP), CX
+	VPXORQ Z31, Z31, Z31
 
 rows4:
 	CMPQ CX, $4
 	JLT  rows1
 	XORQ AX, AX
-	MOVQ cols+80(FP), R13
+	MOVQ cols+88(FP), R13
 
 r4c16:
 	CMPQ R13, $8
@@ -80,7 +115,7 @@ r4c16:
 	VPXORQ Z7, Z7, Z7
 	MOVQ SI, R14
 	LEAQ (DX)(AX*1), R15
-	MOVQ kd+72(FP), BX
+	MOVQ kd+80(FP), BX
 	TESTQ BX, BX
 	JZ   r4c16bias
 
@@ -113,11 +148,12 @@ r4c16k:
 	JNZ          r4c16k
 
 r4c16bias:
-	MOVQ mode+88(FP), BX
+	MOVQ mode+96(FP), BX
+	ANDQ $3, BX
 	CMPQ BX, $1
 	JLT  r4c16store
 	JGT  r4c16colbias
-	MOVQ rows+64(FP), BX
+	MOVQ rows+72(FP), BX
 	SUBQ CX, BX
 	MOVQ bias+24(FP), R15
 	LEAQ (R15)(BX*8), R15
@@ -149,6 +185,30 @@ r4c16colbias:
 	VADDPD    Z19, Z7, Z7
 
 r4c16store:
+	MOVQ  mode+96(FP), BX
+	TESTQ $4, BX
+	JZ    r4c16norelu
+	RELU(Z0)
+	RELU(Z1)
+	RELU(Z2)
+	RELU(Z3)
+	RELU(Z4)
+	RELU(Z5)
+	RELU(Z6)
+	RELU(Z7)
+r4c16norelu:
+	TESTQ $8, BX
+	JZ    r4c16nomask
+	MASKROW
+	MASKV(Z0, (R14))
+	MASKVK(Z1, 64(R14), K2)
+	MASKV(Z2, (R14)(R8*1))
+	MASKVK(Z3, 64(R14)(R8*1), K2)
+	MASKV(Z4, (R15))
+	MASKVK(Z5, 64(R15), K2)
+	MASKV(Z6, (R15)(R8*1))
+	MASKVK(Z7, 64(R15)(R8*1), K2)
+r4c16nomask:
 	LEAQ    (DI)(AX*1), R14
 	LEAQ    (R14)(R8*2), R15
 	VMOVUPD Z0, (R14)
@@ -177,7 +237,7 @@ r4c8:
 	VPXORQ Z6, Z6, Z6
 	MOVQ SI, R14
 	LEAQ (DX)(AX*1), R15
-	MOVQ kd+72(FP), BX
+	MOVQ kd+80(FP), BX
 	TESTQ BX, BX
 	JZ   r4c8bias
 
@@ -201,11 +261,12 @@ r4c8k:
 	JNZ          r4c8k
 
 r4c8bias:
-	MOVQ mode+88(FP), BX
+	MOVQ mode+96(FP), BX
+	ANDQ $3, BX
 	CMPQ BX, $1
 	JLT  r4c8store
 	JGT  r4c8colbias
-	MOVQ rows+64(FP), BX
+	MOVQ rows+72(FP), BX
 	SUBQ CX, BX
 	MOVQ bias+24(FP), R15
 	LEAQ (R15)(BX*8), R15
@@ -228,6 +289,22 @@ r4c8colbias:
 	VADDPD    Z18, Z6, Z6
 
 r4c8store:
+	MOVQ  mode+96(FP), BX
+	TESTQ $4, BX
+	JZ    r4c8norelu
+	RELU(Z0)
+	RELU(Z2)
+	RELU(Z4)
+	RELU(Z6)
+r4c8norelu:
+	TESTQ $8, BX
+	JZ    r4c8nomask
+	MASKROW
+	MASKVK(Z0, (R14), K1)
+	MASKVK(Z2, (R14)(R8*1), K1)
+	MASKVK(Z4, (R15), K1)
+	MASKVK(Z6, (R15)(R8*1), K1)
+r4c8nomask:
 	LEAQ    (DI)(AX*1), R14
 	LEAQ    (R14)(R8*2), R15
 	VMOVUPD Z0, K1, (R14)
@@ -246,7 +323,7 @@ rows1:
 	TESTQ CX, CX
 	JLE   done
 	XORQ  AX, AX
-	MOVQ  cols+80(FP), R13
+	MOVQ  cols+88(FP), R13
 
 r1c16:
 	CMPQ R13, $8
@@ -263,7 +340,7 @@ r1c16:
 	VPXORQ Z1, Z1, Z1
 	MOVQ SI, R14
 	LEAQ (DX)(AX*1), R15
-	MOVQ kd+72(FP), BX
+	MOVQ kd+80(FP), BX
 	TESTQ BX, BX
 	JZ   r1c16bias
 
@@ -281,11 +358,12 @@ r1c16k:
 	JNZ          r1c16k
 
 r1c16bias:
-	MOVQ mode+88(FP), BX
+	MOVQ mode+96(FP), BX
+	ANDQ $3, BX
 	CMPQ BX, $1
 	JLT  r1c16store
 	JGT  r1c16colbias
-	MOVQ rows+64(FP), BX
+	MOVQ rows+72(FP), BX
 	SUBQ CX, BX
 	MOVQ bias+24(FP), R15
 	VBROADCASTSD (R15)(BX*8), Z18
@@ -301,6 +379,18 @@ r1c16colbias:
 	VADDPD    Z19, Z1, Z1
 
 r1c16store:
+	MOVQ  mode+96(FP), BX
+	TESTQ $4, BX
+	JZ    r1c16norelu
+	RELU(Z0)
+	RELU(Z1)
+r1c16norelu:
+	TESTQ $8, BX
+	JZ    r1c16nomask
+	MASKROW
+	MASKV(Z0, (R14))
+	MASKVK(Z1, 64(R14), K2)
+r1c16nomask:
 	VMOVUPD Z0, (DI)(AX*1)
 	VMOVUPD Z1, K2, 64(DI)(AX*1)
 	ADDQ    $128, AX
@@ -317,7 +407,7 @@ r1c8:
 	VPXORQ Z0, Z0, Z0
 	MOVQ SI, R14
 	LEAQ (DX)(AX*1), R15
-	MOVQ kd+72(FP), BX
+	MOVQ kd+80(FP), BX
 	TESTQ BX, BX
 	JZ   r1c8bias
 
@@ -332,11 +422,12 @@ r1c8k:
 	JNZ          r1c8k
 
 r1c8bias:
-	MOVQ mode+88(FP), BX
+	MOVQ mode+96(FP), BX
+	ANDQ $3, BX
 	CMPQ BX, $1
 	JLT  r1c8store
 	JGT  r1c8colbias
-	MOVQ rows+64(FP), BX
+	MOVQ rows+72(FP), BX
 	SUBQ CX, BX
 	MOVQ bias+24(FP), R15
 	VBROADCASTSD (R15)(BX*8), Z18
@@ -349,6 +440,16 @@ r1c8colbias:
 	VADDPD    Z18, Z0, Z0
 
 r1c8store:
+	MOVQ  mode+96(FP), BX
+	TESTQ $4, BX
+	JZ    r1c8norelu
+	RELU(Z0)
+r1c8norelu:
+	TESTQ $8, BX
+	JZ    r1c8nomask
+	MASKROW
+	MASKVK(Z0, (R14), K1)
+r1c8nomask:
 	VMOVUPD Z0, K1, (DI)(AX*1)
 
 r1next:

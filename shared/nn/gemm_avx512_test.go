@@ -23,19 +23,32 @@ import (
 // gemmRef is gemm as the scalar kernels compute it: from +0, one rounded
 // product at a time in order k = 0, 1, …, then the bias.
 func gemmRef(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias []float64, mode, rows, kd, cols int) {
+	gemmRefMasked(out, ldo, a, ai, ak, b, ldb, bias, nil, mode, rows, kd, cols)
+}
+
+// gemmRefMasked is gemmRef with the epilogue flags, done by the scalar
+// kernels' own passes.
+func gemmRefMasked(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias, mask []float64, mode, rows, kd, cols int) {
 	for i := range rows {
+		row := out[i*ldo:][:cols]
 		for c := range cols {
 			sum := 0.0
 			for k := range kd {
 				sum += float64(a[i*ai+k*ak] * b[k*ldb+c])
 			}
-			switch mode {
+			switch mode & 3 {
 			case biasRow:
 				sum += bias[i]
 			case biasCol:
 				sum += bias[c]
 			}
-			out[i*ldo+c] = sum
+			row[c] = sum
+		}
+		if mode&gemmReLU != 0 {
+			reluScalar(row)
+		}
+		if mode&gemmMask != 0 {
+			maskInactiveScalar(row, mask[i*ldo:][:cols])
 		}
 	}
 }
@@ -94,7 +107,7 @@ type gemmCase struct {
 	rows, kd, cols int
 	ldoPad, ldbPad int // extra columns of out and b beyond cols
 	ai, ak         int // 0, 0: a is rows × kd row-major with a row pad of ldbPad
-	mode           int
+	mode           int // bias mode and epilogue flags
 	kind           valueKind
 }
 
@@ -115,8 +128,11 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 	}
 	a := fillKind(rng, na, c.kind)
 	b := fillKind(rng, max(c.kd*ldb, 1), c.kind)
-	var bias []float64
-	switch c.mode {
+	var bias, mask []float64
+	if c.mode&gemmMask != 0 {
+		mask = fillKind(rng, max(c.rows*ldo, 1), c.kind)
+	}
+	switch c.mode & 3 {
 	case biasRow:
 		bias = fillKind(rng, c.rows, c.kind)
 	case biasCol:
@@ -130,8 +146,8 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 		want[i] = marker
 	}
 	got := append([]float64(nil), want...)
-	gemmRef(want, ldo, a, ai, ak, b, ldb, bias, c.mode, c.rows, c.kd, c.cols)
-	gemm(got, ldo, a, ai, ak, b, ldb, bias, c.mode, c.rows, c.kd, c.cols)
+	gemmRefMasked(want, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols)
+	gemmMasked(got, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols)
 	if !sameBitsOrNaN(t, "gemm", got, want) {
 		t.Fatalf("case %v", c)
 	}
@@ -140,8 +156,9 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 // TestGemmMatchesSequential is the table of awkward shapes: every row count
 // 1…24 (4-row blocks and 1…3 rows left over), columns around the 8- and
 // 16-wide blocks, depth 0 (the sum of nothing is +0, then the bias), row
-// strides wider than the rows, a read by columns, each bias mode, and
-// values with signed zeros, subnormals, overflow, Inf and NaN.
+// strides wider than the rows, a read by columns, each bias mode with and
+// without ReLU and the inactive-unit mask, and values with signed zeros,
+// subnormals, overflow, Inf and NaN.
 func TestGemmMatchesSequential(t *testing.T) {
 	needAVX512(t)
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -149,7 +166,8 @@ func TestGemmMatchesSequential(t *testing.T) {
 	for rows := 1; rows <= 24; rows++ {
 		for _, cols := range []int{1, 3, 7, 8, 9, 12, 15, 16, 17, 23, 24, 31, 32, 33, 40} {
 			kd := []int{1, 2, 5, 10, 13}[rows%5]
-			cases = append(cases, gemmCase{rows: rows, kd: kd, cols: cols, mode: rows % 3, kind: valueKind(cols % 3)})
+			flags := []int{0, gemmReLU, gemmMask, gemmReLU | gemmMask}[(rows+cols)%4]
+			cases = append(cases, gemmCase{rows: rows, kd: kd, cols: cols, mode: rows%3 | flags, kind: valueKind(cols % 3)})
 		}
 	}
 	cases = append(cases,
@@ -161,6 +179,11 @@ func TestGemmMatchesSequential(t *testing.T) {
 		gemmCase{rows: 64, kd: 128, cols: 16, mode: biasRow},
 		gemmCase{rows: 32, kd: 64, cols: 16, mode: biasRow},
 		gemmCase{rows: 1, kd: 32, cols: 16, mode: biasRow},
+		gemmCase{rows: 128, kd: 10, cols: 16, mode: biasRow | gemmReLU},
+		gemmCase{rows: 64, kd: 128, cols: 16, mode: biasRow | gemmReLU, kind: extremes},
+		gemmCase{rows: 12, kd: 64, cols: 128, mode: gemmMask},
+		gemmCase{rows: 13, kd: 32, cols: 64, mode: gemmMask, kind: extremes},
+		gemmCase{rows: 7, kd: 0, cols: 21, mode: biasCol | gemmReLU | gemmMask, kind: extremes},
 		// back-propagation (d · W, 12 samples)
 		gemmCase{rows: 12, kd: 64, cols: 128},
 		gemmCase{rows: 12, kd: 32, cols: 64},
@@ -190,7 +213,7 @@ func TestGemmRandom(t *testing.T) {
 		c := gemmCase{
 			rows: 1 + rng.IntN(30), kd: rng.IntN(40), cols: 1 + rng.IntN(50),
 			ldoPad: rng.IntN(3), ldbPad: rng.IntN(3),
-			mode: rng.IntN(3), kind: valueKind(trial % 3),
+			mode: rng.IntN(3) | []int{0, gemmReLU, gemmMask, gemmReLU | gemmMask}[rng.IntN(4)], kind: valueKind(trial % 3),
 		}
 		if rng.IntN(2) == 0 {
 			c.ai, c.ak = 1, c.rows+rng.IntN(3)
@@ -259,6 +282,12 @@ func TestGemmPanicsOnShortSlices(t *testing.T) {
 			gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, make([]float64, 3), biasRow, 4, 2, 4)
 		}},
 		{"mode", func() { gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, 7, 4, 2, 4) }},
+		{"flags", func() {
+			gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, 16, 4, 2, 4)
+		}},
+		{"mask", func() {
+			gemmMasked(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, make([]float64, 15), gemmMask, 4, 2, 4)
+		}},
 	} {
 		func() {
 			defer func() {

@@ -84,10 +84,11 @@ func (t *Trainer) fmForward(w *fmWork, params, y []float64, n int) float64 {
 	for l := 1; l <= L; l++ {
 		fi, fo := m.sizes[l-1], m.sizes[l]
 		cur := w.actT[l][:fo*np]
-		mulRows(cur, np, params[m.wOff[l-1]:m.bOff[l-1]], fi, prev, np, params[m.bOff[l-1]:][:fo], fo, fi, np)
+		mode := biasRow
 		if l < L {
-			relu(cur)
+			mode |= gemmReLU // ReLU in registers before the store
 		}
+		gemm(cur, np, params[m.wOff[l-1]:m.bOff[l-1]], fi, 1, prev, np, params[m.bOff[l-1]:][:fo], mode, fo, fi, np)
 		prev = cur
 	}
 	out := m.Out()
