@@ -96,12 +96,12 @@
 // the per-step transpose of the weights is gone there. On AVX-512 the three
 // products of a step (forward, back-propagation, weight gradient) are one
 // assembly routine, gemmAVX512 (gemm_avx512_amd64.s: four rows × 16
-// columns in registers, masked tails, VMULPD then VADDPD with the scalar
-// code's operand order, never VFMADD), and the copy of the activations to
-// sample-major is a register transpose (transpose_avx512_amd64.s); the .s
-// files carry the same build constraint. kernels_simd_test.go and
-// gemm_avx512_test.go compare scalar, AVX2, AVX-512 and the assembly on
-// random and awkward shapes and values (signed zeros, subnormals, Inf,
-// NaN), and TestGolden pins the same hash in every build. Figures:
-// bench_test.go and docs/benchmarks.md.
+// columns in registers, masked tails, VMULPD then VADDPD, never VFMADD,
+// ReLU or the ReLU derivative applied before the store), and the copy of
+// the activations to sample-major is a register transpose
+// (transpose_avx512_amd64.s); the .s files carry the same build
+// constraint. kernels_simd_test.go and gemm_avx512_test.go compare scalar,
+// AVX2, AVX-512 and the assembly on random and awkward shapes and values
+// (signed zeros, subnormals, Inf, NaN), and TestGolden pins the same hash
+// in every build. Figures: bench_test.go and docs/benchmarks.md.
 package nn
