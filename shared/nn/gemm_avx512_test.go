@@ -386,3 +386,39 @@ func sameBitsOrNaN(t *testing.T, what string, a, b []float64) bool {
 	}
 	return true
 }
+
+// TestTrainerBeyondFeatureMajor trains a batch larger than fmMaxBatch (the
+// sample-major AVX-512 path: transposed weights, products with a column
+// bias) and one just inside it, against the scalar kernels, bit for bit.
+func TestTrainerBeyondFeatureMajor(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(39, 40))
+	m := NewMLP(10, 37, 19, 1)
+	p := make([]float64, m.NumParams())
+	m.Init(p, rng)
+	for _, n := range []int{fmMaxBatch, fmMaxBatch + 1, fmMaxBatch + 45} {
+		x := make([]float64, n*10)
+		for i := range x {
+			if rng.IntN(3) > 0 {
+				x[i] = 100 * rng.Float64()
+			}
+		}
+		y := make([]float64, n)
+		for i := range y {
+			y[i] = 100 * rng.Float64()
+		}
+		var want, got []float64
+		var wantLoss, gotLoss float64
+		withKernels("scalar", func() {
+			want = append([]float64(nil), p...)
+			wantLoss = NewTrainer(m).Train(want, x, y, 3, AdamOptions{})
+		})
+		withKernels("avx512", func() {
+			got = append([]float64(nil), p...)
+			gotLoss = NewTrainer(m).Train(got, x, y, 3, AdamOptions{})
+		})
+		if !sameBits(t, "loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, "trained parameters", got, want) {
+			t.Fatalf("batch of %d", n)
+		}
+	}
+}

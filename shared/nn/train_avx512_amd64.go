@@ -33,10 +33,13 @@ type fmWork struct {
 }
 
 // fmMaxBatch is the largest batch trained feature-major. Measured per
-// client round against the sample-major path: 1.08–1.21× faster for 9–16
-// samples, 1.03× for 24, 0.94× for 124 (the weight transpose it saves is
-// then spread over many samples).
-const fmMaxBatch = 24
+// client round (30 steps) against the sample-major path, both on the
+// assembly products (two alternations, load 0.3–0.9): 1.15–1.3× faster for
+// 12–40 samples, 1.05–1.17× for 64, 1.0–1.07× for 124, 1.04–1.08× for 250,
+// 0.96–0.99× for 500 (the weight transpose it saves is then spread over
+// many samples). With the archsimd products of the second pass the break-even
+// lay between 24 and 124 samples.
+const fmMaxBatch = 256
 
 // fmReserve returns the workspace laid out for n samples, or nil when the
 // feature-major path is not used (no AVX-512, or n outside 1…fmMaxBatch).
@@ -150,6 +153,7 @@ func transposeColsAVX512(dst, src *float64, units, ldd, n, np int)
 // product rounded before it is added, then + bias[i]: the sums of
 // kernels.go, computed by the assembly product gemm (four rows and 16
 // columns per pass, each load of b serving four rows, masked column tails).
+// fmForward calls gemm itself, to apply ReLU before the store.
 func mulRows(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, rows, kd, cols int) {
 	mode := biasNone
 	if bias != nil {
