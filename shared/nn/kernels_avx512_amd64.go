@@ -9,7 +9,10 @@ import "simd/archsimd"
 // instead of four, so half the instructions for the same rounded operations.
 // They are used when the CPU reports AVX-512 (F, CD, BW, DQ, VL) and the AVX2
 // kernels are enabled; the results are bit-identical to both the AVX2 and
-// the scalar kernels (kernels_simd_test.go compares all three).
+// the scalar kernels (kernels_simd_test.go compares all three). The layer
+// products (weightGradAVX512, matMulAVX512, and mulRows and the forward
+// pass of train_avx512_amd64.go) are Go wrappers around the assembly
+// product gemm (gemm_avx512_amd64.go/.s); Adam and the bias sums stay here.
 
 // useAVX512 selects the AVX-512 kernels; tests switch it off.
 var useAVX512 = archsimd.X86.AVX512()
