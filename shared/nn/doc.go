@@ -93,8 +93,15 @@
 // dense products equal the sparse ones bit for bit. On AVX-512 the Trainer
 // runs the forward pass of batches up to 24 samples feature-major
 // (train_avx512_amd64.go), reading the weights as they lie in params, so
-// the per-step transpose of the weights is gone there. kernels_simd_test.go
-// compares scalar, AVX2 and AVX-512 on random shapes and values, and
-// TestGolden pins the same hash in every build. Figures: bench_test.go and
-// docs/benchmarks.md.
+// the per-step transpose of the weights is gone there. On AVX-512 the three
+// products of a step (forward, back-propagation, weight gradient) are one
+// assembly routine, gemmAVX512 (gemm_avx512_amd64.s: four rows × 16
+// columns in registers, masked tails, VMULPD then VADDPD, never VFMADD,
+// ReLU or the ReLU derivative applied before the store), and the copy of
+// the activations to sample-major is a register transpose
+// (transpose_avx512_amd64.s); the .s files carry the same build
+// constraint. kernels_simd_test.go and gemm_avx512_test.go compare scalar,
+// AVX2, AVX-512 and the assembly on random and awkward shapes and values
+// (signed zeros, subnormals, Inf, NaN), and TestGolden pins the same hash
+// in every build. Figures: bench_test.go and docs/benchmarks.md.
 package nn

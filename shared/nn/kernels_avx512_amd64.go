@@ -9,7 +9,10 @@ import "simd/archsimd"
 // instead of four, so half the instructions for the same rounded operations.
 // They are used when the CPU reports AVX-512 (F, CD, BW, DQ, VL) and the AVX2
 // kernels are enabled; the results are bit-identical to both the AVX2 and
-// the scalar kernels (kernels_simd_test.go compares all three).
+// the scalar kernels (kernels_simd_test.go compares all three). The layer
+// products (weightGradAVX512, matMulAVX512, and mulRows and the forward
+// pass of train_avx512_amd64.go) are Go wrappers around the assembly
+// product gemm (gemm_avx512_amd64.go/.s); Adam and the bias sums stay here.
 
 // useAVX512 selects the AVX-512 kernels; tests switch it off.
 var useAVX512 = archsimd.X86.AVX512()
@@ -236,11 +239,11 @@ func adamUpdateAVX512(p, g, m, v []float64, c adamConsts) {
 }
 
 // weightGradAVX512 is weightGradScalar computed densely (every sample's
-// term, zero deltas included, which changes no bit: see weightGradScalar),
-// as small matrix products: four rows of gW at a time and 16, 8 or (masked)
-// fewer columns, so each load of an input row serves four outputs and no
-// gathering of non-zero deltas is needed. Lane (j, k) adds δ_sj·a_sk for
-// s = 0, 1, … to +0 one term at a time, exactly as the scalar kernel does.
+// term, zero deltas included, which changes no bit: see weightGradScalar).
+// The bias gradient sums the deltas eight units per vector; the weight
+// gradient is the product gW = dᵀ·prev in assembly (gemm, reading d down
+// its columns), where lane (j, k) adds δ_sj·a_sk for s = 0, 1, … to +0 one
+// rounded term at a time, exactly as the scalar kernel does.
 func weightGradAVX512(gW, gb, d, prev []float64, fi int) {
 	fo := len(gb)
 	n := len(d) / fo
@@ -262,62 +265,7 @@ func weightGradAVX512(gW, gb, d, prev []float64, fi int) {
 		}
 		gb[j] = sum
 	}
-	j = 0
-	for ; j+4 <= fo; j += 4 {
-		k := 0
-		for ; k+16 <= fi; k += 16 {
-			var a0, a1, b0, b1, c0, c1, e0, e1 archsimd.Float64x8
-			for s := range n {
-				x0, x1 := ld8(prev, s*fi+k), ld8(prev, s*fi+k+8)
-				ds := d[s*fo+j:][:4]
-				v := archsimd.BroadcastFloat64x8(ds[0])
-				a0, a1 = a0.Add(v.Mul(x0)), a1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(ds[1])
-				b0, b1 = b0.Add(v.Mul(x0)), b1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(ds[2])
-				c0, c1 = c0.Add(v.Mul(x0)), c1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(ds[3])
-				e0, e1 = e0.Add(v.Mul(x0)), e1.Add(v.Mul(x1))
-			}
-			st16(gW, j*fi+k, a0, a1)
-			st16(gW, (j+1)*fi+k, b0, b1)
-			st16(gW, (j+2)*fi+k, c0, c1)
-			st16(gW, (j+3)*fi+k, e0, e1)
-		}
-		for ; k < fi; k += 8 {
-			w := min(8, fi-k) // the last block may be partial: masked
-			var a0, b0, c0, e0 archsimd.Float64x8
-			for s := range n {
-				x0 := archsimd.LoadFloat64x8SlicePart(prev[s*fi+k:][:w])
-				ds := d[s*fo+j:][:4]
-				a0 = a0.Add(archsimd.BroadcastFloat64x8(ds[0]).Mul(x0))
-				b0 = b0.Add(archsimd.BroadcastFloat64x8(ds[1]).Mul(x0))
-				c0 = c0.Add(archsimd.BroadcastFloat64x8(ds[2]).Mul(x0))
-				e0 = e0.Add(archsimd.BroadcastFloat64x8(ds[3]).Mul(x0))
-			}
-			a0.StoreSlicePart(gW[j*fi+k:][:w])
-			b0.StoreSlicePart(gW[(j+1)*fi+k:][:w])
-			c0.StoreSlicePart(gW[(j+2)*fi+k:][:w])
-			e0.StoreSlicePart(gW[(j+3)*fi+k:][:w])
-		}
-	}
-	for ; j < fo; j++ {
-		for k := 0; k < fi; k += 8 {
-			w := min(8, fi-k)
-			var a0 archsimd.Float64x8
-			for s := range n {
-				x0 := archsimd.LoadFloat64x8SlicePart(prev[s*fi+k:][:w])
-				a0 = a0.Add(archsimd.BroadcastFloat64x8(d[s*fo+j]).Mul(x0))
-			}
-			a0.StoreSlicePart(gW[j*fi+k:][:w])
-		}
-	}
-}
-
-// st16 stores two vectors at s[o:o+16].
-func st16(s []float64, o int, a, b archsimd.Float64x8) {
-	a.Store((*[8]float64)(s[o : o+8]))
-	b.Store((*[8]float64)(s[o+8 : o+16]))
+	gemm(gW, fi, d, 1, fo, prev, fi, nil, biasNone, fo, n, fi)
 }
 
 // matMulAVX512 writes out = a·b (+ bias) for a (n×kd), b (kd×nc) and out
@@ -325,73 +273,11 @@ func st16(s []float64, o int, a, b archsimd.Float64x8) {
 // sequential sum Σ_k a[s][k]·b[k][c] from +0 in order k = 0, 1, …, with
 // every product rounded, then + bias[c]: the sums of addRowsScalar and
 // forwardGather computed densely (zero terms included, which changes no
-// bit, see kernels.go). Four rows of a and 16 columns of b are done at once,
-// so each load of b serves four samples; ragged column ends are masked.
+// bit, see kernels.go), by the assembly product gemm.
 func matMulAVX512(out, a, b, bias []float64, n, kd, nc int) {
-	a = a[:n*kd]
-	b = b[:kd*nc]
-	out = out[:n*nc]
-	s := 0
-	for ; s+4 <= n; s += 4 {
-		a0, a1, a2, a3 := a[s*kd:][:kd], a[(s+1)*kd:][:kd], a[(s+2)*kd:][:kd], a[(s+3)*kd:][:kd]
-		c := 0
-		for ; c+16 <= nc; c += 16 {
-			var p0, p1, q0, q1, r0, r1, t0, t1 archsimd.Float64x8
-			for k := range kd {
-				x0, x1 := ld8(b, k*nc+c), ld8(b, k*nc+c+8)
-				v := archsimd.BroadcastFloat64x8(a0[k])
-				p0, p1 = p0.Add(v.Mul(x0)), p1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a1[k])
-				q0, q1 = q0.Add(v.Mul(x0)), q1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a2[k])
-				r0, r1 = r0.Add(v.Mul(x0)), r1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a3[k])
-				t0, t1 = t0.Add(v.Mul(x0)), t1.Add(v.Mul(x1))
-			}
-			if bias != nil {
-				b0, b1 := ld8(bias, c), ld8(bias, c+8)
-				p0, p1 = p0.Add(b0), p1.Add(b1)
-				q0, q1 = q0.Add(b0), q1.Add(b1)
-				r0, r1 = r0.Add(b0), r1.Add(b1)
-				t0, t1 = t0.Add(b0), t1.Add(b1)
-			}
-			st16(out, s*nc+c, p0, p1)
-			st16(out, (s+1)*nc+c, q0, q1)
-			st16(out, (s+2)*nc+c, r0, r1)
-			st16(out, (s+3)*nc+c, t0, t1)
-		}
-		for ; c < nc; c += 8 {
-			w := min(8, nc-c)
-			var p0, q0, r0, t0 archsimd.Float64x8
-			for k := range kd {
-				x0 := archsimd.LoadFloat64x8SlicePart(b[k*nc+c:][:w])
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(a0[k]).Mul(x0))
-				q0 = q0.Add(archsimd.BroadcastFloat64x8(a1[k]).Mul(x0))
-				r0 = r0.Add(archsimd.BroadcastFloat64x8(a2[k]).Mul(x0))
-				t0 = t0.Add(archsimd.BroadcastFloat64x8(a3[k]).Mul(x0))
-			}
-			if bias != nil {
-				b0 := archsimd.LoadFloat64x8SlicePart(bias[c:][:w])
-				p0, q0, r0, t0 = p0.Add(b0), q0.Add(b0), r0.Add(b0), t0.Add(b0)
-			}
-			p0.StoreSlicePart(out[s*nc+c:][:w])
-			q0.StoreSlicePart(out[(s+1)*nc+c:][:w])
-			r0.StoreSlicePart(out[(s+2)*nc+c:][:w])
-			t0.StoreSlicePart(out[(s+3)*nc+c:][:w])
-		}
+	mode := biasNone
+	if bias != nil {
+		mode = biasCol
 	}
-	for ; s < n; s++ {
-		as := a[s*kd:][:kd]
-		for c := 0; c < nc; c += 8 {
-			w := min(8, nc-c)
-			var p0 archsimd.Float64x8
-			for k := range kd {
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(as[k]).Mul(archsimd.LoadFloat64x8SlicePart(b[k*nc+c:][:w])))
-			}
-			if bias != nil {
-				p0 = p0.Add(archsimd.LoadFloat64x8SlicePart(bias[c:][:w]))
-			}
-			p0.StoreSlicePart(out[s*nc+c:][:w])
-		}
-	}
+	gemm(out, nc, a, kd, 1, b, nc, bias, mode, n, kd, nc)
 }

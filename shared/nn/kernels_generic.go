@@ -17,8 +17,9 @@ func forwardLayer(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
 	forwardLayerSparse(z, a, wt, b, fi, vals, idx)
 }
 
-func backLayer(g, d, w []float64, fi int, vals []float64, idx []int32) {
+func backLayer(g, d, w, a []float64, fi int, vals []float64, idx []int32) {
 	backLayerSparse(g, d, w, fi, vals, idx)
+	maskInactive(g, a)
 }
 
 func maskInactive(g, a []float64) { maskInactiveScalar(g, a) }

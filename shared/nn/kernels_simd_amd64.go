@@ -58,6 +58,8 @@ func addBias(z, b []float64) { addBiasScalar(z, b) }
 // forwardLayer and backLayer are the dense matrix products of
 // kernels_avx512_amd64.go on AVX-512 CPUs (equal in every bit to the sparse
 // ones of train.go, see kernels.go) and the sparse ones otherwise.
+// backLayer also applies the ReLU derivative of the layer below,
+// g ⊙ 1[a > 0] (maskInactive), on AVX-512 in registers before the store.
 func forwardLayer(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
 	if useSIMD && useAVX512 {
 		matMulAVX512(z, a, wt, b, len(a)/fi, fi, len(b))
@@ -66,13 +68,14 @@ func forwardLayer(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
 	forwardLayerSparse(z, a, wt, b, fi, vals, idx)
 }
 
-func backLayer(g, d, w []float64, fi int, vals []float64, idx []int32) {
+func backLayer(g, d, w, a []float64, fi int, vals []float64, idx []int32) {
 	if useSIMD && useAVX512 {
 		fo := len(w) / fi
-		matMulAVX512(g, d, w, nil, len(d)/fo, fo, fi)
+		gemmMasked(g, fi, d, fo, 1, w, fi, nil, a, biasNone|gemmMask, len(d)/fo, fo, fi)
 		return
 	}
 	backLayerSparse(g, d, w, fi, vals, idx)
+	maskInactive(g, a)
 }
 
 func relu(z []float64) {

@@ -145,8 +145,7 @@ func (t *Trainer) backward(params, x, y, dst []float64, n int) {
 		// δ_{l−1} = (W_lᵀ δ_l) ⊙ 1[a_{l−1} > 0].
 		w := params[m.wOff[l-1]:m.bOff[l-1]]
 		dp := t.del[l-1][:n*fi]
-		backLayer(dp, d, w, fi, t.vals, t.idx)
-		maskInactive(dp, prev)
+		backLayer(dp, d, w, prev, fi, t.vals, t.idx)
 	}
 }
 

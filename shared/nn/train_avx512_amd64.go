@@ -2,7 +2,7 @@
 
 package nn
 
-import "simd/archsimd"
+import "fmt"
 
 // The Trainer's AVX-512 path runs the forward pass feature-major
 // ("transposed": one row of np values per unit, np = the batch rounded up to
@@ -33,10 +33,13 @@ type fmWork struct {
 }
 
 // fmMaxBatch is the largest batch trained feature-major. Measured per
-// client round against the sample-major path: 1.08–1.21× faster for 9–16
-// samples, 1.03× for 24, 0.94× for 124 (the weight transpose it saves is
-// then spread over many samples).
-const fmMaxBatch = 24
+// client round (30 steps) against the sample-major path, both on the
+// assembly products (two alternations, load 0.3–0.9): 1.15–1.3× faster for
+// 12–40 samples, 1.05–1.17× for 64, 1.0–1.07× for 124, 1.04–1.08× for 250,
+// 0.96–0.99× for 500 (the weight transpose it saves is then spread over
+// many samples). With the archsimd products of the second pass the break-even
+// lay between 24 and 124 samples.
+const fmMaxBatch = 256
 
 // fmReserve returns the workspace laid out for n samples, or nil when the
 // feature-major path is not used (no AVX-512, or n outside 1…fmMaxBatch).
@@ -84,10 +87,11 @@ func (t *Trainer) fmForward(w *fmWork, params, y []float64, n int) float64 {
 	for l := 1; l <= L; l++ {
 		fi, fo := m.sizes[l-1], m.sizes[l]
 		cur := w.actT[l][:fo*np]
-		mulRows(cur, np, params[m.wOff[l-1]:m.bOff[l-1]], fi, prev, np, params[m.bOff[l-1]:][:fo], fo, fi, np)
+		mode := biasRow
 		if l < L {
-			relu(cur)
+			mode |= gemmReLU // ReLU in registers before the store
 		}
+		gemm(cur, np, params[m.wOff[l-1]:m.bOff[l-1]], fi, 1, prev, np, params[m.bOff[l-1]:][:fo], mode, fo, fi, np)
 		prev = cur
 	}
 	out := m.Out()
@@ -112,17 +116,22 @@ func (t *Trainer) fmBackward(w *fmWork, params, x, y, dst []float64, n int) {
 }
 
 // transposeCols writes the first n columns of the rows × np matrix src into
-// dst as n × rows.
+// dst as n × rows; np must be a multiple of 8 not below n (the layout of
+// fmWork). Blocks of eight rows are transposed in registers by
+// transposeColsAVX512 (eight columns at a time, only real columns stored);
+// the last rows mod 8 rows are copied one value at a time.
 func transposeCols(dst, src []float64, rows, n, np int) {
 	dst = dst[:n*rows]
 	src = src[:rows*np]
-	k := 0
-	for ; k+4 <= rows; k += 4 {
-		r0, r1, r2, r3 := src[k*np:][:n], src[(k+1)*np:][:n], src[(k+2)*np:][:n], src[(k+3)*np:][:n]
-		for s := range r0 {
-			d := (*[4]float64)(dst[s*rows+k:])
-			d[0], d[1], d[2], d[3] = r0[s], r1[s], r2[s], r3[s]
-		}
+	if n == 0 {
+		return
+	}
+	if np%8 != 0 || np < n {
+		panic(fmt.Sprintf("nn: transposeCols of %d columns with a row stride of %d", n, np))
+	}
+	k := rows &^ 7
+	if k > 0 {
+		transposeColsAVX512(&dst[0], &src[0], k, rows, n, np)
 	}
 	for ; k < rows; k++ {
 		for s, v := range src[k*np:][:n] {
@@ -131,109 +140,24 @@ func transposeCols(dst, src []float64, rows, n, np int) {
 	}
 }
 
+// transposeColsAVX512 is the block transpose of transposeCols for the first
+// units rows (a multiple of 8), with dst's row stride ldd
+// (transpose_avx512_amd64.s). It checks nothing.
+//
+//go:noescape
+func transposeColsAVX512(dst, src *float64, units, ldd, n, np int)
+
 // mulRows writes out[i·ldo + c] = Σ_{k<kd} a[i·lda + k]·b[k·ldb + c]
 // (+ bias[i]) for i < rows and c < cols: A's rows are contiguous. Each
 // element is the sequential sum from +0 in order k = 0, 1, …, every
 // product rounded before it is added, then + bias[i]: the sums of
-// kernels.go. Four rows and 16 columns are done per pass (each load of b
-// serves four rows); the other columns go 8 at a time (masked at the end),
-// the last rows mod 4 rows one at a time.
+// kernels.go, computed by the assembly product gemm (four rows and 16
+// columns per pass, each load of b serving four rows, masked column tails).
+// fmForward calls gemm itself, to apply ReLU before the store.
 func mulRows(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, rows, kd, cols int) {
-	i := 0
-	for ; i+4 <= rows; i += 4 {
-		a0 := a[i*lda:][:kd]
-		a1 := a[(i+1)*lda:][:kd]
-		a2 := a[(i+2)*lda:][:kd]
-		a3 := a[(i+3)*lda:][:kd]
-		c := 0
-		for ; c+16 <= cols; c += 16 {
-			var p0, p1, q0, q1, r0, r1, t0, t1 archsimd.Float64x8
-			bk := b[c:]
-			for k := range a0 {
-				x := (*[16]float64)(bk)
-				if k+1 < kd {
-					bk = bk[ldb:]
-				}
-				x0 := archsimd.LoadFloat64x8((*[8]float64)(x[0:8]))
-				x1 := archsimd.LoadFloat64x8((*[8]float64)(x[8:16]))
-				v := archsimd.BroadcastFloat64x8(a0[k])
-				p0 = p0.Add(v.Mul(x0))
-				p1 = p1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a1[k])
-				q0 = q0.Add(v.Mul(x0))
-				q1 = q1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a2[k])
-				r0 = r0.Add(v.Mul(x0))
-				r1 = r1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x8(a3[k])
-				t0 = t0.Add(v.Mul(x0))
-				t1 = t1.Add(v.Mul(x1))
-			}
-			if bias != nil {
-				v := archsimd.BroadcastFloat64x8(bias[i])
-				p0, p1 = p0.Add(v), p1.Add(v)
-				v = archsimd.BroadcastFloat64x8(bias[i+1])
-				q0, q1 = q0.Add(v), q1.Add(v)
-				v = archsimd.BroadcastFloat64x8(bias[i+2])
-				r0, r1 = r0.Add(v), r1.Add(v)
-				v = archsimd.BroadcastFloat64x8(bias[i+3])
-				t0, t1 = t0.Add(v), t1.Add(v)
-			}
-			st16(out, i*ldo+c, p0, p1)
-			st16(out, (i+1)*ldo+c, q0, q1)
-			st16(out, (i+2)*ldo+c, r0, r1)
-			st16(out, (i+3)*ldo+c, t0, t1)
-		}
-		if c < cols {
-			mulTail4(out, ldo, a, lda, b, ldb, bias, i, kd, c, cols)
-		}
+	mode := biasNone
+	if bias != nil {
+		mode = biasRow
 	}
-	mulTail(out, ldo, a, lda, b, ldb, bias, i, rows, kd, 0, cols)
-}
-
-// mulTail4 computes the elements of rows i…i+3 and columns c0 ≤ c < cols
-// of mulRows, 8 (masked: fewer) columns at a time, in the same order.
-func mulTail4(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, i, kd, c0, cols int) {
-	i0, i1, i2, i3 := i*lda, (i+1)*lda, (i+2)*lda, (i+3)*lda
-	for c := c0; c < cols; c += 8 {
-		w := min(8, cols-c)
-		var p0, q0, r0, t0 archsimd.Float64x8
-		for k := range kd {
-			x0 := archsimd.LoadFloat64x8SlicePart(b[k*ldb+c:][:w])
-			p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i0+k]).Mul(x0))
-			q0 = q0.Add(archsimd.BroadcastFloat64x8(a[i1+k]).Mul(x0))
-			r0 = r0.Add(archsimd.BroadcastFloat64x8(a[i2+k]).Mul(x0))
-			t0 = t0.Add(archsimd.BroadcastFloat64x8(a[i3+k]).Mul(x0))
-		}
-		if bias != nil {
-			p0 = p0.Add(archsimd.BroadcastFloat64x8(bias[i]))
-			q0 = q0.Add(archsimd.BroadcastFloat64x8(bias[i+1]))
-			r0 = r0.Add(archsimd.BroadcastFloat64x8(bias[i+2]))
-			t0 = t0.Add(archsimd.BroadcastFloat64x8(bias[i+3]))
-		}
-		p0.StoreSlicePart(out[i*ldo+c:][:w])
-		q0.StoreSlicePart(out[(i+1)*ldo+c:][:w])
-		r0.StoreSlicePart(out[(i+2)*ldo+c:][:w])
-		t0.StoreSlicePart(out[(i+3)*ldo+c:][:w])
-	}
-}
-
-// mulTail computes the elements of rows i0 ≤ i < i1 and columns
-// c0 ≤ c < cols of mulRows, one row and 8 (masked: fewer) columns at a
-// time, in the same order.
-func mulTail(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, i0, i1, kd, c0, cols int) {
-	for i := i0; i < i1; i++ {
-		for c := c0; c < cols; c += 8 {
-			w := min(8, cols-c)
-			var p0 archsimd.Float64x8
-			for k := range kd {
-				x0 := archsimd.LoadFloat64x8SlicePart(b[k*ldb+c:][:w])
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(a[i*lda+k]).Mul(x0))
-			}
-			if bias != nil {
-				p0 = p0.Add(archsimd.BroadcastFloat64x8(bias[i]))
-			}
-			p0.StoreSlicePart(out[i*ldo+c:][:w])
-		}
-	}
+	gemm(out, ldo, a, lda, 1, b, ldb, bias, mode, rows, kd, cols)
 }
