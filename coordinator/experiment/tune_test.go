@@ -127,9 +127,12 @@ var tuneVariants = []tuneVariant{
 	{"lb7-prior0.2-change1", calib(func(k *forecast.Calibrator) { k.Lookback = 7; k.PriorScale = 0.2; k.Change = 1 })},
 	{"lb7-k3-change1", calib(func(k *forecast.Calibrator) { k.Lookback = 7; k.PriorWeight = 3; k.Change = 1 })},
 	{"history14", func(c *Config) { c.History = 14 }},
+	// Input days H (the default: 13). Beyond 13 a one-month study keeps
+	// one test window per area instead of two: other target days, so not
+	// comparable with the default.
+	{"history10", func(c *Config) { c.History = 10 }},
 	{"history11", func(c *Config) { c.History = 11 }},
 	{"history12", func(c *Config) { c.History = 12 }},
-	{"history13", func(c *Config) { c.History = 13 }},
 	{"history16", func(c *Config) { c.History = 16 }},
 	{"history18", func(c *Config) { c.History = 18 }},
 	{"history21", func(c *Config) { c.History = 21 }},
@@ -137,7 +140,8 @@ var tuneVariants = []tuneVariant{
 	{"hidden8", func(c *Config) { c.Hidden = []int{8} }},
 	{"hidden32", func(c *Config) { c.Hidden = []int{32} }},
 	{"linear", func(c *Config) { c.Hidden = nil }},
-	{"rounds0", func(c *Config) { c.Rounds = 1; c.LearningRate = 1e-12 }},
+	// The pretrained model alone: one round whose steps cannot move it.
+	{"pretrained-only", func(c *Config) { c.Rounds = 1; c.LearningRate = 1e-12 }},
 	{"prior0.35", calib(func(k *forecast.Calibrator) { k.PriorScale = 0.35 })},
 }
 
