@@ -10,7 +10,7 @@ const (
 	biasRow         // bias[i] added to every element of row i
 	biasCol         // bias[c] added to every element of column c
 
-	gemmReLU = 4 // then relu (reluScalar) on every element
+	gemmReLU = 4 // then relu (relu32) on every element
 	gemmMask = 8 // then maskInactive: zero where the mask element at the same place is not > 0
 )
 
@@ -21,26 +21,26 @@ const (
 // each element the sequential sum from +0 in order k = 0, 1, …, every
 // product rounded before it is added (no fused multiply-add), then the bias
 // of its row (biasRow) or column (biasCol) added last: exactly the sums of
-// kernels.go, so the bits equal the scalar kernels'. The strides let one
+// kernels.go, so the bits equal the scalar float32 kernels' (kernels32.go). The strides let one
 // kernel serve the three products of a training step: a's rows may be
 // contiguous (ak = 1: forward and back-propagation) or its columns
 // (ai = 1: the weight gradient reads the deltas transposed). Elements of
 // out outside the rows × cols block are not touched.
 //
-// It is written in assembly (gemm_avx512_amd64.s: four rows × 16 columns
-// in registers, b's row loaded once per four rows, masked column tails, no
+// It is written in assembly (gemm_avx512_amd64.s: float32, four rows × 32
+// columns in registers, b's row loaded once per four rows, masked column tails, no
 // bounds checks in the loops), so the slice bounds are checked here, once,
 // and a short slice panics. The CPU must have AVX-512 (useAVX512).
-func gemm(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias []float64, mode, rows, kd, cols int) {
+func gemm(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int, bias []float32, mode, rows, kd, cols int) {
 	gemmMasked(out, ldo, a, ai, ak, b, ldb, bias, nil, mode, rows, kd, cols)
 }
 
 // gemmMasked is gemm whose mode may carry the epilogue flags: gemmReLU
-// applies reluScalar's rule to each result, gemmMask zeroes each result
+// applies relu32's rule to each result, gemmMask zeroes each result
 // whose element of mask (laid out like out: mask[i·ldo + c]) is not > 0, as
-// maskInactiveScalar does; ReLU first when both are set. Either is applied
+// backLayer32Scalar does; ReLU first when both are set. Either is applied
 // in registers before the store, with the same bits as the separate pass.
-func gemmMasked(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias, mask []float64, mode, rows, kd, cols int) {
+func gemmMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int, bias, mask []float32, mode, rows, kd, cols int) {
 	if rows <= 0 || cols <= 0 {
 		return
 	}
@@ -91,4 +91,4 @@ func gemmNeed(what string, have, need int) {
 // gemmAVX512 is gemm without the checks (gemm_avx512_amd64.s).
 //
 //go:noescape
-func gemmAVX512(out, a, b, bias, mask *float64, ldo, ai, ak, ldb, rows, kd, cols, mode int)
+func gemmAVX512(out, a, b, bias, mask *float32, ldo, ai, ak, ldb, rows, kd, cols, mode int)

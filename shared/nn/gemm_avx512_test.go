@@ -11,7 +11,7 @@ import (
 	"simd/archsimd"
 )
 
-// The assembly product (gemm_avx512_amd64.s) must give the bits of the
+// The float32 assembly product (gemm_avx512_amd64.s) must give the bits of the
 // plain sequential sum below on every shape, stride and value, and touch
 // nothing outside its block. Two NaNs count as equal whatever their
 // payloads: which NaN operand an operation returns depends on the operand
@@ -22,19 +22,19 @@ import (
 
 // gemmRef is gemm as the scalar kernels compute it: from +0, one rounded
 // product at a time in order k = 0, 1, …, then the bias.
-func gemmRef(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias []float64, mode, rows, kd, cols int) {
+func gemmRef(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int, bias []float32, mode, rows, kd, cols int) {
 	gemmRefMasked(out, ldo, a, ai, ak, b, ldb, bias, nil, mode, rows, kd, cols)
 }
 
 // gemmRefMasked is gemmRef with the epilogue flags, done by the scalar
 // kernels' own passes.
-func gemmRefMasked(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias, mask []float64, mode, rows, kd, cols int) {
+func gemmRefMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int, bias, mask []float32, mode, rows, kd, cols int) {
 	for i := range rows {
 		row := out[i*ldo:][:cols]
 		for c := range cols {
-			sum := 0.0
+			var sum float32
 			for k := range kd {
-				sum += float64(a[i*ai+k*ak] * b[k*ldb+c])
+				sum += float32(a[i*ai+k*ak] * b[k*ldb+c])
 			}
 			switch mode & 3 {
 			case biasRow:
@@ -45,10 +45,14 @@ func gemmRefMasked(out []float64, ldo int, a []float64, ai, ak int, b []float64,
 			row[c] = sum
 		}
 		if mode&gemmReLU != 0 {
-			reluScalar(row)
+			relu32(row)
 		}
 		if mode&gemmMask != 0 {
-			maskInactiveScalar(row, mask[i*ldo:][:cols])
+			for c, v := range mask[i*ldo:][:cols] {
+				if !(v > 0) {
+					row[c] = 0
+				}
+			}
 		}
 	}
 }
@@ -60,12 +64,12 @@ func needAVX512(t testing.TB) {
 }
 
 // special values every product kernel must carry through exactly.
-var specials = []float64{
-	0, math.Copysign(0, -1),
-	math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, 2.5e-310, -1.7e-320, // subnormals
-	math.MaxFloat64, -math.MaxFloat64,
-	math.Inf(1), math.Inf(-1), math.NaN(),
-	math.Float64frombits(0xfff8_0000_0000_0abc), // a NaN with another sign and payload: which operand wins shows
+var specials = []float32{
+	0, float32(math.Copysign(0, -1)),
+	math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 2.5e-40, -1.7e-44, // subnormals
+	math.MaxFloat32, -math.MaxFloat32,
+	float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+	math.Float32frombits(0xffc0_0abc), // a NaN with another sign and payload: which operand wins shows
 }
 
 // valueKind says what fills a test matrix.
@@ -73,30 +77,30 @@ type valueKind int
 
 const (
 	finite   valueKind = iota // wild(): zeros, signed zeros, twelve decades
-	tiny                      // subnormals, zeros and values near 1e-160 (products underflow)
+	tiny                      // subnormals, zeros and values near 1e-20 (products underflow)
 	extremes                  // every special value, Inf and NaN included
 )
 
-func fillKind(rng *rand.Rand, n int, kind valueKind) []float64 {
-	s := make([]float64, n)
+func fillKind(rng *rand.Rand, n int, kind valueKind) []float32 {
+	s := make([]float32, n)
 	for i := range s {
 		switch kind {
 		case finite:
-			s[i] = wild(rng, 0.3)
+			s[i] = float32(wild(rng, 0.3))
 		case tiny:
 			switch rng.IntN(4) {
 			case 0:
 				s[i] = specials[rng.IntN(6)]
 			case 1:
-				s[i] = rng.NormFloat64() * 1e-160
+				s[i] = float32(rng.NormFloat64() * 1e-20)
 			default:
-				s[i] = math.Float64frombits(rng.Uint64N(1<<52)) * float64(1-2*rng.IntN(2)) // any subnormal
+				s[i] = math.Float32frombits(rng.Uint32N(1<<23)) * float32(1-2*rng.IntN(2)) // any subnormal
 			}
 		case extremes:
 			if rng.IntN(3) == 0 {
 				s[i] = specials[rng.IntN(len(specials))]
 			} else {
-				s[i] = wild(rng, 0.3)
+				s[i] = float32(wild(rng, 0.3))
 			}
 		}
 	}
@@ -128,7 +132,7 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 	}
 	a := fillKind(rng, na, c.kind)
 	b := fillKind(rng, max(c.kd*ldb, 1), c.kind)
-	var bias, mask []float64
+	var bias, mask []float32
 	if c.mode&gemmMask != 0 {
 		mask = fillKind(rng, max(c.rows*ldo, 1), c.kind)
 	}
@@ -140,22 +144,22 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 	}
 	// The output starts as a marker: the padding must keep it, and the
 	// block must not depend on it.
-	marker := math.Float64frombits(0x7ff4dead0000beef) // a signalling NaN
-	want := make([]float64, max(c.rows*ldo, 1))
+	marker := math.Float32frombits(0x7f80beef) // a signalling NaN
+	want := make([]float32, max(c.rows*ldo, 1))
 	for i := range want {
 		want[i] = marker
 	}
-	got := append([]float64(nil), want...)
+	got := append([]float32(nil), want...)
 	gemmRefMasked(want, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols)
 	gemmMasked(got, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols)
-	if !sameBitsOrNaN(t, "gemm", got, want) {
+	if !sameBits32OrNaN(t, "gemm", got, want) {
 		t.Fatalf("case %v", c)
 	}
 }
 
 // TestGemmMatchesSequential is the table of awkward shapes: every row count
-// 1…24 (4-row blocks and 1…3 rows left over), columns around the 8- and
-// 16-wide blocks, depth 0 (the sum of nothing is +0, then the bias), row
+// 1…24 (4-row blocks and 1…3 rows left over), columns around the 16- and
+// 32-wide blocks, depth 0 (the sum of nothing is +0, then the bias), row
 // strides wider than the rows, a read by columns, each bias mode with and
 // without ReLU and the inactive-unit mask, and values with signed zeros,
 // subnormals, overflow, Inf and NaN.
@@ -164,7 +168,7 @@ func TestGemmMatchesSequential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	var cases []gemmCase
 	for rows := 1; rows <= 24; rows++ {
-		for _, cols := range []int{1, 3, 7, 8, 9, 12, 15, 16, 17, 23, 24, 31, 32, 33, 40} {
+		for _, cols := range []int{1, 3, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65, 70} {
 			kd := []int{1, 2, 5, 10, 13}[rows%5]
 			flags := []int{0, gemmReLU, gemmMask, gemmReLU | gemmMask}[(rows+cols)%4]
 			cases = append(cases, gemmCase{rows: rows, kd: kd, cols: cols, mode: rows%3 | flags, kind: valueKind(cols % 3)})
@@ -228,23 +232,24 @@ func TestGemmRandom(t *testing.T) {
 // infinity, signed zeros come out with the same sign.
 func TestGemmNaNPropagation(t *testing.T) {
 	needAVX512(t)
-	inf, nan := math.Inf(1), math.NaN()
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
 	for _, tc := range []struct {
 		name string
-		a, b []float64 // 1 × 3 times 3 × 1
+		a, b []float32 // 1 × 3 times 3 × 1
 	}{
-		{"inf times zero", []float64{inf, 1, 2}, []float64{0, 3, 4}},
-		{"inf minus inf", []float64{inf, inf, 1}, []float64{1, -1, 1}},
-		{"nan input", []float64{1, nan, 2}, []float64{1, 1, 1}},
-		{"overflow", []float64{math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64}, []float64{2, 1, 1}},
-		{"signed zeros", []float64{math.Copysign(0, -1), 0, math.Copysign(0, -1)}, []float64{1, -1, -1}},
+		{"inf times zero", []float32{inf, 1, 2}, []float32{0, 3, 4}},
+		{"inf minus inf", []float32{inf, inf, 1}, []float32{1, -1, 1}},
+		{"nan input", []float32{1, nan, 2}, []float32{1, 1, 1}},
+		{"overflow", []float32{math.MaxFloat32, math.MaxFloat32, -math.MaxFloat32}, []float32{2, 1, 1}},
+		{"signed zeros", []float32{float32(math.Copysign(0, -1)), 0, float32(math.Copysign(0, -1))}, []float32{1, -1, -1}},
+		{"underflow to a subnormal", []float32{1e-20, 3e-21, 0}, []float32{1e-19, -2e-19, 1}},
 	} {
-		want := []float64{0}
+		want := []float32{0}
 		gemmRef(want, 1, tc.a, 3, 1, tc.b, 1, nil, biasNone, 1, 3, 1)
-		// The same product in every lane position and row block: 9 rows, 17 columns.
-		rows, cols := 9, 17
-		a := make([]float64, rows*3)
-		b := make([]float64, 3*cols)
+		// The same product in every lane position and row block: 9 rows, 33 columns.
+		rows, cols := 9, 33
+		a := make([]float32, rows*3)
+		b := make([]float32, 3*cols)
 		for i := range rows {
 			copy(a[i*3:], tc.a)
 		}
@@ -253,11 +258,11 @@ func TestGemmNaNPropagation(t *testing.T) {
 				b[k*cols+c] = tc.b[k]
 			}
 		}
-		got := make([]float64, rows*cols)
+		got := make([]float32, rows*cols)
 		gemm(got, cols, a, 3, 1, b, cols, nil, biasNone, rows, 3, cols)
 		for i, v := range got {
-			if math.Float64bits(v) != math.Float64bits(want[0]) && !(math.IsNaN(v) && math.IsNaN(want[0])) {
-				t.Fatalf("%s: element %d is %v (%#x), sequential sum %v (%#x)", tc.name, i, v, math.Float64bits(v), want[0], math.Float64bits(want[0]))
+			if math.Float32bits(v) != math.Float32bits(want[0]) && !(v != v && want[0] != want[0]) {
+				t.Fatalf("%s: element %d is %v (%#x), sequential sum %v (%#x)", tc.name, i, v, math.Float32bits(v), want[0], math.Float32bits(want[0]))
 			}
 		}
 	}
@@ -270,23 +275,23 @@ func TestGemmPanicsOnShortSlices(t *testing.T) {
 		f    func()
 	}{
 		{"out", func() {
-			gemm(make([]float64, 15), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, biasNone, 4, 2, 4)
+			gemm(make([]float32, 15), 4, make([]float32, 8), 2, 1, make([]float32, 8), 4, nil, biasNone, 4, 2, 4)
 		}},
 		{"a", func() {
-			gemm(make([]float64, 16), 4, make([]float64, 7), 2, 1, make([]float64, 8), 4, nil, biasNone, 4, 2, 4)
+			gemm(make([]float32, 16), 4, make([]float32, 7), 2, 1, make([]float32, 8), 4, nil, biasNone, 4, 2, 4)
 		}},
 		{"b", func() {
-			gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 7), 4, nil, biasNone, 4, 2, 4)
+			gemm(make([]float32, 16), 4, make([]float32, 8), 2, 1, make([]float32, 7), 4, nil, biasNone, 4, 2, 4)
 		}},
 		{"bias", func() {
-			gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, make([]float64, 3), biasRow, 4, 2, 4)
+			gemm(make([]float32, 16), 4, make([]float32, 8), 2, 1, make([]float32, 8), 4, make([]float32, 3), biasRow, 4, 2, 4)
 		}},
-		{"mode", func() { gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, 7, 4, 2, 4) }},
+		{"mode", func() { gemm(make([]float32, 16), 4, make([]float32, 8), 2, 1, make([]float32, 8), 4, nil, 7, 4, 2, 4) }},
 		{"flags", func() {
-			gemm(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, 16, 4, 2, 4)
+			gemm(make([]float32, 16), 4, make([]float32, 8), 2, 1, make([]float32, 8), 4, nil, 16, 4, 2, 4)
 		}},
 		{"mask", func() {
-			gemmMasked(make([]float64, 16), 4, make([]float64, 8), 2, 1, make([]float64, 8), 4, nil, make([]float64, 15), gemmMask, 4, 2, 4)
+			gemmMasked(make([]float32, 16), 4, make([]float32, 8), 2, 1, make([]float32, 8), 4, nil, make([]float32, 15), gemmMask, 4, 2, 4)
 		}},
 	} {
 		func() {
@@ -300,32 +305,31 @@ func TestGemmPanicsOnShortSlices(t *testing.T) {
 	}
 }
 
-// TestTransposeColsMatchesCopy checks the register transpose of the
-// feature-major activations against element-wise copying, for every row
-// count around the 8-row blocks and every batch 1…24 (np = n rounded up
-// to 8, and one wider stride), NaNs and signed zeros included: the values
-// must arrive bit for bit and nothing past n·rows may be written.
+// TestTransposeColsMatchesCopy checks the copy of the feature-major
+// activations to sample-major for every row count and every batch 1…40
+// (np = n rounded up to 16, and one wider stride), NaNs and signed zeros
+// included: the values must arrive bit for bit and nothing past n·rows may
+// be written.
 func TestTransposeColsMatchesCopy(t *testing.T) {
-	needAVX512(t)
 	rng := rand.New(rand.NewPCG(35, 36))
 	for _, rows := range []int{1, 3, 7, 8, 9, 15, 16, 17, 32, 33, 64, 128} {
-		for n := 1; n <= 24; n++ {
-			for _, np := range []int{(n + 7) &^ 7, (n+7)&^7 + 8} {
+		for n := 1; n <= 40; n++ {
+			for _, np := range []int{(n + 15) &^ 15, (n+15)&^15 + 16} {
 				src := fillKind(rng, rows*np, extremes)
-				want := make([]float64, n*rows+5)
+				want := make([]float32, n*rows+5)
 				for s := range n {
 					for k := range rows {
 						want[s*rows+k] = src[k*np+s]
 					}
 				}
-				marker := math.Float64frombits(0x7ff4dead0000beef)
+				marker := math.Float32frombits(0x7f80beef)
 				for i := n * rows; i < len(want); i++ {
 					want[i] = marker
 				}
-				got := make([]float64, len(want))
+				got := make([]float32, len(want))
 				copy(got[n*rows:], want[n*rows:])
 				transposeCols(got, src, rows, n, np)
-				if !sameBits(t, "transposeCols", got, want) {
+				if !sameBits32(t, "transposeCols", got, want) {
 					t.Fatalf("%d rows, %d columns of %d", rows, n, np)
 				}
 			}
@@ -360,7 +364,7 @@ func BenchmarkGemm(b *testing.B) {
 		a := fillKind(rng, (s.rows-1)*s.ai+(s.kd-1)*s.ak+1, finite)
 		x := fillKind(rng, s.kd*s.cols, finite)
 		bias := fillKind(rng, s.rows, finite)
-		out := make([]float64, s.rows*s.cols)
+		out := make([]float32, s.rows*s.cols)
 		b.Run(s.name, func(b *testing.B) {
 			for b.Loop() {
 				gemm(out, s.cols, a, s.ai, s.ak, x, s.cols, bias, s.mode, s.rows, s.kd, s.cols)
@@ -369,18 +373,18 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// sameBitsOrNaN is sameBits except that two NaNs match whatever their
+// sameBits32OrNaN is sameBits32 except that two NaNs match whatever their
 // payloads (see the top of this file).
-func sameBitsOrNaN(t *testing.T, what string, a, b []float64) bool {
+func sameBits32OrNaN(t *testing.T, what string, a, b []float32) bool {
 	t.Helper()
 	if len(a) != len(b) {
 		t.Errorf("%s: lengths %d and %d", what, len(a), len(b))
 		return false
 	}
 	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
 			t.Errorf("%s: element %d is %v (%#x) in assembly, %v (%#x) sequential",
-				what, i, a[i], math.Float64bits(a[i]), b[i], math.Float64bits(b[i]))
+				what, i, a[i], math.Float32bits(a[i]), b[i], math.Float32bits(b[i]))
 			return false
 		}
 	}

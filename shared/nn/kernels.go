@@ -1,6 +1,7 @@
 package nn
 
-// The kernels below are the whole arithmetic of the package. They are plain
+// The kernels below are the float64 arithmetic of MLP.Predict (the Trainer
+// computes in float32: kernels32.go). They are plain
 // Go loops over flat slices, written so that
 //   - every sum of products is sequential: it starts at +0 and adds one
 //     rounded product at a time, in index order (a bias is added after its
@@ -92,59 +93,12 @@ func addBiasScalar(z, b []float64) {
 	}
 }
 
-// weightGradScalar writes the gradient of one layer's weights and biases
-// into gW (fo×fi) and gb (fo) given the layer's deltas d (n×fo) and inputs
-// prev (n×fi), each element a plain sequential sum over the samples in
-// order, starting from +0:
-//
-//	∂/∂b_j  = ((0 + δ_0j) + δ_1j) + …
-//	∂/∂W_jk = ((0 + δ_0j·a_0k) + δ_1j·a_1k) + …
-//
-// Because the sum starts at +0 and adds one rounded term at a time, a term
-// δ_sj·a_sk = ±0 never changes it (x + ±0 = x for x ≠ 0, and +0 + −0 = +0):
-// so this kernel skips the samples with δ_sj = 0 and the vector kernels
-// compute every term densely, with the same bits whenever a is finite.
-// Four samples are added per pass over a row, still one after the other.
-// vals and idx are scratch of length ≥ n.
-func weightGradScalar(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
-	fo := len(gb)
-	n := len(d) / fo
-	for j := range fo {
-		k := 0
-		sum := 0.0
-		for s := range n {
-			v := d[s*fo+j]
-			sum += v
-			if v != 0 {
-				vals[k] = v
-				idx[k] = int32(s)
-				k++
-			}
-		}
-		gb[j] = sum
-		row := gW[j*fi:][:fi]
-		clear(row)
-		addRows(row, prev, fi, vals[:k], idx[:k])
-	}
-}
-
 // reluScalar replaces every z ≤ 0 by 0 in place; NaN stays NaN, as in
 // torch.relu.
 func reluScalar(z []float64) {
 	for j, v := range z {
 		if v <= 0 {
 			z[j] = 0
-		}
-	}
-}
-
-// maskInactiveScalar sets g[k] = 0 wherever !(a[k] > 0): the ReLU derivative
-// (0 at a = 0, as in PyTorch) applied to a back-propagated gradient.
-func maskInactiveScalar(g, a []float64) {
-	a = a[:len(g)]
-	for k, v := range a {
-		if !(v > 0) {
-			g[k] = 0
 		}
 	}
 }

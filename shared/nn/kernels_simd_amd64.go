@@ -41,77 +41,12 @@ func compact(a, vals []float64, idx []int32) int {
 	return compactScalar(a, vals, idx)
 }
 
-func weightGrad(gW, gb, d, prev []float64, fi int, vals []float64, idx []int32) {
-	if useSIMD && useAVX512 {
-		weightGradAVX512(gW, gb, d, prev, fi)
-		return
-	}
-	if useSIMD {
-		weightGradAVX2(gW, gb, d, prev, fi)
-		return
-	}
-	weightGradScalar(gW, gb, d, prev, fi, vals, idx)
-}
-
-func addBias(z, b []float64) { addBiasScalar(z, b) }
-
-// forwardLayer and backLayer are the dense matrix products of
-// kernels_avx512_amd64.go on AVX-512 CPUs (equal in every bit to the sparse
-// ones of train.go, see kernels.go) and the sparse ones otherwise.
-// backLayer also applies the ReLU derivative of the layer below,
-// g ⊙ 1[a > 0] (maskInactive), on AVX-512 in registers before the store.
-func forwardLayer(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
-	if useSIMD && useAVX512 {
-		matMulAVX512(z, a, wt, b, len(a)/fi, fi, len(b))
-		return
-	}
-	forwardLayerSparse(z, a, wt, b, fi, vals, idx)
-}
-
-func backLayer(g, d, w, a []float64, fi int, vals []float64, idx []int32) {
-	if useSIMD && useAVX512 {
-		fo := len(w) / fi
-		gemmMasked(g, fi, d, fo, 1, w, fi, nil, a, biasNone|gemmMask, len(d)/fo, fo, fi)
-		return
-	}
-	backLayerSparse(g, d, w, fi, vals, idx)
-	maskInactive(g, a)
-}
-
 func relu(z []float64) {
 	if useSIMD {
 		reluAVX2(z)
 		return
 	}
 	reluScalar(z)
-}
-
-func maskInactive(g, a []float64) {
-	if useSIMD {
-		maskInactiveAVX2(g, a)
-		return
-	}
-	maskInactiveScalar(g, a)
-}
-
-func transpose(wt, w []float64, fo, fi int) {
-	if useSIMD {
-		transposeAVX2(wt, w, fo, fi)
-		return
-	}
-	transposeScalar(wt, w, fo, fi)
-}
-
-func adamUpdate(p, g, m, v []float64, c adamConsts) {
-	if useSIMD && useAVX512 {
-		adamUpdateAVX512(p, g, m, v, c)
-		return
-	}
-	if useSIMD {
-		adamUpdateAVX2(p, g, m, v, c)
-		return
-	}
-	adamUpdateScalar(p, g, m, v, c)
 }
 
 // addRowsAVX2 is addRowsScalar with dst cut into blocks of 16, 8 or 4
@@ -315,95 +250,6 @@ func compactBranchless(a, vals []float64, idx []int32) int {
 	return n
 }
 
-// weightGradAVX2 is weightGradAVX512 (dense, four rows of gW at a time)
-// with four lanes per vector: blocks of 8 and 4 columns, the last fi mod 4
-// columns element by element in the same order.
-func weightGradAVX2(gW, gb, d, prev []float64, fi int) {
-	fo := len(gb)
-	n := len(d) / fo
-	d = d[:n*fo]
-	prev = prev[:n*fi]
-	gW = gW[:fo*fi]
-	fo4 := fo &^ 3
-	for j := 0; j < fo4; j += 4 {
-		var sum archsimd.Float64x4
-		for s := range n {
-			sum = sum.Add(load4(d, s*fo+j))
-		}
-		sum.Store((*[4]float64)(gb[j : j+4]))
-	}
-	for j := fo4; j < fo; j++ {
-		sum := 0.0
-		for s := range n {
-			sum += d[s*fo+j]
-		}
-		gb[j] = sum
-	}
-	fi4 := fi &^ 3
-	j := 0
-	for ; j+4 <= fo; j += 4 {
-		k := 0
-		for ; k+8 <= fi; k += 8 {
-			var a0, a1, b0, b1, c0, c1, e0, e1 archsimd.Float64x4
-			for s := range n {
-				x0, x1 := load4(prev, s*fi+k), load4(prev, s*fi+k+4)
-				ds := d[s*fo+j:][:4]
-				v := archsimd.BroadcastFloat64x4(ds[0])
-				a0, a1 = a0.Add(v.Mul(x0)), a1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x4(ds[1])
-				b0, b1 = b0.Add(v.Mul(x0)), b1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x4(ds[2])
-				c0, c1 = c0.Add(v.Mul(x0)), c1.Add(v.Mul(x1))
-				v = archsimd.BroadcastFloat64x4(ds[3])
-				e0, e1 = e0.Add(v.Mul(x0)), e1.Add(v.Mul(x1))
-			}
-			st8(gW, j*fi+k, a0, a1)
-			st8(gW, (j+1)*fi+k, b0, b1)
-			st8(gW, (j+2)*fi+k, c0, c1)
-			st8(gW, (j+3)*fi+k, e0, e1)
-		}
-		for ; k < fi4; k += 4 {
-			var a0, b0, c0, e0 archsimd.Float64x4
-			for s := range n {
-				x0 := load4(prev, s*fi+k)
-				ds := d[s*fo+j:][:4]
-				a0 = a0.Add(archsimd.BroadcastFloat64x4(ds[0]).Mul(x0))
-				b0 = b0.Add(archsimd.BroadcastFloat64x4(ds[1]).Mul(x0))
-				c0 = c0.Add(archsimd.BroadcastFloat64x4(ds[2]).Mul(x0))
-				e0 = e0.Add(archsimd.BroadcastFloat64x4(ds[3]).Mul(x0))
-			}
-			a0.Store((*[4]float64)(gW[j*fi+k:][:4]))
-			b0.Store((*[4]float64)(gW[(j+1)*fi+k:][:4]))
-			c0.Store((*[4]float64)(gW[(j+2)*fi+k:][:4]))
-			e0.Store((*[4]float64)(gW[(j+3)*fi+k:][:4]))
-		}
-	}
-	for ; j < fo; j++ {
-		for k := 0; k < fi4; k += 4 {
-			var a0 archsimd.Float64x4
-			for s := range n {
-				a0 = a0.Add(archsimd.BroadcastFloat64x4(d[s*fo+j]).Mul(load4(prev, s*fi+k)))
-			}
-			a0.Store((*[4]float64)(gW[j*fi+k:][:4]))
-		}
-	}
-	for j := range fo {
-		for k := fi4; k < fi; k++ {
-			sum := 0.0
-			for s := range n {
-				sum += float64(d[s*fo+j] * prev[s*fi+k])
-			}
-			gW[j*fi+k] = sum
-		}
-	}
-}
-
-// st8 stores two vectors at s[o:o+8].
-func st8(s []float64, o int, a, b archsimd.Float64x4) {
-	a.Store((*[4]float64)(s[o : o+4]))
-	b.Store((*[4]float64)(s[o+4 : o+8]))
-}
-
 // reluAVX2 is reluScalar: lanes with z ≤ 0 (an ordered comparison, false
 // for NaN) become +0.
 func reluAVX2(z []float64) {
@@ -415,17 +261,6 @@ func reluAVX2(z []float64) {
 		v.Masked(v.Greater(zero).Or(v.IsNaN())).Store((*[4]float64)(z[j : j+4]))
 	}
 	reluScalar(z[n4:])
-}
-
-// maskInactiveAVX2 is maskInactiveScalar: g becomes +0 wherever !(a > 0).
-func maskInactiveAVX2(g, a []float64) {
-	a = a[:len(g)]
-	n4 := len(g) &^ 3
-	var zero archsimd.Float64x4
-	for k := 0; k < n4; k += 4 {
-		load4(g, k).Masked(load4(a, k).Greater(zero)).Store((*[4]float64)(g[k : k+4]))
-	}
-	maskInactiveScalar(g[n4:], a[n4:])
 }
 
 // transposeAVX2 is transposeScalar by 4×4 blocks (shuffles only, so it is
@@ -464,52 +299,6 @@ func transposeAVX2(wt, w []float64, fo, fi int) {
 	}
 }
 
-// adamUpdateAVX2 is adamUpdateScalar four parameters per vector. Lanes the
-// scalar loop skips (g = m = v = 0) keep their old p, m and v bits; vectors
-// made only of such lanes are skipped whole.
-func adamUpdateAVX2(p, g, m, v []float64, c adamConsts) {
-	n := len(p)
-	g = g[:n]
-	m = m[:n]
-	v = v[:n]
-	n4 := n &^ 3
-	var zero archsimd.Float64x4
-	w1 := archsimd.BroadcastFloat64x4(c.w1)
-	omw1 := archsimd.BroadcastFloat64x4(1 - c.w1)
-	w2 := archsimd.BroadcastFloat64x4(c.w2)
-	b2 := archsimd.BroadcastFloat64x4(c.b2)
-	negStep := archsimd.BroadcastFloat64x4(c.negStep)
-	bc2Sqrt := archsimd.BroadcastFloat64x4(c.bc2Sqrt)
-	eps := archsimd.BroadcastFloat64x4(c.eps)
-	for i := 0; i < n4; i += 4 {
-		gi, mi, vi := load4(g, i), load4(m, i), load4(v, i)
-		live := gi.NotEqual(zero).Or(mi.NotEqual(zero)).Or(vi.NotEqual(zero))
-		bits := live.ToBits()
-		if bits == 0 {
-			continue
-		}
-		var mn archsimd.Float64x4
-		if c.lerpLow {
-			mn = mi.Add(w1.Mul(gi.Sub(mi)))
-		} else {
-			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
-		}
-		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
-		denom := vn.Sqrt().Div(bc2Sqrt).Add(eps)
-		pi := load4(p, i)
-		pn := pi.Add(negStep.Mul(mn).Div(denom))
-		if bits != 0xf {
-			mn = mn.Merge(mi, live)
-			vn = vn.Merge(vi, live)
-			pn = pn.Merge(pi, live)
-		}
-		mn.Store((*[4]float64)(m[i : i+4]))
-		vn.Store((*[4]float64)(v[i : i+4]))
-		pn.Store((*[4]float64)(p[i : i+4]))
-	}
-	adamUpdateScalar(p[n4:], g[n4:], m[n4:], v[n4:], c)
-}
-
 // predictMinBatch is the batch size from which MLP.Predict transposes the
 // weights to use the vector kernels (transposing costs about as much as the
 // scalar forward pass of two or three samples).
@@ -531,8 +320,23 @@ type predictScratch struct {
 
 var predictPool = sync.Pool{New: func() any { return new(predictScratch) }}
 
-// predictFast is MLP.Predict through the Trainer's forward arithmetic
-// (forwardLayer over transposed weights, relu), which gives the same bits
+// forwardLayer64 writes z = a·Wᵀ + b in float64 for the n samples of a
+// (n×fi): wt is Wᵀ (fi×fo), z is n×fo. Per sample it adds the rows of wt of
+// the non-zero inputs (addRows), then the bias: the sums of forwardGather.
+func forwardLayer64(z, a, wt, b []float64, fi int, vals []float64, idx []int32) {
+	fo := len(b)
+	n := len(a) / fi
+	clear(z[:n*fo])
+	for s := range n {
+		zs := z[s*fo:][:fo]
+		nz := compact(a[s*fi:][:fi], vals, idx)
+		addRows(zs, wt, fo, vals[:nz], idx[:nz])
+	}
+	addBiasScalar(z[:n*fo], b)
+}
+
+// predictFast is MLP.Predict through the vector float64 kernels
+// (forwardLayer64 over transposed weights, relu), which give the same bits
 // as forwardGather.
 func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 	if !useSIMD || n < predictMinBatch {
@@ -553,10 +357,7 @@ func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 		transposeAVX2(sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.wOff[l-1]:m.bOff[l-1]], m.sizes[l], m.sizes[l-1])
 	}
 	in, out := m.In(), m.Out()
-	chunk := 1
-	if useAVX512 {
-		chunk = predictChunk
-	}
+	chunk := predictChunk
 	cur, next := sc.act[:chunk*m.width], sc.act[chunk*m.width:2*chunk*m.width]
 	for s0 := 0; s0 < n; s0 += chunk {
 		c := min(chunk, n-s0)
@@ -564,7 +365,7 @@ func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 		for l := 1; l <= L; l++ {
 			fi, fo := m.sizes[l-1], m.sizes[l]
 			z := next[:c*fo]
-			forwardLayer(z, prev, sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.bOff[l-1]:][:fo], fi, sc.vals, sc.idx)
+			forwardLayer64(z, prev, sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.bOff[l-1]:][:fo], fi, sc.vals, sc.idx)
 			if l < L {
 				relu(z)
 			}

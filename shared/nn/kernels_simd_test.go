@@ -10,13 +10,14 @@ import (
 	"simd/archsimd"
 )
 
-// The AVX2 kernels must reproduce the scalar kernels bit for bit (the golden
-// hash in TestGolden and the wasm clients depend on it). These tests run
-// both on random data of many shapes — odd widths so every vector tail is
+// The vector kernels must reproduce the scalar kernels bit for bit: the
+// float32 training kernels (AVX-512, kernels32.go's scalar reference; the
+// golden hash in TestGolden and the wasm clients depend on it) and the
+// float64 kernels of MLP.Predict (AVX2 and AVX-512). These tests run both on
+// random data of many shapes — odd widths so every vector tail is
 // exercised, batches of 1…40, many exact zeros and signed zeros as ReLU
 // produces them, magnitudes over twelve decades — and compare every result
-// with ==  on the bit patterns (math.Float64bits), so even −0 versus +0
-// counts as a failure.
+// on the bit patterns, so even −0 versus +0 counts as a failure.
 
 func needAVX2(t testing.TB) {
 	if !archsimd.X86.AVX2() {
@@ -50,6 +51,31 @@ func wildSlice(rng *rand.Rand, n int, pZero float64) []float64 {
 		s[i] = wild(rng, pZero)
 	}
 	return s
+}
+
+func wildSlice32(rng *rand.Rand, n int, pZero float64) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(wild(rng, pZero))
+	}
+	return s
+}
+
+// sameBits32 is sameBits for float32 values.
+func sameBits32(t *testing.T, what string, a, b []float32) bool {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Errorf("%s: lengths %d and %d", what, len(a), len(b))
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Errorf("%s: element %d is %v (%#x) with SIMD, %v (%#x) scalar",
+				what, i, a[i], math.Float32bits(a[i]), b[i], math.Float32bits(b[i]))
+			return false
+		}
+	}
+	return true
 }
 
 // sameBits reports the first index where a and b differ in any bit.
@@ -117,14 +143,6 @@ func TestElementwiseSIMDMatchesScalar(t *testing.T) {
 		reluAVX2(got)
 		sameBits(t, "relu", got, want)
 
-		g := wildSlice(rng, n, 0.1)
-		a := wildSlice(rng, n, 0.4)
-		want = append([]float64(nil), g...)
-		maskInactiveScalar(want, a)
-		got = append([]float64(nil), g...)
-		maskInactiveAVX2(got, a)
-		sameBits(t, "maskInactive", got, want)
-
 		vals1, vals2 := make([]float64, n), make([]float64, n)
 		idx1, idx2 := make([]int32, n), make([]int32, n)
 		n1 := compactScalar(z, vals1, idx1)
@@ -163,8 +181,10 @@ func TestTransposeSIMDMatchesScalar(t *testing.T) {
 	sameBits(t, "transpose 128×10", got, want)
 }
 
-func TestWeightGradSIMDMatchesScalar(t *testing.T) {
-	needAVX2(t)
+// TestWeightGrad32MatchesScalar: the AVX-512 float32 weight and bias
+// gradient (dense, in assembly) against the sparse scalar reference.
+func TestWeightGrad32MatchesScalar(t *testing.T) {
+	needAVX512(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for n := 1; n <= 40; n++ {
 		fo := 1 + rng.IntN(37)
@@ -172,162 +192,104 @@ func TestWeightGradSIMDMatchesScalar(t *testing.T) {
 		if n%10 == 0 {
 			fo, fi = 64, 128
 		}
-		d := wildSlice(rng, n*fo, 0.5)
-		prev := wildSlice(rng, n*fi, 0.5)
-		gW := wildSlice(rng, fo*fi, 0.2)
-		gb := wildSlice(rng, fo, 0.2)
-		vals := make([]float64, n)
+		d := wildSlice32(rng, n*fo, 0.5)
+		prev := wildSlice32(rng, n*fi, 0.5)
+		gW := wildSlice32(rng, fo*fi, 0.2)
+		gb := wildSlice32(rng, fo, 0.2)
+		vals := make([]float32, n)
 		idx := make([]int32, n)
-		wantW, wantB := append([]float64(nil), gW...), append([]float64(nil), gb...)
-		weightGradScalar(wantW, wantB, d, prev, fi, vals, idx)
-		gotW, gotB := append([]float64(nil), gW...), append([]float64(nil), gb...)
-		weightGradAVX2(gotW, gotB, d, prev, fi)
-		if !sameBits(t, "weight gradient", gotW, wantW) || !sameBits(t, "bias gradient", gotB, wantB) {
+		wantW, wantB := append([]float32(nil), gW...), append([]float32(nil), gb...)
+		weightGrad32Scalar(wantW, wantB, d, prev, fi, vals, idx)
+		gotW, gotB := append([]float32(nil), gW...), append([]float32(nil), gb...)
+		weightGrad32AVX512(gotW, gotB, d, prev, fi)
+		if !sameBits32(t, "weight gradient", gotW, wantW) || !sameBits32(t, "bias gradient", gotB, wantB) {
 			t.Fatalf("n = %d, %d×%d", n, fo, fi)
-		}
-		if archsimd.X86.AVX512() {
-			gotW, gotB = append(gotW[:0], gW...), append(gotB[:0], gb...)
-			weightGradAVX512(gotW, gotB, d, prev, fi)
-			if !sameBits(t, "weight gradient AVX-512", gotW, wantW) || !sameBits(t, "bias gradient AVX-512", gotB, wantB) {
-				t.Fatalf("n = %d, %d×%d", n, fo, fi)
-			}
 		}
 	}
 }
 
-func TestAdamSIMDMatchesScalar(t *testing.T) {
-	needAVX2(t)
+// TestAdam32MatchesScalar: the AVX-512 float32 Adam update against the
+// scalar one, with both lerp branches, skipped lanes (g = m = v = 0) and
+// non-finite gradients.
+func TestAdam32MatchesScalar(t *testing.T) {
+	needAVX512(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, o := range []AdamOptions{{}, {LearningRate: 0.1, Beta1: 0.3, Beta2: 0.5, Epsilon: 1e-3}} {
 		o = o.withDefaults()
 		for n := range 80 {
 			// A third of the parameters have g = m = v = 0 (skipped), some
 			// only g = 0; v ≥ 0 as Adam keeps it.
-			p := wildSlice(rng, n, 0.1)
-			g := wildSlice(rng, n, 0.5)
-			m := wildSlice(rng, n, 0.5)
-			v := wildSlice(rng, n, 0.5)
+			p := wildSlice32(rng, n, 0.1)
+			g := wildSlice32(rng, n, 0.5)
+			m := wildSlice32(rng, n, 0.5)
+			v := wildSlice32(rng, n, 0.5)
 			for i := range v {
-				v[i] = math.Abs(v[i])
-				if rng.IntN(3) == 0 {
-					g[i], m[i], v[i] = 0, math.Copysign(0, -1), 0
+				v[i] = float32(math.Abs(float64(v[i])))
+				switch rng.IntN(9) {
+				case 0, 1, 2:
+					g[i], m[i], v[i] = 0, float32(math.Copysign(0, -1)), 0
+				case 3:
+					g[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 4:
+					g[i] = float32(math.NaN())
+				case 5:
+					g[i] = math.SmallestNonzeroFloat32
 				}
 			}
 			step := 1 + rng.IntN(40)
 			c := adamConstsFor(o, step)
-			pw, mw, vw := append([]float64(nil), p...), append([]float64(nil), m...), append([]float64(nil), v...)
-			adamUpdateScalar(pw, g, mw, vw, c)
-			pg, mg, vg := append([]float64(nil), p...), append([]float64(nil), m...), append([]float64(nil), v...)
-			adamUpdateAVX2(pg, g, mg, vg, c)
-			if !sameBits(t, "Adam p", pg, pw) || !sameBits(t, "Adam m", mg, mw) || !sameBits(t, "Adam v", vg, vw) {
+			pw, mw, vw := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
+			adamUpdate32Scalar(pw, g, mw, vw, c)
+			pg, mg, vg := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
+			adamUpdate32AVX512(pg, g, mg, vg, c)
+			if !sameBits32OrNaN(t, "Adam p", pg, pw) || !sameBits32OrNaN(t, "Adam m", mg, mw) || !sameBits32OrNaN(t, "Adam v", vg, vw) {
 				t.Fatalf("n = %d, step %d, options %+v", n, step, o)
-			}
-			if archsimd.X86.AVX512() {
-				pg, mg, vg = append(pg[:0], p...), append(mg[:0], m...), append(vg[:0], v...)
-				adamUpdateAVX512(pg, g, mg, vg, c)
-				if !sameBits(t, "Adam p AVX-512", pg, pw) || !sameBits(t, "Adam m AVX-512", mg, mw) || !sameBits(t, "Adam v AVX-512", vg, vw) {
-					t.Fatalf("n = %d, step %d, options %+v", n, step, o)
-				}
 			}
 		}
 	}
 }
 
-// TestMatMulAVX512MatchesSparse checks the dense layer products against
+// TestLayers32MatchSparse checks the dense AVX-512 layer products against
 // the sparse scalar ones (zero terms skipped) on inputs half zeros, signed
-// zeros included, with and without bias, on ragged shapes.
-func TestMatMulAVX512MatchesSparse(t *testing.T) {
-	if !archsimd.X86.AVX512() {
-		t.Skip("CPU has no AVX-512")
-	}
+// zeros included, on ragged shapes: the forward layer with its bias with
+// and without ReLU, back-propagation with the ReLU derivative.
+func TestLayers32MatchSparse(t *testing.T) {
+	needAVX512(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	for trial := range 300 {
 		n, fi, fo := 1+rng.IntN(20), 1+rng.IntN(40), 1+rng.IntN(40)
 		if trial%50 == 0 {
 			n, fi, fo = 13, 128, 64
 		}
-		a := wildSlice(rng, n*fi, 0.5)
-		wt := wildSlice(rng, fi*fo, 0.1)
-		b := wildSlice(rng, fo, 0.3)
-		vals, idx := make([]float64, max(fi, fo)), make([]int32, max(fi, fo))
-		want := wildSlice(rng, n*fo, 0)
-		got := append([]float64(nil), want...)
-		withKernels("scalar", func() { forwardLayerSparse(want, a, wt, b, fi, vals, idx) })
-		matMulAVX512(got, a, wt, b, n, fi, fo)
-		if !sameBits(t, "forward layer", got, want) {
-			t.Fatalf("n %d, %d → %d", n, fi, fo)
+		a := wildSlice32(rng, n*fi, 0.5)
+		wt := wildSlice32(rng, fi*fo, 0.1)
+		b := wildSlice32(rng, fo, 0.3)
+		vals, idx := make([]float32, max(fi, fo)), make([]int32, max(fi, fo))
+		relu := trial%2 == 0
+		want := wildSlice32(rng, n*fo, 0)
+		got := append([]float32(nil), want...)
+		withKernels("scalar", func() { forwardLayer32(want, a, wt, b, fi, vals, idx, relu) })
+		withKernels("avx512", func() { forwardLayer32(got, a, wt, b, fi, vals, idx, relu) })
+		if !sameBits32(t, "forward layer", got, want) {
+			t.Fatalf("n %d, %d → %d, relu %v", n, fi, fo, relu)
 		}
-		// Back-propagation: g = d·W with W fo×fi (here wt read as fi rows of fo).
-		d := wildSlice(rng, n*fi, 0.5)
-		want = wildSlice(rng, n*fo, 0)
-		got = append([]float64(nil), want...)
-		withKernels("scalar", func() { backLayerSparse(want, d, wt, fo, vals, idx) })
-		matMulAVX512(got, d, wt, nil, n, fi, fo)
-		if !sameBits(t, "back-propagated delta", got, want) {
+		// Back-propagation: g = (d·W) ⊙ 1[act > 0] with W fo×fi (here wt
+		// read as fi rows of fo).
+		d := wildSlice32(rng, n*fi, 0.5)
+		act := wildSlice32(rng, n*fo, 0.4)
+		want = wildSlice32(rng, n*fo, 0)
+		got = append([]float32(nil), want...)
+		withKernels("scalar", func() { backLayer32(want, d, wt, act, fo, vals, idx) })
+		withKernels("avx512", func() { backLayer32(got, d, wt, act, fo, vals, idx) })
+		if !sameBits32(t, "back-propagated delta", got, want) {
 			t.Fatalf("n %d, %d → %d", n, fi, fo)
 		}
 	}
 }
 
-// TestMulRowsMatchSequential checks the feature-major forward pass's
-// product (train_avx512_amd64.go) against the plain sequential sum from +0
-// on random shapes (every row, column and vector tail), row strides wider
-// than the rows, values with many signed zeros, with and without a bias.
-func TestMulRowsMatchSequential(t *testing.T) {
-	if !archsimd.X86.AVX512() {
-		t.Skip("CPU has no AVX-512")
-	}
-	rng := rand.New(rand.NewPCG(17, 18))
-	for trial := range 400 {
-		rows, kd, cols := 1+rng.IntN(37), 1+rng.IntN(40), 1+rng.IntN(40)
-		if trial%50 == 0 {
-			rows, kd, cols = 64, 128, 16
-		}
-		lda, ldb, ldo := kd+rng.IntN(3), cols+rng.IntN(3), cols+rng.IntN(3)
-		a := wildSlice(rng, rows*lda, 0.3)
-		b := wildSlice(rng, kd*ldb, 0.5)
-		var bias []float64
-		if trial%2 == 0 {
-			bias = wildSlice(rng, rows, 0.3)
-		}
-		seq := func(at func(i, k int) float64, bias []float64) []float64 {
-			out := make([]float64, rows*ldo)
-			for i := range rows {
-				for c := range cols {
-					sum := 0.0
-					for k := range kd {
-						sum += float64(at(i, k) * b[k*ldb+c])
-					}
-					if bias != nil {
-						sum += bias[i]
-					}
-					out[i*ldo+c] = sum
-				}
-			}
-			return out
-		}
-		// Columns past cols in each output row must stay untouched: give
-		// them a marker and keep it in the reference.
-		fill := func(ref []float64) []float64 {
-			got := make([]float64, len(ref))
-			for i := range rows {
-				for c := cols; c < ldo; c++ {
-					got[i*ldo+c], ref[i*ldo+c] = 42, 42
-				}
-			}
-			return got
-		}
-		want := seq(func(i, k int) float64 { return a[i*lda+k] }, bias)
-		got := fill(want)
-		mulRows(got, ldo, a, lda, b, ldb, bias, rows, kd, cols)
-		if !sameBits(t, "mulRows", got, want) {
-			t.Fatalf("rows %d, kd %d, cols %d, bias %v", rows, kd, cols, bias != nil)
-		}
-	}
-}
-
-// TestTrainerSIMDMatchesScalar runs whole networks both ways: Loss,
-// Gradient, 7 Adam steps and Predict, on odd layer widths, batches of 1…40
+// TestTrainerSIMDMatchesScalar runs whole networks every way: Loss,
+// Gradient, 7 Adam steps (float32: scalar, AVX2 = scalar, AVX-512) and
+// Predict (float64: scalar, AVX2, AVX-512), on odd layer widths, batches of 1…40
 // and inputs that are half zeros (so whole units are dead for some samples).
 func TestTrainerSIMDMatchesScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))

@@ -38,7 +38,8 @@ func TestExampleGradientsAreSingleSampleGradients(t *testing.T) {
 	batch := make([]float64, len(p))
 	tr.Gradient(p, x, y, batch)
 	for k := range batch {
-		if e := relErr(mean[k], batch[k], 1e-12); e > 1e-12 {
+		// float32 sums in another order: a few ulps of the largest terms.
+		if e := relErr(mean[k], batch[k], 1e-3); e > 1e-5 {
 			t.Errorf("parameter %d: mean of per-example gradients %v, batch gradient %v (rel. error %.2g)", k, mean[k], batch[k], e)
 		}
 	}

@@ -2,43 +2,170 @@
 
 package nn
 
-import "fmt"
+import (
+	"fmt"
+	"simd/archsimd"
+)
+
+// The Trainer's float32 kernels on amd64 with GOEXPERIMENT=simd. On AVX-512
+// CPUs the three products of a step run in the assembly product gemm
+// (gemm_avx512_amd64.s, 16 float32 lanes), and Adam and the bias sums on
+// archsimd Float32x16; on AVX2-only CPUs (and when tests switch useSIMD or
+// useAVX512 off) the Trainer runs the scalar float32 kernels of
+// kernels32.go. Every lane computes the scalar kernel's own sequence of
+// rounded single-precision operations (VMULPS then VADDPS, never a fused
+// multiply-add; VSQRTPS and VDIVPS are correctly rounded), so all paths give
+// the same bits (kernels_simd_test.go, gemm_avx512_test.go).
+
+func forwardLayer32(z, a, wt, b []float32, fi int, vals []float32, idx []int32, relu bool) {
+	if useSIMD && useAVX512 {
+		mode := biasCol
+		if relu {
+			mode |= gemmReLU
+		}
+		fo := len(b)
+		gemm(z, fo, a, fi, 1, wt, fo, b, mode, len(a)/fi, fi, fo)
+		return
+	}
+	forwardLayer32Scalar(z, a, wt, b, fi, vals, idx)
+	if relu {
+		relu32(z)
+	}
+}
+
+func backLayer32(g, d, w, a []float32, fi int, vals []float32, idx []int32) {
+	if useSIMD && useAVX512 {
+		fo := len(w) / fi
+		gemmMasked(g, fi, d, fo, 1, w, fi, nil, a, biasNone|gemmMask, len(d)/fo, fo, fi)
+		return
+	}
+	backLayer32Scalar(g, d, w, a, fi, vals, idx)
+}
+
+func weightGrad32(gW, gb, d, prev []float32, fi int, vals []float32, idx []int32) {
+	if useSIMD && useAVX512 {
+		weightGrad32AVX512(gW, gb, d, prev, fi)
+		return
+	}
+	weightGrad32Scalar(gW, gb, d, prev, fi, vals, idx)
+}
+
+func adamUpdate32(p, g, m, v []float32, c adamConsts32) {
+	if useSIMD && useAVX512 {
+		adamUpdate32AVX512(p, g, m, v, c)
+		return
+	}
+	adamUpdate32Scalar(p, g, m, v, c)
+}
+
+// ld16 loads s[o:o+16].
+func ld16(s []float32, o int) archsimd.Float32x16 {
+	return archsimd.LoadFloat32x16((*[16]float32)(s[o : o+16]))
+}
+
+// weightGrad32AVX512 is weightGrad32Scalar computed densely (every
+// sample's term, zero deltas included, which changes no bit). The bias
+// gradient sums the deltas 16 units per vector; the weight gradient is the
+// product gW = dᵀ·prev in assembly (gemm, reading d down its columns),
+// where lane (j, k) adds δ_sj·a_sk for s = 0, 1, … to +0 one rounded term
+// at a time, exactly as the scalar kernel does.
+func weightGrad32AVX512(gW, gb, d, prev []float32, fi int) {
+	fo := len(gb)
+	n := len(d) / fo
+	d = d[:n*fo]
+	prev = prev[:n*fi]
+	gW = gW[:fo*fi]
+	j := 0
+	for ; j+16 <= fo; j += 16 {
+		var sum archsimd.Float32x16
+		for s := range n {
+			sum = sum.Add(ld16(d, s*fo+j))
+		}
+		sum.Store((*[16]float32)(gb[j : j+16]))
+	}
+	for ; j < fo; j++ {
+		var sum float32
+		for s := range n {
+			sum += d[s*fo+j]
+		}
+		gb[j] = sum
+	}
+	gemm(gW, fi, d, 1, fo, prev, fi, nil, biasNone, fo, n, fi)
+}
+
+// adamUpdate32AVX512 is adamUpdate32Scalar 16 parameters per vector. Lanes
+// the scalar loop skips (g = m = v = 0) keep their old p, m and v bits;
+// vectors made only of such lanes are skipped whole. The last len(p) mod 16
+// parameters go through the scalar kernel.
+func adamUpdate32AVX512(p, g, m, v []float32, c adamConsts32) {
+	n := len(p)
+	g = g[:n]
+	m = m[:n]
+	v = v[:n]
+	n16 := n &^ 15
+	var zero archsimd.Float32x16
+	w1 := archsimd.BroadcastFloat32x16(c.w1)
+	omw1 := archsimd.BroadcastFloat32x16(c.omw1)
+	w2 := archsimd.BroadcastFloat32x16(c.w2)
+	b2 := archsimd.BroadcastFloat32x16(c.b2)
+	negStep := archsimd.BroadcastFloat32x16(c.negStep)
+	bc2Sqrt := archsimd.BroadcastFloat32x16(c.bc2Sqrt)
+	eps := archsimd.BroadcastFloat32x16(c.eps)
+	for i := 0; i < n16; i += 16 {
+		gi, mi, vi := ld16(g, i), ld16(m, i), ld16(v, i)
+		live := gi.NotEqual(zero).Or(mi.NotEqual(zero)).Or(vi.NotEqual(zero))
+		bits := live.ToBits()
+		if bits == 0 {
+			continue
+		}
+		var mn archsimd.Float32x16
+		if c.lerpLow {
+			mn = mi.Add(w1.Mul(gi.Sub(mi)))
+		} else {
+			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
+		}
+		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
+		denom := vn.Sqrt().Div(bc2Sqrt).Add(eps)
+		pi := ld16(p, i)
+		pn := pi.Add(negStep.Mul(mn).Div(denom))
+		if bits != 0xffff {
+			mn = mn.Merge(mi, live)
+			vn = vn.Merge(vi, live)
+			pn = pn.Merge(pi, live)
+		}
+		mn.Store((*[16]float32)(m[i : i+16]))
+		vn.Store((*[16]float32)(v[i : i+16]))
+		pn.Store((*[16]float32)(p[i : i+16]))
+	}
+	adamUpdate32Scalar(p[n16:], g[n16:], m[n16:], v[n16:], c)
+}
 
 // The Trainer's AVX-512 path runs the forward pass feature-major
 // ("transposed": one row of np values per unit, np = the batch rounded up to
-// a multiple of 8, column s = sample s):
+// a multiple of 16, column s = sample s):
 //
 //	zᵀ_l = W_l · aᵀ_{l−1} (+ b_l)
 //
-// reads W_l as it lies in params, so the per-step transpose of every weight
-// matrix (11 776 values, about a sixth of the sample-major round) is gone.
-// Back-propagation and the weight gradient then run sample-major as before
-// (Trainer.backward: units across the lanes, no padding, W read as it
-// lies), after the activations are copied sample-major (n × s_l values per
-// layer, ≈ 3 k per step for the paper's network and batch). Lanes of the
-// forward pass run across samples, so a batch that is not a multiple of 8
-// pays for its padding there: docs/benchmarks.md has the gain per batch
-// size. Every element is still the sequential sum of kernels.go in the same
-// order, each product rounded before it is added (no fused multiply-add), so
-// the bits equal the scalar kernels' (kernels_simd_test.go). Columns past
-// the batch (padding) hold values of no sample: they never mix into real
+// reads W_l as it lies in the float32 parameters, so the per-step transpose
+// of every weight matrix is gone. Back-propagation and the weight gradient
+// then run sample-major (Trainer.backward: units across the lanes, no
+// padding, W read as it lies), after the activations are copied
+// sample-major. Every element is still the sequential sum of kernels32.go in
+// the same order, so the bits equal the scalar kernels'. Columns past the
+// batch (padding) hold values of no sample: they never mix into real
 // columns and are never copied out.
 
 // fmWork is the feature-major workspace of a Trainer.
 type fmWork struct {
 	cap  int         // columns the buffers below can hold
-	np   int         // columns of the current batch (its size rounded up to 8)
-	xT   []float64   // inputs, s_0 × np
-	actT [][]float64 // actT[l]: s_l × np activations after ReLU (outputs for l = L)
+	np   int         // columns of the current batch (its size rounded up to 16)
+	xT   []float32   // inputs, s_0 × np
+	actT [][]float32 // actT[l]: s_l × np activations after ReLU (outputs for l = L)
 }
 
-// fmMaxBatch is the largest batch trained feature-major. Measured per
-// client round (30 steps) against the sample-major path, both on the
-// assembly products (two alternations, load 0.3–0.9): 1.15–1.3× faster for
-// 12–40 samples, 1.05–1.17× for 64, 1.0–1.07× for 124, 1.04–1.08× for 250,
-// 0.96–0.99× for 500 (the weight transpose it saves is then spread over
-// many samples). With the archsimd products of the second pass the break-even
-// lay between 24 and 124 samples.
+// fmMaxBatch is the largest batch trained feature-major (the third pass
+// measured the float64 path 1.15–1.3× faster for 12–40 samples, about even
+// from 124 to 250 and slower beyond; see docs/benchmarks.md).
 const fmMaxBatch = 256
 
 // fmReserve returns the workspace laid out for n samples, or nil when the
@@ -47,17 +174,17 @@ func (t *Trainer) fmReserve(n int) *fmWork {
 	if !useSIMD || !useAVX512 || n == 0 || n > fmMaxBatch {
 		return nil
 	}
-	np := (n + 7) &^ 7
+	np := (n + 15) &^ 15
 	w := t.fm
 	if w == nil {
 		L := len(t.m.sizes) - 1
-		w = &fmWork{actT: make([][]float64, L+1)}
+		w = &fmWork{actT: make([][]float32, L+1)}
 		t.fm = w
 	}
 	if np > w.cap {
-		w.xT = make([]float64, t.m.sizes[0]*np)
+		w.xT = make([]float32, t.m.sizes[0]*np)
 		for l := 1; l < len(t.m.sizes); l++ {
-			w.actT[l] = make([]float64, t.m.sizes[l]*np)
+			w.actT[l] = make([]float32, t.m.sizes[l]*np)
 		}
 		w.cap = np
 	}
@@ -65,21 +192,22 @@ func (t *Trainer) fmReserve(n int) *fmWork {
 	return w
 }
 
-// fmLoad writes x (n × s_0) feature-major into w.xT with zero padding.
-func (t *Trainer) fmLoad(w *fmWork, x []float64, n int) {
+// fmLoad writes the loaded batch t.x32 (n × s_0) feature-major into w.xT
+// with zero padding.
+func (t *Trainer) fmLoad(w *fmWork, n int) {
 	in, np := t.m.sizes[0], w.np
 	xT := w.xT[:in*np]
 	clear(xT)
 	for s := range n {
-		for k, v := range x[s*in:][:in] {
+		for k, v := range t.x32[s*in:][:in] {
 			xT[k*np+s] = v
 		}
 	}
 }
 
 // fmForward is Trainer.forward on the feature-major buffers (fmLoad must
-// have run for x): same bits for the loss and every real column.
-func (t *Trainer) fmForward(w *fmWork, params, y []float64, n int) float64 {
+// have run): same bits for the loss and every real column.
+func (t *Trainer) fmForward(w *fmWork, n int) float64 {
 	m := t.m
 	L := len(m.sizes) - 1
 	np := w.np
@@ -91,73 +219,35 @@ func (t *Trainer) fmForward(w *fmWork, params, y []float64, n int) float64 {
 		if l < L {
 			mode |= gemmReLU // ReLU in registers before the store
 		}
-		gemm(cur, np, params[m.wOff[l-1]:m.bOff[l-1]], fi, 1, prev, np, params[m.bOff[l-1]:][:fo], mode, fo, fi, np)
+		gemm(cur, np, t.p32[m.wOff[l-1]:m.bOff[l-1]], fi, 1, prev, np, t.p32[m.bOff[l-1]:][:fo], mode, fo, fi, np)
 		prev = cur
 	}
 	out := m.Out()
-	sum := 0.0
-	for i, yi := range y[:n*out] {
-		d := prev[(i%out)*np+i/out] - yi
-		sum += float64(d * d)
-	}
-	return sum / float64(len(y))
+	return sqErr(t.y32[:n*out], func(i int) float32 { return prev[(i%out)*np+i/out] })
 }
 
 // fmBackward is Trainer.backward after fmForward: it copies the
-// activations sample-major into t.act and back-propagates there, where the
-// products need no padding (units, not samples, run across the lanes) and
-// read W as it lies in params. Same bits as the sample-major path.
-func (t *Trainer) fmBackward(w *fmWork, params, x, y, dst []float64, n int) {
+// activations sample-major into t.act and back-propagates there. Same bits
+// as the sample-major path.
+func (t *Trainer) fmBackward(w *fmWork, n int) {
 	m := t.m
 	for l := 1; l < len(m.sizes); l++ {
 		transposeCols(t.act[l][:n*m.sizes[l]], w.actT[l][:m.sizes[l]*w.np], m.sizes[l], n, w.np)
 	}
-	t.backward(params, x, y, dst, n)
+	t.backward(n)
 }
 
 // transposeCols writes the first n columns of the rows × np matrix src into
-// dst as n × rows; np must be a multiple of 8 not below n (the layout of
-// fmWork). Blocks of eight rows are transposed in registers by
-// transposeColsAVX512 (eight columns at a time, only real columns stored);
-// the last rows mod 8 rows are copied one value at a time.
-func transposeCols(dst, src []float64, rows, n, np int) {
+// dst as n × rows (np ≥ n is src's row stride).
+func transposeCols(dst, src []float32, rows, n, np int) {
 	dst = dst[:n*rows]
 	src = src[:rows*np]
-	if n == 0 {
-		return
-	}
-	if np%8 != 0 || np < n {
+	if np < n {
 		panic(fmt.Sprintf("nn: transposeCols of %d columns with a row stride of %d", n, np))
 	}
-	k := rows &^ 7
-	if k > 0 {
-		transposeColsAVX512(&dst[0], &src[0], k, rows, n, np)
-	}
-	for ; k < rows; k++ {
+	for k := range rows {
 		for s, v := range src[k*np:][:n] {
 			dst[s*rows+k] = v
 		}
 	}
-}
-
-// transposeColsAVX512 is the block transpose of transposeCols for the first
-// units rows (a multiple of 8), with dst's row stride ldd
-// (transpose_avx512_amd64.s). It checks nothing.
-//
-//go:noescape
-func transposeColsAVX512(dst, src *float64, units, ldd, n, np int)
-
-// mulRows writes out[i·ldo + c] = Σ_{k<kd} a[i·lda + k]·b[k·ldb + c]
-// (+ bias[i]) for i < rows and c < cols: A's rows are contiguous. Each
-// element is the sequential sum from +0 in order k = 0, 1, …, every
-// product rounded before it is added, then + bias[i]: the sums of
-// kernels.go, computed by the assembly product gemm (four rows and 16
-// columns per pass, each load of b serving four rows, masked column tails).
-// fmForward calls gemm itself, to apply ReLU before the store.
-func mulRows(out []float64, ldo int, a []float64, lda int, b []float64, ldb int, bias []float64, rows, kd, cols int) {
-	mode := biasNone
-	if bias != nil {
-		mode = biasRow
-	}
-	gemm(out, ldo, a, lda, 1, b, ldb, bias, mode, rows, kd, cols)
 }
