@@ -114,8 +114,8 @@ func TestMRMTLLargeLambdaApproachesFedAvg(t *testing.T) {
 			switch {
 			case math.IsInf(lambda, 1) && (d != 0 || worst != 0):
 				t.Errorf("dp=%v λ=inf: not FedAvg (%g, %g)", dp, d, worst)
-			case lambda == 1e12 && (d > 1e-8 || worst > 1e-8):
-				t.Errorf("dp=%v λ=1e12: %g, %g from FedAvg, want < 1e-8", dp, d, worst)
+			case lambda == 1e12 && (d > 1e-6 || worst > 1e-6):
+				t.Errorf("dp=%v λ=1e12: %g, %g from FedAvg, want < 1e-6", dp, d, worst)
 			case lambda == 0 && d < 1e-3:
 				t.Errorf("dp=%v λ=0 is within %g of FedAvg: the test data are not heterogeneous enough", dp, d)
 			}
