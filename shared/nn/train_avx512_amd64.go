@@ -245,9 +245,24 @@ func transposeCols(dst, src []float32, rows, n, np int) {
 	if np < n {
 		panic(fmt.Sprintf("nn: transposeCols of %d columns with a row stride of %d", n, np))
 	}
-	for k := range rows {
-		for s, v := range src[k*np:][:n] {
-			dst[s*rows+k] = v
+	// Four samples per pass over the rows: each source row is read at four
+	// neighbouring columns, and the four destination rows are written in
+	// order.
+	s := 0
+	for ; s+4 <= n; s += 4 {
+		d0 := dst[s*rows:][:rows]
+		d1 := dst[(s+1)*rows:][:rows]
+		d2 := dst[(s+2)*rows:][:rows]
+		d3 := dst[(s+3)*rows:][:rows]
+		for k := range d0 {
+			r := src[k*np+s:][:4]
+			d0[k], d1[k], d2[k], d3[k] = r[0], r[1], r[2], r[3]
+		}
+	}
+	for ; s < n; s++ {
+		d := dst[s*rows:][:rows]
+		for k := range d {
+			d[k] = src[k*np+s]
 		}
 	}
 }
