@@ -30,7 +30,9 @@ const (
 // It is written in assembly (gemm_avx512_amd64.s: float32, four rows × 32
 // columns in registers, b's row loaded once per four rows, masked column tails, no
 // bounds checks in the loops), so the slice bounds are checked here, once,
-// and a short slice panics. The CPU must have AVX-512 (useAVX512).
+// and a short slice panics. On CPUs without AVX-512 (useAVX512 false) it
+// runs gemm32AVX2 (gemm_avx2_amd64.go) instead, with the same bits; the CPU
+// must have AVX2 at least (useSIMD).
 func gemm(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int, bias []float32, mode, rows, kd, cols int) {
 	gemmMasked(out, ldo, a, ai, ak, b, ldb, bias, nil, mode, rows, kd, cols)
 }
@@ -78,6 +80,10 @@ func gemmMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32, ld
 	}
 	if mode&gemmMask != 0 {
 		pmask = &mask[0]
+	}
+	if !useAVX512 {
+		gemm32AVX2(out, ldo, a, ai, ak, b, ldb, bias, mask, mode, rows, kd, cols)
+		return
 	}
 	gemmAVX512(&out[0], pa, pb, pbias, pmask, ldo, ai, ak, ldb, rows, kd, cols, mode)
 }

@@ -57,6 +57,14 @@ func gemmRefMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32,
 	}
 }
 
+// needAVX2 skips a test of the vector products on a CPU without AVX2
+// (gemm runs the AVX2 archsimd kernel, or the assembly with AVX-512).
+func needAVX2gemm(t testing.TB) {
+	if !archsimd.X86.AVX2() {
+		t.Skip("CPU has no AVX2: the vector products are never used")
+	}
+}
+
 func needAVX512(t testing.TB) {
 	if !archsimd.X86.AVX512() {
 		t.Skip("CPU has no AVX-512: the assembly kernels are never used")
@@ -149,11 +157,14 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 	for i := range want {
 		want[i] = marker
 	}
-	got := append([]float32(nil), want...)
+	init := append([]float32(nil), want...)
 	gemmRefMasked(want, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols)
-	gemmMasked(got, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols)
-	if !sameBits32OrNaN(t, "gemm", got, want) {
-		t.Fatalf("case %v", c)
+	for _, k := range []string{"avx2", "avx512"} {
+		got := append([]float32(nil), init...)
+		if withKernels(k, func() { gemmMasked(got, ldo, a, ai, ak, b, ldb, bias, mask, c.mode, c.rows, c.kd, c.cols) }) &&
+			!sameBits32OrNaN(t, "gemm "+k, got, want) {
+			t.Fatalf("case %v", c)
+		}
 	}
 }
 
@@ -164,7 +175,7 @@ func checkGemm(t *testing.T, rng *rand.Rand, c gemmCase) {
 // without ReLU and the inactive-unit mask, and values with signed zeros,
 // subnormals, overflow, Inf and NaN.
 func TestGemmMatchesSequential(t *testing.T) {
-	needAVX512(t)
+	needAVX2gemm(t)
 	rng := rand.New(rand.NewPCG(31, 32))
 	var cases []gemmCase
 	for rows := 1; rows <= 24; rows++ {
@@ -211,7 +222,7 @@ func TestGemmMatchesSequential(t *testing.T) {
 
 // TestGemmRandom covers random shapes and strides for all value kinds.
 func TestGemmRandom(t *testing.T) {
-	needAVX512(t)
+	needAVX2gemm(t)
 	rng := rand.New(rand.NewPCG(33, 34))
 	for trial := range 1500 {
 		c := gemmCase{
@@ -231,7 +242,7 @@ func TestGemmRandom(t *testing.T) {
 // Inf − Inf is NaN, a NaN input stays NaN, an overflow is the same
 // infinity, signed zeros come out with the same sign.
 func TestGemmNaNPropagation(t *testing.T) {
-	needAVX512(t)
+	needAVX2gemm(t)
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
 	for _, tc := range []struct {
 		name string
@@ -258,11 +269,13 @@ func TestGemmNaNPropagation(t *testing.T) {
 				b[k*cols+c] = tc.b[k]
 			}
 		}
-		got := make([]float32, rows*cols)
-		gemm(got, cols, a, 3, 1, b, cols, nil, biasNone, rows, 3, cols)
-		for i, v := range got {
-			if math.Float32bits(v) != math.Float32bits(want[0]) && !(v != v && want[0] != want[0]) {
-				t.Fatalf("%s: element %d is %v (%#x), sequential sum %v (%#x)", tc.name, i, v, math.Float32bits(v), want[0], math.Float32bits(want[0]))
+		for _, k := range []string{"avx2", "avx512"} {
+			got := make([]float32, rows*cols)
+			withKernels(k, func() { gemm(got, cols, a, 3, 1, b, cols, nil, biasNone, rows, 3, cols) })
+			for i, v := range got {
+				if math.Float32bits(v) != math.Float32bits(want[0]) && !(v != v && want[0] != want[0]) {
+					t.Fatalf("%s, %s: element %d is %v (%#x), sequential sum %v (%#x)", k, tc.name, i, v, math.Float32bits(v), want[0], math.Float32bits(want[0]))
+				}
 			}
 		}
 	}
@@ -392,10 +405,10 @@ func sameBits32OrNaN(t *testing.T, what string, a, b []float32) bool {
 }
 
 // TestTrainerBeyondFeatureMajor trains a batch larger than fmMaxBatch (the
-// sample-major AVX-512 path: transposed weights, products with a column
-// bias) and one just inside it, against the scalar kernels, bit for bit.
+// sample-major vector path: transposed weights, products with a column
+// bias, on AVX-512 and AVX2) and one just inside it, against the scalar kernels, bit for bit.
 func TestTrainerBeyondFeatureMajor(t *testing.T) {
-	needAVX512(t)
+	needAVX2gemm(t)
 	rng := rand.New(rand.NewPCG(39, 40))
 	m := NewMLP(10, 37, 19, 1)
 	p := make([]float64, m.NumParams())
@@ -417,12 +430,16 @@ func TestTrainerBeyondFeatureMajor(t *testing.T) {
 			want = append([]float64(nil), p...)
 			wantLoss = NewTrainer(m).Train(want, x, y, 3, AdamOptions{})
 		})
-		withKernels("avx512", func() {
-			got = append([]float64(nil), p...)
-			gotLoss = NewTrainer(m).Train(got, x, y, 3, AdamOptions{})
-		})
-		if !sameBits(t, "loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, "trained parameters", got, want) {
-			t.Fatalf("batch of %d", n)
+		for _, k := range []string{"avx2", "avx512"} {
+			if !withKernels(k, func() {
+				got = append([]float64(nil), p...)
+				gotLoss = NewTrainer(m).Train(got, x, y, 3, AdamOptions{})
+			}) {
+				continue
+			}
+			if !sameBits(t, k+" loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, k+" trained parameters", got, want) {
+				t.Fatalf("%s: batch of %d", k, n)
+			}
 		}
 	}
 }

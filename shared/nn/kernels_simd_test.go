@@ -181,8 +181,8 @@ func TestTransposeSIMDMatchesScalar(t *testing.T) {
 	sameBits(t, "transpose 128×10", got, want)
 }
 
-// TestWeightGrad32MatchesScalar: the AVX-512 float32 weight and bias
-// gradient (dense, in assembly) against the sparse scalar reference.
+// TestWeightGrad32MatchesScalar: the AVX-512 and AVX2 float32 weight and
+// bias gradients (dense) against the sparse scalar reference.
 func TestWeightGrad32MatchesScalar(t *testing.T) {
 	needAVX512(t)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -205,10 +205,15 @@ func TestWeightGrad32MatchesScalar(t *testing.T) {
 		if !sameBits32(t, "weight gradient", gotW, wantW) || !sameBits32(t, "bias gradient", gotB, wantB) {
 			t.Fatalf("n = %d, %d×%d", n, fo, fi)
 		}
+		gotW, gotB = append(gotW[:0], gW...), append(gotB[:0], gb...)
+		withKernels("avx2", func() { weightGrad32AVX2(gotW, gotB, d, prev, fi) })
+		if !sameBits32(t, "weight gradient AVX2", gotW, wantW) || !sameBits32(t, "bias gradient AVX2", gotB, wantB) {
+			t.Fatalf("n = %d, %d×%d", n, fo, fi)
+		}
 	}
 }
 
-// TestAdam32MatchesScalar: the AVX-512 float32 Adam update against the
+// TestAdam32MatchesScalar: the AVX-512 and AVX2 float32 Adam updates against the
 // scalar one, with both lerp branches, skipped lanes (g = m = v = 0) and
 // non-finite gradients.
 func TestAdam32MatchesScalar(t *testing.T) {
@@ -245,16 +250,21 @@ func TestAdam32MatchesScalar(t *testing.T) {
 			if !sameBits32OrNaN(t, "Adam p", pg, pw) || !sameBits32OrNaN(t, "Adam m", mg, mw) || !sameBits32OrNaN(t, "Adam v", vg, vw) {
 				t.Fatalf("n = %d, step %d, options %+v", n, step, o)
 			}
+			pg, mg, vg = append(pg[:0], p...), append(mg[:0], m...), append(vg[:0], v...)
+			adamUpdate32AVX2(pg, g, mg, vg, c)
+			if !sameBits32OrNaN(t, "Adam p AVX2", pg, pw) || !sameBits32OrNaN(t, "Adam m AVX2", mg, mw) || !sameBits32OrNaN(t, "Adam v AVX2", vg, vw) {
+				t.Fatalf("n = %d, step %d, options %+v", n, step, o)
+			}
 		}
 	}
 }
 
-// TestLayers32MatchSparse checks the dense AVX-512 layer products against
+// TestLayers32MatchSparse checks the dense AVX-512 and AVX2 layer products against
 // the sparse scalar ones (zero terms skipped) on inputs half zeros, signed
 // zeros included, on ragged shapes: the forward layer with its bias with
 // and without ReLU, back-propagation with the ReLU derivative.
 func TestLayers32MatchSparse(t *testing.T) {
-	needAVX512(t)
+	needAVX2(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	for trial := range 300 {
 		n, fi, fo := 1+rng.IntN(20), 1+rng.IntN(40), 1+rng.IntN(40)
@@ -269,9 +279,14 @@ func TestLayers32MatchSparse(t *testing.T) {
 		want := wildSlice32(rng, n*fo, 0)
 		got := append([]float32(nil), want...)
 		withKernels("scalar", func() { forwardLayer32(want, a, wt, b, fi, vals, idx, relu) })
-		withKernels("avx512", func() { forwardLayer32(got, a, wt, b, fi, vals, idx, relu) })
-		if !sameBits32(t, "forward layer", got, want) {
-			t.Fatalf("n %d, %d → %d, relu %v", n, fi, fo, relu)
+		for _, k := range []string{"avx2", "avx512"} {
+			got := append([]float32(nil), got...)
+			if !withKernels(k, func() { forwardLayer32(got, a, wt, b, fi, vals, idx, relu) }) {
+				continue
+			}
+			if !sameBits32(t, k+" forward layer", got, want) {
+				t.Fatalf("n %d, %d → %d, relu %v", n, fi, fo, relu)
+			}
 		}
 		// Back-propagation: g = (d·W) ⊙ 1[act > 0] with W fo×fi (here wt
 		// read as fi rows of fo).
@@ -280,9 +295,14 @@ func TestLayers32MatchSparse(t *testing.T) {
 		want = wildSlice32(rng, n*fo, 0)
 		got = append([]float32(nil), want...)
 		withKernels("scalar", func() { backLayer32(want, d, wt, act, fo, vals, idx) })
-		withKernels("avx512", func() { backLayer32(got, d, wt, act, fo, vals, idx) })
-		if !sameBits32(t, "back-propagated delta", got, want) {
-			t.Fatalf("n %d, %d → %d", n, fi, fo)
+		for _, k := range []string{"avx2", "avx512"} {
+			got := append([]float32(nil), got...)
+			if !withKernels(k, func() { backLayer32(got, d, wt, act, fo, vals, idx) }) {
+				continue
+			}
+			if !sameBits32(t, k+" back-propagated delta", got, want) {
+				t.Fatalf("n %d, %d → %d", n, fi, fo)
+			}
 		}
 	}
 }
@@ -350,7 +370,7 @@ func TestTrainerSIMDMatchesScalar(t *testing.T) {
 
 // TestTrainerReuseAcrossBatches trains one Trainer on batches that grow
 // and shrink (the simulator reuses a Trainer for clients with different
-// numbers of windows): the AVX-512 path keeps its feature-major buffers at
+// numbers of windows): the AVX-512 and AVX2 paths keep their feature-major buffers at
 // the largest batch seen and lays each batch out for its own size, and every
 // result must equal that of a fresh scalar Trainer bit for bit.
 func TestTrainerReuseAcrossBatches(t *testing.T) {
@@ -358,7 +378,7 @@ func TestTrainerReuseAcrossBatches(t *testing.T) {
 	m := NewMLP(10, 128, 64, 32, 1)
 	p := make([]float64, m.NumParams())
 	m.Init(p, rng)
-	var trainer *Trainer
+	trainers := map[string]*Trainer{}
 	for _, n := range []int{40, 13, 1, 24, 8, 17, 40, 3} {
 		x := make([]float64, n*10)
 		for i := range x {
@@ -374,17 +394,19 @@ func TestTrainerReuseAcrossBatches(t *testing.T) {
 			want = append([]float64(nil), p...)
 			wantLoss = NewTrainer(m).Train(want, x, y, 3, AdamOptions{})
 		})
-		if !withKernels("avx512", func() {
-			if trainer == nil {
-				trainer = NewTrainer(m)
+		for _, k := range []string{"avx2", "avx512"} {
+			if !withKernels(k, func() {
+				if trainers[k] == nil {
+					trainers[k] = NewTrainer(m)
+				}
+				got = append([]float64(nil), p...)
+				gotLoss = trainers[k].Train(got, x, y, 3, AdamOptions{})
+			}) {
+				continue
 			}
-			got = append([]float64(nil), p...)
-			gotLoss = trainer.Train(got, x, y, 3, AdamOptions{})
-		}) {
-			t.Skip("CPU has no AVX-512")
-		}
-		if !sameBits(t, "loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, "trained parameters", got, want) {
-			t.Fatalf("batch of %d after reuse", n)
+			if !sameBits(t, k+" loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, k+" trained parameters", got, want) {
+				t.Fatalf("%s: batch of %d after reuse", k, n)
+			}
 		}
 	}
 }

@@ -10,15 +10,16 @@ import (
 // The Trainer's float32 kernels on amd64 with GOEXPERIMENT=simd. On AVX-512
 // CPUs the three products of a step run in the assembly product gemm
 // (gemm_avx512_amd64.s, 16 float32 lanes), and Adam and the bias sums on
-// archsimd Float32x16; on AVX2-only CPUs (and when tests switch useSIMD or
-// useAVX512 off) the Trainer runs the scalar float32 kernels of
-// kernels32.go. Every lane computes the scalar kernel's own sequence of
+// archsimd Float32x16; on AVX2-only CPUs (or with useAVX512 switched off by
+// a test) the same structure runs on archsimd Float32x8 (gemm_avx2_amd64.go);
+// without AVX2 (or with useSIMD off) the Trainer runs the scalar float32
+// kernels of kernels32.go. Every lane computes the scalar kernel's own sequence of
 // rounded single-precision operations (VMULPS then VADDPS, never a fused
 // multiply-add; VSQRTPS and VDIVPS are correctly rounded), so all paths give
 // the same bits (kernels_simd_test.go, gemm_avx512_test.go).
 
 func forwardLayer32(z, a, wt, b []float32, fi int, vals []float32, idx []int32, relu bool) {
-	if useSIMD && useAVX512 {
+	if useSIMD {
 		mode := biasCol
 		if relu {
 			mode |= gemmReLU
@@ -34,7 +35,7 @@ func forwardLayer32(z, a, wt, b []float32, fi int, vals []float32, idx []int32, 
 }
 
 func backLayer32(g, d, w, a []float32, fi int, vals []float32, idx []int32) {
-	if useSIMD && useAVX512 {
+	if useSIMD {
 		fo := len(w) / fi
 		gemmMasked(g, fi, d, fo, 1, w, fi, nil, a, biasNone|gemmMask, len(d)/fo, fo, fi)
 		return
@@ -47,12 +48,20 @@ func weightGrad32(gW, gb, d, prev []float32, fi int, vals []float32, idx []int32
 		weightGrad32AVX512(gW, gb, d, prev, fi)
 		return
 	}
+	if useSIMD {
+		weightGrad32AVX2(gW, gb, d, prev, fi)
+		return
+	}
 	weightGrad32Scalar(gW, gb, d, prev, fi, vals, idx)
 }
 
 func adamUpdate32(p, g, m, v []float32, c adamConsts32) {
 	if useSIMD && useAVX512 {
 		adamUpdate32AVX512(p, g, m, v, c)
+		return
+	}
+	if useSIMD {
+		adamUpdate32AVX2(p, g, m, v, c)
 		return
 	}
 	adamUpdate32Scalar(p, g, m, v, c)
@@ -140,7 +149,7 @@ func adamUpdate32AVX512(p, g, m, v []float32, c adamConsts32) {
 	adamUpdate32Scalar(p[n16:], g[n16:], m[n16:], v[n16:], c)
 }
 
-// The Trainer's AVX-512 path runs the forward pass feature-major
+// The Trainer's vector path (AVX-512 or AVX2) runs the forward pass feature-major
 // ("transposed": one row of np values per unit, np = the batch rounded up to
 // a multiple of 16, column s = sample s):
 //
@@ -169,9 +178,9 @@ type fmWork struct {
 const fmMaxBatch = 256
 
 // fmReserve returns the workspace laid out for n samples, or nil when the
-// feature-major path is not used (no AVX-512, or n outside 1…fmMaxBatch).
+// feature-major path is not used (no AVX2, or n outside 1…fmMaxBatch).
 func (t *Trainer) fmReserve(n int) *fmWork {
-	if !useSIMD || !useAVX512 || n == 0 || n > fmMaxBatch {
+	if !useSIMD || n == 0 || n > fmMaxBatch {
 		return nil
 	}
 	np := (n + 15) &^ 15
