@@ -4,15 +4,14 @@ package nn
 
 import "simd/archsimd"
 
-// AVX-512 versions of the hottest kernels: the same lane-by-lane arithmetic
-// as the AVX2 ones (kernels_simd_amd64.go), eight float64 lanes per vector
-// instead of four, so half the instructions for the same rounded operations.
-// They are used when the CPU reports AVX-512 (F, CD, BW, DQ, VL) and the AVX2
-// kernels are enabled; the results are bit-identical to both the AVX2 and
-// the scalar kernels (kernels_simd_test.go compares all three). The layer
-// products (weightGradAVX512, matMulAVX512, and mulRows and the forward
-// pass of train_avx512_amd64.go) are Go wrappers around the assembly
-// product gemm (gemm_avx512_amd64.go/.s); Adam and the bias sums stay here.
+// AVX-512 versions of MLP.Predict's float64 row kernels: the same
+// lane-by-lane arithmetic as the AVX2 ones (kernels_simd_amd64.go), eight
+// float64 lanes per vector instead of four. They are used when the CPU
+// reports AVX-512 (F, CD, BW, DQ, VL) and the AVX2 kernels are enabled; the
+// results are bit-identical to both the AVX2 and the scalar kernels
+// (kernels_simd_test.go compares all three). The Trainer's float32 kernels
+// are in train_avx512_amd64.go, gemm_avx512_amd64.go/.s and
+// gemm_avx2_amd64.go.
 
 // useAVX512 selects the AVX-512 kernels; tests switch it off.
 var useAVX512 = archsimd.X86.AVX512()

@@ -8,22 +8,22 @@ import (
 	"sync"
 )
 
-// AVX2 versions of the kernels, built only with GOEXPERIMENT=simd on amd64
-// and used only when the CPU has AVX2 (useSIMD); the scalar kernels in
-// kernels.go are the reference and the fallback.
+// AVX2 versions of MLP.Predict's float64 kernels, built only with
+// GOEXPERIMENT=simd on amd64 and used only when the CPU has AVX2 (useSIMD);
+// the scalar kernels in kernels.go are the reference and the fallback. (The
+// Trainer's float32 kernels: train_avx512_amd64.go.)
 //
 // Every kernel vectorises across independent outputs: lane i of a vector
 // computes exactly the scalar kernel's expression for output element i,
 // operation for operation and in the same order — products rounded by their
 // own VMULPD, sums by separate VADDPD (no fused multiply-add; the compiler
 // only fuses the explicit MulAdd method, never used here), each product
-// added to the running sum in the scalar kernel's order.
-// VSQRTPD and VDIVPD are correctly rounded IEEE operations, like math.Sqrt
-// and / on scalars. So the results are bit-identical to the scalar kernels,
-// which kernels_simd_test.go checks on random shapes and values.
+// added to the running sum in the scalar kernel's order. So the results are
+// bit-identical to the scalar kernels, which kernels_simd_test.go checks on
+// random shapes and values.
 
-// useSIMD selects the AVX2 kernels. Tests switch it off to compare against
-// the scalar kernels.
+// useSIMD selects the vector kernels (AVX2, and AVX-512 when useAVX512 is
+// also set). Tests switch it off to compare against the scalar kernels.
 var useSIMD = archsimd.X86.AVX2()
 
 func addRows(dst, m []float64, stride int, vals []float64, idx []int32) {

@@ -95,8 +95,10 @@ func (m *MLP) Init(dst []float64, rng *rand.Rand) {
 // row-major) into dst (n×Out, row-major). It allocates nothing for networks
 // up to 256 units wide (with GOEXPERIMENT=simd, batches of 4 or more use a
 // pooled workspace instead, reallocated only after a garbage collection
-// empties the pool) and returns bit-for-bit the values Trainer.Loss and
-// Trainer.Train compute internally.
+// empties the pool). It computes in float64 (every sum sequential, no fused
+// multiply-add, the same bits on every platform and kernel set), while the
+// Trainer computes in float32: the two agree to float32 accuracy, not bit
+// for bit.
 func (m *MLP) Predict(params, x, dst []float64) {
 	m.checkParams(params)
 	n := m.checkBatch(x, dst, "dst")
