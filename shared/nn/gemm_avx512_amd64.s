@@ -49,9 +49,9 @@ GLOBL masks<>(SB), RODATA|NOPTR, $34
 
 // Epilogue flags (mode bits 2 and 3), applied after the bias and before
 // the store. RELU(z) zeroes the lanes with z ≤ 0 (NaN stays, as in
-// reluScalar): keep where !(z ≤ 0), predicate NLE_UQ. MASKV(z, addr) and
+// relu32): keep where !(z ≤ 0), predicate NLE_UQ. MASKV(z, addr) and
 // MASKVK(z, addr, k) zero the lanes whose mask value at the same position
-// is not > 0 (maskInactiveScalar: predicate GT_OQ, so NaN zeroes too); Z31
+// is not > 0 (the ReLU derivative of backLayer32Scalar: predicate GT_OQ, so NaN zeroes too); Z31
 // holds zeros, Z30 and K3 are scratch.
 #define RELU(z) \
 	VCMPPS $6, Z31, z, K3; \

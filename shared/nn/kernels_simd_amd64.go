@@ -335,9 +335,9 @@ func forwardLayer64(z, a, wt, b []float64, fi int, vals []float64, idx []int32) 
 	addBiasScalar(z[:n*fo], b)
 }
 
-// predictFast is MLP.Predict through the vector float64 kernels
-// (forwardLayer64 over transposed weights, relu), which give the same bits
-// as forwardGather.
+// predictFast is MLP.Predict through the vector float64 kernels (on
+// AVX-512 the dense product gemm64, else forwardLayer64, over transposed
+// weights, then relu), which give the same bits as forwardGather.
 func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 	if !useSIMD || n < predictMinBatch {
 		return false
@@ -365,7 +365,11 @@ func predictFast(m *MLP, params, x, dst []float64, n int) bool {
 		for l := 1; l <= L; l++ {
 			fi, fo := m.sizes[l-1], m.sizes[l]
 			z := next[:c*fo]
-			forwardLayer64(z, prev, sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.bOff[l-1]:][:fo], fi, sc.vals, sc.idx)
+			if useAVX512 {
+				gemm64(z, fo, prev, fi, 1, sc.wt[m.wOff[l-1]:m.bOff[l-1]], fo, params[m.bOff[l-1]:][:fo], biasCol, c, fi, fo)
+			} else {
+				forwardLayer64(z, prev, sc.wt[m.wOff[l-1]:m.bOff[l-1]], params[m.bOff[l-1]:][:fo], fi, sc.vals, sc.idx)
+			}
 			if l < L {
 				relu(z)
 			}
