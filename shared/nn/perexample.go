@@ -8,9 +8,11 @@ import (
 // Per-example gradients for DP-SGD (example-level differential privacy):
 // each training sample's gradient is computed on its own, so that it can be
 // clipped on its own before any sum. They are built on Trainer.Gradient
-// with a batch of one sample, so they share its kernels (and its bits) and
-// the per-example gradient of sample i is exactly the gradient Gradient
-// returns for the batch that holds only sample i.
+// with a batch of one sample, so they share its kernels (and its bits: the
+// gradient is computed in float32 and returned as float64) and the
+// per-example gradient of sample i is exactly the gradient Gradient returns
+// for the batch that holds only sample i. Clipping and sums (ClipExample,
+// ClippedGradientSum) are float64, so the sensitivity bound holds exactly.
 
 // ExampleGradients calls fn(i, grad, loss) for every sample i = 0…n−1 of
 // (x, y) in order, where grad is the gradient with respect to params of
