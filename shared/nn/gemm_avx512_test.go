@@ -319,13 +319,15 @@ func TestGemmPanicsOnShortSlices(t *testing.T) {
 }
 
 // TestTransposeColsMatchesCopy checks the copy of the feature-major
-// activations to sample-major for every row count and every batch 1…40
+// activations to sample-major (the AVX-512 register transpose of 16-row
+// blocks and the Go copy) for row counts around the 16-row blocks and
+// every batch 1…40
 // (np = n rounded up to 16, and one wider stride), NaNs and signed zeros
 // included: the values must arrive bit for bit and nothing past n·rows may
 // be written.
 func TestTransposeColsMatchesCopy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
-	for _, rows := range []int{1, 3, 7, 8, 9, 15, 16, 17, 32, 33, 64, 128} {
+	for _, rows := range []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 64, 128, 129} {
 		for n := 1; n <= 40; n++ {
 			for _, np := range []int{(n + 15) &^ 15, (n+15)&^15 + 16} {
 				src := fillKind(rng, rows*np, extremes)
@@ -341,9 +343,11 @@ func TestTransposeColsMatchesCopy(t *testing.T) {
 				}
 				got := make([]float32, len(want))
 				copy(got[n*rows:], want[n*rows:])
-				transposeCols(got, src, rows, n, np)
-				if !sameBits32(t, "transposeCols", got, want) {
-					t.Fatalf("%d rows, %d columns of %d", rows, n, np)
+				for _, k := range []string{"scalar", "avx512"} {
+					got := append([]float32(nil), got...)
+					if withKernels(k, func() { transposeCols(got, src, rows, n, np) }) && !sameBits32(t, k+" transposeCols", got, want) {
+						t.Fatalf("%s: %d rows, %d columns of %d", k, rows, n, np)
+					}
 				}
 			}
 		}

@@ -247,12 +247,28 @@ func (t *Trainer) fmBackward(w *fmWork, n int) {
 }
 
 // transposeCols writes the first n columns of the rows × np matrix src into
-// dst as n × rows (np ≥ n is src's row stride).
+// dst as n × rows (np ≥ n is src's row stride). On AVX-512, with np a
+// multiple of 16 (the layout of fmWork), blocks of 16 rows are transposed
+// in registers by transposeCols32AVX512 (16 columns at a time, only real
+// columns stored); the other rows are copied in Go, four samples per pass.
 func transposeCols(dst, src []float32, rows, n, np int) {
 	dst = dst[:n*rows]
 	src = src[:rows*np]
+	if n == 0 {
+		return
+	}
 	if np < n {
 		panic(fmt.Sprintf("nn: transposeCols of %d columns with a row stride of %d", n, np))
+	}
+	k0 := 0
+	if useAVX512 && np%16 == 0 {
+		k0 = rows &^ 15
+		if k0 > 0 {
+			transposeCols32AVX512(&dst[0], &src[0], k0, rows, n, np)
+		}
+	}
+	if k0 == rows {
+		return
 	}
 	// Four samples per pass over the rows: each source row is read at four
 	// neighbouring columns, and the four destination rows are written in
@@ -263,15 +279,22 @@ func transposeCols(dst, src []float32, rows, n, np int) {
 		d1 := dst[(s+1)*rows:][:rows]
 		d2 := dst[(s+2)*rows:][:rows]
 		d3 := dst[(s+3)*rows:][:rows]
-		for k := range d0 {
+		for k := k0; k < rows; k++ {
 			r := src[k*np+s:][:4]
 			d0[k], d1[k], d2[k], d3[k] = r[0], r[1], r[2], r[3]
 		}
 	}
 	for ; s < n; s++ {
 		d := dst[s*rows:][:rows]
-		for k := range d {
+		for k := k0; k < rows; k++ {
 			d[k] = src[k*np+s]
 		}
 	}
 }
+
+// transposeCols32AVX512 is the block transpose of transposeCols for the
+// first units rows (a multiple of 16), with dst's row stride ldd
+// (transpose_avx512_amd64.s). It checks nothing.
+//
+//go:noescape
+func transposeCols32AVX512(dst, src *float32, units, ldd, n, np int)
