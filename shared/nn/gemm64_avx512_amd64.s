@@ -13,8 +13,8 @@
 // adds it to the running sum (src1 = the sum), one k after the other; the
 // bias, if any, is added last. No fused multiply-add anywhere. Mode bits 2
 // and 3 then apply ReLU or zero the lanes whose mask is not positive
-// (maskInactive), so the forward pass and back-propagation need no second
-// pass over their results.
+// (the ReLU derivative). gemm64 passes no flags (Predict applies relu
+// itself); the flag code is kept as the third pass tested it.
 //
 // Register blocking: four rows of out × 16 columns live in Z0–Z7 while k
 // runs; per k two vectors of b's row k are loaded once and serve the four
@@ -43,7 +43,7 @@ GLOBL masks<>(SB), RODATA|NOPTR, $18
 // the store. RELU(z) zeroes the lanes with z ≤ 0 (NaN stays, as in
 // reluScalar): keep where !(z ≤ 0), predicate NLE_UQ. MASKV(z, addr) and
 // MASKVK(z, addr, k) zero the lanes whose mask value at the same position
-// is not > 0 (maskInactiveScalar: predicate GT_OQ, so NaN zeroes too); Z31
+// is not > 0 (predicate GT_OQ, so NaN zeroes too); Z31
 // holds zeros, Z30 and K3 are scratch.
 #define RELU(z) \
 	VCMPPD $6, Z31, z, K3; \

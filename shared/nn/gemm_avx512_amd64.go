@@ -11,7 +11,7 @@ const (
 	biasCol         // bias[c] added to every element of column c
 
 	gemmReLU = 4 // then relu (relu32) on every element
-	gemmMask = 8 // then maskInactive: zero where the mask element at the same place is not > 0
+	gemmMask = 8 // then the ReLU derivative: zero where the mask element at the same place is not > 0
 )
 
 // gemm writes, for i < rows and c < cols,
