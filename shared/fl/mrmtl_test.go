@@ -107,7 +107,10 @@ func TestMRMTLLargeLambdaApproachesFedAvg(t *testing.T) {
 				worst = max(worst, dist(p, fed))
 			}
 			t.Logf("dp=%v λ=%g: ‖w̄ − w̄_FedAvg‖ = %.3g, max_k ‖w_k − w̄_FedAvg‖ = %.3g", dp, lambda, d, worst)
-			if d > prev*(1+1e-9) && lambda >= 100 {
+			// Monotone until the distance reaches the float32 rounding of
+			// the trained parameters (about 1e-7 here): below 1e-6 it is
+			// rounding, not the pull.
+			if d > prev*(1+1e-9) && lambda >= 100 && d > 1e-6 {
 				t.Errorf("dp=%v λ=%g: distance to FedAvg %g grew from %g", dp, lambda, d, prev)
 			}
 			prev = d

@@ -108,8 +108,8 @@ func TestPretrainedPinned(t *testing.T) {
 		sizes []int
 		hash  uint64
 	}{
-		{[]int{10, 16, 1}, 17146164486519390609},
-		{[]int{Default.History, 16, 1}, 2620285669343578600},
+		{[]int{10, 16, 1}, 8954022877471066546},
+		{[]int{Default.History, 16, 1}, 5501009800081496062},
 	} {
 		w, err := Pretrained(nn.NewMLP(tc.sizes...))
 		if err != nil {

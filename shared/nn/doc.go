@@ -37,10 +37,13 @@
 // Trainer.Train runs full-batch Adam from a fresh state (m = v = 0), the
 // optimiser of spec §4 (lr 0.001, 30 steps per round). Each step repeats
 // torch.optim.Adam's single-tensor update operation for operation on float32
-// tensors (lerp for m, addcmul for v, denominator √v/√(1−β2ᵗ) + ε, addcdiv
-// for p; the per-step constants computed in float64 and rounded to float32,
-// as torch rounds Python floats); only β^t may differ from Python's in the
-// last bit (math.Pow versus C pow). Train returns the loss measured at the
+// tensors (lerp for m, addcmul for v, addcdiv for p; the per-step constants
+// computed in float64 and rounded to float32, as torch rounds Python
+// floats) but for the denominator: √v·(1/√(1−β2ᵗ)) + ε with the reciprocal
+// rounded once per step, where torch divides by √(1−β2ᵗ) (the last bit of
+// the denominator may differ; one division fewer per parameter, about a
+// tenth of a client round). β^t may differ from Python's in the last bit
+// (math.Pow versus C pow). Train returns the loss measured at the
 // start of its last step.
 //
 // # Precision

@@ -206,7 +206,7 @@ func adamUpdate32AVX2(p, g, m, v []float32, c adamConsts32) {
 	w2 := archsimd.BroadcastFloat32x8(c.w2)
 	b2 := archsimd.BroadcastFloat32x8(c.b2)
 	negStep := archsimd.BroadcastFloat32x8(c.negStep)
-	bc2Sqrt := archsimd.BroadcastFloat32x8(c.bc2Sqrt)
+	bc2Inv := archsimd.BroadcastFloat32x8(c.bc2Inv)
 	eps := archsimd.BroadcastFloat32x8(c.eps)
 	for i := 0; i < n8; i += 8 {
 		gi, mi, vi := ld8f(g, i), ld8f(m, i), ld8f(v, i)
@@ -222,7 +222,7 @@ func adamUpdate32AVX2(p, g, m, v []float32, c adamConsts32) {
 			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
 		}
 		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
-		denom := vn.Sqrt().Div(bc2Sqrt).Add(eps)
+		denom := vn.Sqrt().Mul(bc2Inv).Add(eps)
 		pi := ld8f(p, i)
 		pn := pi.Add(negStep.Mul(mn).Div(denom))
 		if bits != 0xff {

@@ -230,11 +230,13 @@ func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
 // evaluated at the start of the last step, i.e. on the parameters the final
 // update was computed from (with steps = 0 it returns Loss and changes
 // nothing). Step t = 1…steps is torch.optim.Adam's single-tensor step with
-// amsgrad=False, weight_decay=0, maximize=False, operation for operation:
+// amsgrad=False, weight_decay=0, maximize=False, operation for operation
+// but for the one multiplication by the rounded reciprocal of √(1−β2ᵗ)
+// where torch divides by it (see the package documentation):
 //
 //	m ← m + (1−β1)(g − m)              (torch.lerp, = β1 m + (1−β1) g)
 //	v ← v·β2 + (1−β2)·g·g
-//	p ← p + (−lr/(1−β1ᵗ))·m / (√v / √(1−β2ᵗ) + ε)
+//	p ← p + (−lr/(1−β1ᵗ))·m / (√v · (1/√(1−β2ᵗ)) + ε)
 //
 // which is p −= lr·m̂/(√v̂ + ε) with m̂ = m/(1−β1ᵗ), v̂ = v/(1−β2ᵗ). All of
 // it runs in float32, as torch does for float32 tensors (the constants are

@@ -118,7 +118,7 @@ func adamUpdate32AVX512(p, g, m, v []float32, c adamConsts32) {
 	w2 := archsimd.BroadcastFloat32x16(c.w2)
 	b2 := archsimd.BroadcastFloat32x16(c.b2)
 	negStep := archsimd.BroadcastFloat32x16(c.negStep)
-	bc2Sqrt := archsimd.BroadcastFloat32x16(c.bc2Sqrt)
+	bc2Inv := archsimd.BroadcastFloat32x16(c.bc2Inv)
 	eps := archsimd.BroadcastFloat32x16(c.eps)
 	for i := 0; i < n16; i += 16 {
 		gi, mi, vi := ld16(g, i), ld16(m, i), ld16(v, i)
@@ -134,7 +134,7 @@ func adamUpdate32AVX512(p, g, m, v []float32, c adamConsts32) {
 			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
 		}
 		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
-		denom := vn.Sqrt().Div(bc2Sqrt).Add(eps)
+		denom := vn.Sqrt().Mul(bc2Inv).Add(eps)
 		pi := ld16(p, i)
 		pn := pi.Add(negStep.Mul(mn).Div(denom))
 		if bits != 0xffff {
