@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"simulate", "--split", "sideways"}, "split"},
 		{[]string{"simulate", "--from", "01/11/2020"}, "not a date"},
 		{[]string{"simulate", "--runs", "0"}, "--runs"},
+		{[]string{"simulate", "--history", "0"}, "--history"},
 		{[]string{"simulate", "--cases", "/nonexistent/cases.csv"}, "/nonexistent/cases.csv"},
 		{[]string{"data", "check"}, "exactly one file"},
 	}
@@ -236,7 +238,7 @@ func TestSimulatePresets(t *testing.T) {
 	}
 	c := v.Config
 	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 5 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 || c.Damping != 0.5 ||
-		len(c.Model) != 3 || c.Model[1] != 16 || c.Accountant != "rdp" {
+		len(c.Model) != 3 || c.Model[0] != 13 || c.Model[1] != 16 || c.Accountant != "rdp" {
 		t.Errorf("default design not applied: %+v", c)
 	}
 	if v.Baseline == nil || v.Baseline.Name != "persistence" || len(v.Results) != 2 || v.Results[0].RelativeMAE == nil {
@@ -248,13 +250,16 @@ func TestStudyNewPresets(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		preset string
+		extra  []string
 		want   []string
 	}{
-		{"default", []string{`"features": "log-change"`, `"rounds": 5`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
-		{"paper", []string{`"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
+		{"default", nil, []string{`"history": 13`, `"features": "log-change"`, `"rounds": 5`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
+		{"paper", nil, []string{`"history": 10`, `"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
+		{"default", []string{"--history", "11"}, []string{`"history": 11`, `"features": "log-change"`}},
 	} {
-		out := filepath.Join(dir, tc.preset+".json")
-		code, _, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "1", "--preset", tc.preset, "--out", out)
+		out := filepath.Join(dir, fmt.Sprintf("%s-%d.json", tc.preset, len(tc.extra)))
+		args := append([]string{"study", "new", "--lhas", "3", "--epsilon", "1", "--preset", tc.preset, "--out", out}, tc.extra...)
+		code, _, errs := fedcast(t, args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.preset, code, errs)
 		}
@@ -267,6 +272,9 @@ func TestStudyNewPresets(t *testing.T) {
 	}
 	if code, _, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "1", "--rounds", "-2", "--out", filepath.Join(dir, "x.json")); code != 2 || !strings.Contains(errs, "--rounds") {
 		t.Errorf("negative rounds: exit %d %q", code, errs)
+	}
+	if code, _, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "1", "--history", "0", "--out", filepath.Join(dir, "y.json")); code != 2 || !strings.Contains(errs, "--history") {
+		t.Errorf("history 0: exit %d %q", code, errs)
 	}
 }
 
