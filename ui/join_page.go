@@ -180,7 +180,11 @@ func (c *JoinPage) trainWords() string {
 		if c.S.Steps == 0 {
 			return "Local training: the study has ended; this computer was not picked."
 		}
-		return fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.", c.S.TrainRound)
+		w := fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.", c.S.TrainRound)
+		if c.S.TrainTime > 0 {
+			w += fmt.Sprintf(" It took %s in this browser.", c.S.TrainTime.Round(time.Millisecond))
+		}
+		return w
 	}
 	if c.S.Steps == 0 {
 		return "Local training: not picked yet."
