@@ -20,8 +20,9 @@ package nn
 // pass through either (Trainer or MLP.Predict) gives identical bits.
 
 // compactScalar stores the non-zero entries of a in vals and their indices
-// in idx and returns how many there are. NaN counts as non-zero.
-func compactScalar(a, vals []float64, idx []int32) int {
+// in idx and returns how many there are. NaN counts as non-zero. It serves
+// the float64 kernels (MLP.Predict) and the float32 Trainer alike.
+func compactScalar[F float32 | float64](a, vals []F, idx []int32) int {
 	vals = vals[:len(a)]
 	idx = idx[:len(a)]
 	n := 0
@@ -36,10 +37,14 @@ func compactScalar(a, vals []float64, idx []int32) int {
 }
 
 // addRowsScalar adds vals[k]·m[idx[k]·stride:][:len(dst)] to dst one row
-// after the other (k in order), each product rounded before it is added:
+// after the other (k in order), each product rounded to F before it is
+// added (the explicit conversions forbid fused multiply-add):
 //
 //	dst[j] = (((dst[j] + v0·r0[j]) + v1·r1[j]) + v2·r2[j]) + v3·r3[j] …
-func addRowsScalar(dst, m []float64, stride int, vals []float64, idx []int32) {
+//
+// It serves the float64 kernels and the float32 Trainer alike; four rows
+// per pass over dst, still added one after the other.
+func addRowsScalar[F float32 | float64](dst, m []F, stride int, vals []F, idx []int32) {
 	n := len(dst)
 	k := 0
 	for ; k+4 <= len(vals); k += 4 {
@@ -49,17 +54,17 @@ func addRowsScalar(dst, m []float64, stride int, vals []float64, idx []int32) {
 		r2 := m[int(idx[k+2])*stride:][:n]
 		r3 := m[int(idx[k+3])*stride:][:n]
 		for j := range dst {
-			s := dst[j] + float64(v0*r0[j])
-			s += float64(v1 * r1[j])
-			s += float64(v2 * r2[j])
-			dst[j] = s + float64(v3*r3[j])
+			s := dst[j] + F(v0*r0[j])
+			s += F(v1 * r1[j])
+			s += F(v2 * r2[j])
+			dst[j] = s + F(v3*r3[j])
 		}
 	}
 	for ; k < len(vals); k++ {
 		v0 := vals[k]
 		r0 := m[int(idx[k])*stride:][:n]
 		for j := range dst {
-			dst[j] += float64(v0 * r0[j])
+			dst[j] += F(v0 * r0[j])
 		}
 	}
 }

@@ -17,50 +17,6 @@ import "math"
 //     correctly rounded single-precision square root (double has more than
 //     2·24 + 2 significand bits), the same as VSQRTPS.
 
-// compact32 stores the non-zero entries of a in vals and their indices in
-// idx and returns how many there are. NaN counts as non-zero.
-func compact32(a, vals []float32, idx []int32) int {
-	vals = vals[:len(a)]
-	idx = idx[:len(a)]
-	n := 0
-	for i, v := range a {
-		if v != 0 {
-			vals[n] = v
-			idx[n] = int32(i)
-			n++
-		}
-	}
-	return n
-}
-
-// addRows32 adds vals[k]·m[idx[k]·stride:][:len(dst)] to dst one row after
-// the other (k in order), each product rounded to float32 before it is
-// added; four rows per pass over dst, still added one after the other.
-func addRows32(dst, m []float32, stride int, vals []float32, idx []int32) {
-	n := len(dst)
-	k := 0
-	for ; k+4 <= len(vals); k += 4 {
-		v0, v1, v2, v3 := vals[k], vals[k+1], vals[k+2], vals[k+3]
-		r0 := m[int(idx[k])*stride:][:n]
-		r1 := m[int(idx[k+1])*stride:][:n]
-		r2 := m[int(idx[k+2])*stride:][:n]
-		r3 := m[int(idx[k+3])*stride:][:n]
-		for j := range dst {
-			s := dst[j] + float32(v0*r0[j])
-			s += float32(v1 * r1[j])
-			s += float32(v2 * r2[j])
-			dst[j] = s + float32(v3*r3[j])
-		}
-	}
-	for ; k < len(vals); k++ {
-		v0 := vals[k]
-		r0 := m[int(idx[k])*stride:][:n]
-		for j := range dst {
-			dst[j] += float32(v0 * r0[j])
-		}
-	}
-}
-
 // forwardLayer32Scalar writes z = a·Wᵀ + b for the n samples of a (n×fi):
 // wt is Wᵀ (fi×fo), z is n×fo. Per sample it adds the rows of wt of the
 // non-zero inputs, then the bias.
@@ -70,8 +26,8 @@ func forwardLayer32Scalar(z, a, wt, b []float32, fi int, vals []float32, idx []i
 	clear(z[:n*fo])
 	for s := range n {
 		zs := z[s*fo:][:fo]
-		nz := compact32(a[s*fi:][:fi], vals, idx)
-		addRows32(zs, wt, fo, vals[:nz], idx[:nz])
+		nz := compactScalar(a[s*fi:][:fi], vals, idx)
+		addRowsScalar(zs, wt, fo, vals[:nz], idx[:nz])
 		for j, v := range b {
 			zs[j] += v
 		}
@@ -87,9 +43,9 @@ func backLayer32Scalar(g, d, w, a []float32, fi int, vals []float32, idx []int32
 	n := len(d) / fo
 	clear(g[:n*fi])
 	for s := range n {
-		nz := compact32(d[s*fo:][:fo], vals, idx)
+		nz := compactScalar(d[s*fo:][:fo], vals, idx)
 		gs := g[s*fi:][:fi]
-		addRows32(gs, w, fi, vals[:nz], idx[:nz])
+		addRowsScalar(gs, w, fi, vals[:nz], idx[:nz])
 		for k, v := range a[s*fi:][:fi] {
 			if !(v > 0) {
 				gs[k] = 0
@@ -122,7 +78,7 @@ func weightGrad32Scalar(gW, gb, d, prev []float32, fi int, vals []float32, idx [
 		gb[j] = sum
 		row := gW[j*fi:][:fi]
 		clear(row)
-		addRows32(row, prev, fi, vals[:k], idx[:k])
+		addRowsScalar(row, prev, fi, vals[:k], idx[:k])
 	}
 }
 
