@@ -10,7 +10,7 @@ const (
 	biasRow         // bias[i] added to every element of row i
 	biasCol         // bias[c] added to every element of column c
 
-	gemmReLU = 4 // then relu (relu32) on every element
+	gemmReLU = 4 // then relu (reluScalar) on every element
 	gemmMask = 8 // then the ReLU derivative: zero where the mask element at the same place is not > 0
 )
 
@@ -38,7 +38,7 @@ func gemm(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int,
 }
 
 // gemmMasked is gemm whose mode may carry the epilogue flags: gemmReLU
-// applies relu32's rule to each result, gemmMask zeroes each result
+// applies reluScalar's rule to each result, gemmMask zeroes each result
 // whose element of mask (laid out like out: mask[i·ldo + c]) is not > 0, as
 // backLayer32Scalar does; ReLU first when both are set. Either is applied
 // in registers before the store, with the same bits as the separate pass.

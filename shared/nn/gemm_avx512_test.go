@@ -45,7 +45,7 @@ func gemmRefMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32,
 			row[c] = sum
 		}
 		if mode&gemmReLU != 0 {
-			relu32(row)
+			reluScalar(row)
 		}
 		if mode&gemmMask != 0 {
 			for c, v := range mask[i*ldo:][:cols] {

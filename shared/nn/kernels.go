@@ -100,7 +100,7 @@ func addBiasScalar(z, b []float64) {
 
 // reluScalar replaces every z ≤ 0 by 0 in place; NaN stays NaN, as in
 // torch.relu.
-func reluScalar(z []float64) {
+func reluScalar[F float32 | float64](z []F) {
 	for j, v := range z {
 		if v <= 0 {
 			z[j] = 0
@@ -109,7 +109,7 @@ func reluScalar(z []float64) {
 }
 
 // transposeScalar writes the fo×fi row-major matrix w into wt as fi×fo.
-func transposeScalar(wt, w []float64, fo, fi int) {
+func transposeScalar[F float32 | float64](wt, w []F, fo, fi int) {
 	wt = wt[:fo*fi]
 	for j := range fo {
 		row := w[j*fi:][:fi]

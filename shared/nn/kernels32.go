@@ -82,26 +82,6 @@ func weightGrad32Scalar(gW, gb, d, prev []float32, fi int, vals []float32, idx [
 	}
 }
 
-// relu32 replaces every z ≤ 0 by 0 in place; NaN stays NaN.
-func relu32(z []float32) {
-	for j, v := range z {
-		if v <= 0 {
-			z[j] = 0
-		}
-	}
-}
-
-// transpose32 writes the fo×fi row-major matrix w into wt as fi×fo.
-func transpose32(wt, w []float32, fo, fi int) {
-	wt = wt[:fo*fi]
-	for j := range fo {
-		row := w[j*fi:][:fi]
-		for k, v := range row {
-			wt[k*fo+j] = v
-		}
-	}
-}
-
 // sqrt32 is the correctly rounded single-precision square root.
 func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 

@@ -17,7 +17,7 @@ func predictFast(m *MLP, params, x, dst []float64, n int) bool { return false }
 func forwardLayer32(z, a, wt, b []float32, fi int, vals []float32, idx []int32, relu bool) {
 	forwardLayer32Scalar(z, a, wt, b, fi, vals, idx)
 	if relu {
-		relu32(z)
+		reluScalar(z)
 	}
 }
 

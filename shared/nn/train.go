@@ -173,7 +173,7 @@ func (t *Trainer) backward(n int) {
 func (t *Trainer) prepare() {
 	m := t.m
 	for l := 1; l < len(m.sizes); l++ {
-		transpose32(t.wt[m.wOff[l-1]:m.bOff[l-1]], t.p32[m.wOff[l-1]:m.bOff[l-1]], m.sizes[l], m.sizes[l-1])
+		transposeScalar(t.wt[m.wOff[l-1]:m.bOff[l-1]], t.p32[m.wOff[l-1]:m.bOff[l-1]], m.sizes[l], m.sizes[l-1])
 	}
 }
 

@@ -30,7 +30,7 @@ func forwardLayer32(z, a, wt, b []float32, fi int, vals []float32, idx []int32, 
 	}
 	forwardLayer32Scalar(z, a, wt, b, fi, vals, idx)
 	if relu {
-		relu32(z)
+		reluScalar(z)
 	}
 }
 
