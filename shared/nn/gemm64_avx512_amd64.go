@@ -2,8 +2,6 @@
 
 package nn
 
-import "fmt"
-
 // gemm64 is gemm in float64 for MLP.Predict on AVX-512 CPUs (the Trainer
 // computes in float32): for i < rows and c < cols,
 //
@@ -18,25 +16,8 @@ import "fmt"
 // checked here and a short slice panics. Only the bias modes are used
 // (no flags: Predict applies relu itself).
 func gemm64(out []float64, ldo int, a []float64, ai, ak int, b []float64, ldb int, bias []float64, mode, rows, kd, cols int) {
-	if rows <= 0 || cols <= 0 {
+	if !gemmCheck("gemm64", len(out), len(a), len(b), len(bias), ldo, ai, ak, ldb, mode, rows, kd, cols) {
 		return
-	}
-	if kd < 0 || ldo < 0 || ai < 0 || ak < 0 || ldb < 0 {
-		panic(fmt.Sprintf("nn: gemm64 with negative size or stride (kd %d, ldo %d, ai %d, ak %d, ldb %d)", kd, ldo, ai, ak, ldb))
-	}
-	gemmNeed("out", len(out), (rows-1)*ldo+cols)
-	if kd > 0 {
-		gemmNeed("a", len(a), (rows-1)*ai+(kd-1)*ak+1)
-		gemmNeed("b", len(b), (kd-1)*ldb+cols)
-	}
-	switch mode {
-	case biasNone:
-	case biasRow:
-		gemmNeed("bias", len(bias), rows)
-	case biasCol:
-		gemmNeed("bias", len(bias), cols)
-	default:
-		panic(fmt.Sprintf("nn: gemm64 mode %d", mode))
 	}
 	pa, pb, pbias := &out[0], &out[0], &out[0]
 	if kd > 0 {

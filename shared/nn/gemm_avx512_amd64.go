@@ -43,28 +43,11 @@ func gemm(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int,
 // backLayer32Scalar does; ReLU first when both are set. Either is applied
 // in registers before the store, with the same bits as the separate pass.
 func gemmMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32, ldb int, bias, mask []float32, mode, rows, kd, cols int) {
-	if rows <= 0 || cols <= 0 {
+	if !gemmCheck("gemm", len(out), len(a), len(b), len(bias), ldo, ai, ak, ldb, mode&3, rows, kd, cols) {
 		return
-	}
-	if kd < 0 || ldo < 0 || ai < 0 || ak < 0 || ldb < 0 {
-		panic(fmt.Sprintf("nn: gemm with negative size or stride (kd %d, ldo %d, ai %d, ak %d, ldb %d)", kd, ldo, ai, ak, ldb))
-	}
-	gemmNeed("out", len(out), (rows-1)*ldo+cols)
-	if kd > 0 {
-		gemmNeed("a", len(a), (rows-1)*ai+(kd-1)*ak+1)
-		gemmNeed("b", len(b), (kd-1)*ldb+cols)
 	}
 	if mode&^(3|gemmReLU|gemmMask) != 0 {
 		panic(fmt.Sprintf("nn: gemm mode %#x", mode))
-	}
-	switch mode & 3 {
-	case biasNone:
-	case biasRow:
-		gemmNeed("bias", len(bias), rows)
-	case biasCol:
-		gemmNeed("bias", len(bias), cols)
-	default:
-		panic(fmt.Sprintf("nn: gemm bias mode %d", mode&3))
 	}
 	if mode&gemmMask != 0 {
 		gemmNeed("mask", len(mask), (rows-1)*ldo+cols)
@@ -86,6 +69,35 @@ func gemmMasked(out []float32, ldo int, a []float32, ai, ak int, b []float32, ld
 		return
 	}
 	gemmAVX512(&out[0], pa, pb, pbias, pmask, ldo, ai, ak, ldb, rows, kd, cols, mode)
+}
+
+// gemmCheck checks the shape of a product for the assembly, which checks
+// nothing: strides and sizes not negative, and out, a, b and the bias
+// (biasNone, biasRow or biasCol) long enough. It panics with an "nn:"
+// message naming name and the short slice, and returns false when the
+// product is empty (rows or cols ≤ 0: nothing to do).
+func gemmCheck(name string, nOut, nA, nB, nBias, ldo, ai, ak, ldb, bias, rows, kd, cols int) bool {
+	if rows <= 0 || cols <= 0 {
+		return false
+	}
+	if kd < 0 || ldo < 0 || ai < 0 || ak < 0 || ldb < 0 {
+		panic(fmt.Sprintf("nn: %s with negative size or stride (kd %d, ldo %d, ai %d, ak %d, ldb %d)", name, kd, ldo, ai, ak, ldb))
+	}
+	gemmNeed("out", nOut, (rows-1)*ldo+cols)
+	if kd > 0 {
+		gemmNeed("a", nA, (rows-1)*ai+(kd-1)*ak+1)
+		gemmNeed("b", nB, (kd-1)*ldb+cols)
+	}
+	switch bias {
+	case biasNone:
+	case biasRow:
+		gemmNeed("bias", nBias, rows)
+	case biasCol:
+		gemmNeed("bias", nBias, cols)
+	default:
+		panic(fmt.Sprintf("nn: %s bias mode %d", name, bias))
+	}
+	return true
 }
 
 func gemmNeed(what string, have, need int) {
