@@ -170,10 +170,33 @@ func TestWriteComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"| paper |", "| default |", "no change (persistence)", wantRel, "relative errors use the per-run baseline of `def.json`"} {
+	for _, want := range []string{"| paper |", "| default |", "| T | lr |", "no change (persistence)", wantRel, "relative errors use the per-run baseline of `def.json`"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out)
 		}
+	}
+	// Two files of one design that differ only in ε form one block; a
+	// design that differs in the learning rate alone gets its own rows.
+	more := *def
+	more.Results = append([]Result(nil), def.Results...)
+	for i := range more.Results {
+		more.Results[i].Epsilon += 10
+	}
+	slow := *def
+	slow.Setting.LearningRate = def.Setting.LearningRate / 10
+	md.Reset()
+	if err := WriteComparison(&md, []string{"def.json", "slow.json", "more.json"}, []*Report{def, &slow, &more}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var lrs []string
+	for _, line := range strings.Split(md.String(), "\n") {
+		if f := strings.Split(line, " | "); len(f) > 4 && strings.HasPrefix(line, "| default |") {
+			lrs = append(lrs, f[3])
+		}
+	}
+	n := len(def.Results)
+	if len(lrs) != 3*n || lrs[2*n-1] != lrs[0] || lrs[2*n] == lrs[0] {
+		t.Errorf("rows by design: learning rates %v, want %d rows of one design, then %d of the other", lrs, 2*n, n)
 	}
 	if err := WriteComparison(&md, []string{"old.json"}, []*Report{&old}, nil); err == nil {
 		t.Error("a report without any baseline was accepted")

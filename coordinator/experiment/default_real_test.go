@@ -19,17 +19,17 @@ import (
 // --embargo (no training window whose target comes after the area's first
 // forecast date: what a live LHA forecasting that day would have).
 //
-// It asserts what the design delivers. With the embargo, never worse than
-// the free no-change forecast (mean relative MAE ≤ 1). On the plain
-// temporal split November 2020 is a tie with no change (0.999 at ε = 1,
-// 1.005 at ε = 2: a plateau after the "lockdown light" of 2 November), so
-// there the bound is 1.01: issue 8's firm target (≤ 1) is missed by half a
-// per cent at ε = 2, and docs/results.md says so. On the plain split the
-// 95 % ranges hold between 85 % and 99 % of the time with a relative WIS
+// It asserts what the design delivers: never worse than the free
+// no-change forecast (mean relative MAE ≤ 1) on both months, at both ε,
+// with and without the embargo, and on the plain temporal split 95 %
+// ranges that hold between 85 % and 99 % of the time with a relative WIS
 // below the hub-style baseline's (issue 9). It logs the rest (50 %
 // coverage, the relative-WIS target of 0.9, the coverage with the
 // embargo), whose misses docs/results.md reports. The runs are seeded, so
-// the figures are the same on every machine.
+// the figures are the same on every machine. (Measured once with the
+// fourth round's default, learning rate 0.001: November 2020 0.979 and
+// 0.983, March 2022 0.753 and 0.770 at ε = 1 and 2; with the embargo
+// 0.978, 0.983, 0.868, 0.895.)
 func TestDefaultDesignRealMonths(t *testing.T) {
 	dir := testkit.DataDir(t)
 	d, err := series.ReadFile(filepath.Join(dir, "county_cases_daily.csv"))
@@ -68,12 +68,8 @@ func TestDefaultDesignRealMonths(t *testing.T) {
 					r.Coverage50.Mean, det.Coverage50Pooled.Covered, det.Coverage50Pooled.N,
 					r.Coverage95.Mean, det.Coverage95Pooled.Covered, det.Coverage95Pooled.N,
 					r.RelativeWIS.Mean, r.RelativeWIS.SD)
-				bound := 1.0
-				if !embargo {
-					bound = 1.01
-				}
-				if r.RelativeMAE.Mean > bound {
-					t.Errorf("%s: relative MAE %.3f: worse than no change (bound %v)", name, r.RelativeMAE.Mean, bound)
+				if r.RelativeMAE.Mean > 1 {
+					t.Errorf("%s: relative MAE %.3f: worse than no change", name, r.RelativeMAE.Mean)
 				}
 				if embargo {
 					continue

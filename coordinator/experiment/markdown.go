@@ -231,22 +231,27 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 	for _, k := range order {
 		idx := groups[k]
 		fmt.Fprintf(w, "\n### %s, %s split\n\n", k.period, k.split)
-		fmt.Fprintln(w, "| design | model | T | m (q) | ε | accountant | ε spent | runs | MAE | MAPE % | R² | rel. MAE | rel. MAPE |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-		// Rows by design (in order of first appearance), then by ε.
+		fmt.Fprintln(w, "| design | model | T | lr | m (q) | ε | accountant | ε spent | runs | MAE | MAPE % | R² | rel. MAE | rel. MAPE |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		// Rows by design (in order of first appearance; two files are the
+		// same design when they differ only in ε, as when a run adds an ε
+		// to an earlier file), then by ε.
 		type row struct {
 			rank int
 			eps  float64
 			text string
 		}
 		var rows []row
-		rank := map[string]int{}
+		ranks := map[string]int{}
 		for _, i := range idx {
 			r := reps[i]
 			s := r.Setting
 			name := designName(s)
-			if _, ok := rank[name]; !ok {
-				rank[name] = len(rank)
+			design := fmt.Sprintf("%s|%s|%d|%g|%d|%g", name, modelString(s.Model), s.Rounds, s.LearningRate, s.Config.ClientsPerRound, s.SampleRate)
+			rank, ok := ranks[design]
+			if !ok {
+				rank = len(ranks)
+				ranks[design] = rank
 			}
 			for _, res := range r.Results {
 				if !keepEpsilon(float64(res.Epsilon), only) {
@@ -261,8 +266,8 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 					spent = "–"
 				}
 				m := res.Metrics
-				rows = append(rows, row{rank[name], e, fmt.Sprintf("| %s | %s | %d | %d (%.3g) | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
-					name, modelString(s.Model), s.Rounds, s.Config.ClientsPerRound, s.SampleRate, epsString(e), accountantName(s), spent, len(res.PerRun),
+				rows = append(rows, row{rank, e, fmt.Sprintf("| %s | %s | %d | %g | %d (%.3g) | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+					name, modelString(s.Model), s.Rounds, s.LearningRate, s.Config.ClientsPerRound, s.SampleRate, epsString(e), accountantName(s), spent, len(res.PerRun),
 					pm(m.MAE.Mean, m.MAE.SD, 2), pm(m.MAPE.Mean, m.MAPE.SD, 2), pm(m.R2.Mean, m.R2.SD, 3),
 					ratio(res.RelativeMAE), ratio(res.RelativeMAPE))})
 			}
@@ -283,7 +288,7 @@ func WriteComparison(w io.Writer, names []string, reps []*Report, only []float64
 				break
 			}
 		}
-		fmt.Fprintf(w, "| no change (%s) | – | – | – | – | – | – | %d | %s | %s | %s | 1 | 1 |\n", b.Name, len(b.PerRun),
+		fmt.Fprintf(w, "| no change (%s) | – | – | – | – | – | – | – | %d | %s | %s | %s | 1 | 1 |\n", b.Name, len(b.PerRun),
 			pm(b.Metrics.MAE.Mean, b.Metrics.MAE.SD, 2), pm(b.Metrics.MAPE.Mean, b.Metrics.MAPE.SD, 2), pm(b.Metrics.R2.Mean, b.Metrics.R2.SD, 3))
 		fmt.Fprintln(w)
 		for _, i := range idx {

@@ -101,6 +101,15 @@ var tuneVariants = []tuneVariant{
 	{"rounds20", func(c *Config) { c.Rounds = 20 }},
 	{"clip0.2", func(c *Config) { c.Clip = 0.2 }},
 	{"lr0.003", func(c *Config) { c.LearningRate = 0.003 }},
+	// Fourth round (docs/results.md): the PLD accountant calibrates less
+	// noise for the same (ε, δ); learning rates around 0.003.
+	{"pld", func(c *Config) { c.Accountant = "pld" }},
+	{"lr0.003-pld", func(c *Config) { c.LearningRate = 0.003; c.Accountant = "pld" }},
+	{"lr0.002", func(c *Config) { c.LearningRate = 0.002 }},
+	{"lr0.005", func(c *Config) { c.LearningRate = 0.005 }},
+	{"lr0.0015", func(c *Config) { c.LearningRate = 0.0015 }},
+	{"lr0.001", func(c *Config) { c.LearningRate = 0.001 }},
+	{"lr0.0005", func(c *Config) { c.LearningRate = 0.0005 }},
 	{"shift1", calib(func(k *forecast.Calibrator) { k.Shift = 1 })},
 	{"shift0.75", calib(func(k *forecast.Calibrator) { k.Shift = 0.75 })},
 	{"trend1", calib(func(k *forecast.Calibrator) { k.Trend = 1 })},

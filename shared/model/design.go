@@ -53,12 +53,12 @@ var Paper = Design{
 // network with one hidden layer of 16 units (241 parameters instead of
 // 11,777) starting from the public model
 // pretrained on synthetic outbreaks (Features.Init), every LHA in every
-// round (q = 1) for T = 5 rounds, E = 30, S = 0.5, learning rate 0.01, the
-// forecast change damped by half (insurance against a change of regime,
+// round (q = 1) for T = 5 rounds, E = 30, S = 0.5, learning rate 0.001
+// (0.01 until the fourth round of tuning), the forecast change damped by half (insurance against a change of regime,
 // such as a wave that flattens), RDP.
 var Default = Design{
 	Name: "default", Features: LogChange, History: DefaultHistory, Hidden: []int{16},
-	Rounds: 5, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.01,
+	Rounds: 5, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.001,
 	Damping: 0.5, Accountant: "rdp",
 }
 

@@ -54,7 +54,8 @@
 // the noise norm grows with the square root of the parameter count)
 // starting from the pretrained model,
 // every LHA in every round (q = 1) for T = 5 rounds, E = 30, S = 0.5,
-// learning rate 0.01, and the forecast change halved
+// learning rate 0.001 (from the pretrained start small steps do best),
+// and the forecast change halved
 // (Features.PredictDamped with damping 0.5: post-processing, free;
 // insurance against a change of regime such as a wave that flattens,
 // where any learned trend misleads), RDP. With q = 1 the set of LHAs in a

@@ -36,7 +36,7 @@ const simulateUsage = `simulate --cases FILE [--counties FILE] --from YYYY-MM-DD
 
 --preset default (fedcast's design: log-change features over 13 input days
 anchored at the no-change forecast, MLP 13-16-1 pretrained on synthetic
-outbreaks, T=5, every area every round, E=30, S=0.5, lr=0.01, forecast change
+outbreaks, T=5, every area every round, E=30, S=0.5, lr=0.001, forecast change
 damped by 0.5) or paper (10 input days, MLP 10-128-64-32-1 on counts, T=75,
 m=100, E=30, S=0.5, lr=0.001); the other flags override single settings of
 the preset.
@@ -60,7 +60,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	epochs := fs.Int("local-epochs", 0, "local full-batch Adam steps E per round (default: the preset's, 30)")
 	clip := fs.Float64("clip", 0, "L2 clip bound S of each client update (default: the preset's, 0.5)")
 	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
-	lr := fs.Float64("learning-rate", 0, "Adam learning rate (default: the preset's, 0.01 or 0.001)")
+	lr := fs.Float64("learning-rate", 0, "Adam learning rate (default: the preset's, 0.001 for both)")
 	hidden := fs.String("hidden", "", "hidden layer widths, e.g. 128,64,32; 'none' is a linear model (default: the preset's)")
 	features := fs.String("features", "", "what the network reads: log-change or counts (default: the preset's)")
 	damping := fs.Float64("damping", 0, "factor in (0, 1] on the forecast change of a log-change model (default: the preset's)")

@@ -26,7 +26,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	}
 	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
 		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
-		"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.01, forecast change\n"+
+		"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n"+
 		"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n"+
 		"lr=0.001). --history, --rounds, --expected, --clip, --epochs and --lr override single settings.")
 	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
@@ -42,7 +42,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m, q = m/N (default: the preset's, all N or min(100, N))")
 	fs.Float64Var(&f.ClipNorm, "clip", 0, "clip bound S (default: the preset's, 0.5)")
 	fs.IntVar(&f.LocalEpochs, "epochs", 0, "local epochs E, full-batch Adam steps (default: the preset's, 30)")
-	fs.Float64Var(&f.LearningRate, "lr", 0, "learning rate (default: the preset's, 0.01 or 0.001)")
+	fs.Float64Var(&f.LearningRate, "lr", 0, "learning rate (default: the preset's, 0.001 for both)")
 	fs.IntVar(&f.History, "history", 0, "input days H (default: the preset's, 13 or 10)")
 	fs.IntVar(&f.Horizon, "horizon", 7, "days ahead P")
 	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
