@@ -21,7 +21,7 @@ func TestCreateWithDesign(t *testing.T) {
 		features string
 		lr       float64
 	}{
-		{"default", 7, File{Epsilon: 1}, 5, 7, []int{16}, "log-change", 0.01},
+		{"default", 7, File{Epsilon: 1}, 5, 7, []int{16}, "log-change", 0.001},
 		{"paper", 400, File{Epsilon: 1}, 75, 100, []int{128, 64, 32}, "counts", 0.001},
 		{"paper", 30, File{Epsilon: 1}, 75, 30, []int{128, 64, 32}, "counts", 0.001},
 		// Fields set by hand win over the design.

@@ -237,7 +237,7 @@ func TestSimulatePresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := v.Config
-	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 5 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.01 || c.Damping != 0.5 ||
+	if c.Preset != "default" || c.Features != "log-change" || c.Rounds != 5 || c.ClientsPerRound != c.Areas || c.LearningRate != 0.001 || c.Damping != 0.5 ||
 		len(c.Model) != 3 || c.Model[0] != 13 || c.Model[1] != 16 || c.Accountant != "rdp" {
 		t.Errorf("default design not applied: %+v", c)
 	}
@@ -253,7 +253,7 @@ func TestStudyNewPresets(t *testing.T) {
 		extra  []string
 		want   []string
 	}{
-		{"default", nil, []string{`"history": 13`, `"features": "log-change"`, `"rounds": 5`, `"expected_clients": 3`, `"learning_rate": 0.01`, `"damping": 0.5`}},
+		{"default", nil, []string{`"history": 13`, `"features": "log-change"`, `"rounds": 5`, `"expected_clients": 3`, `"learning_rate": 0.001`, `"damping": 0.5`}},
 		{"paper", nil, []string{`"history": 10`, `"features": "counts"`, `"rounds": 75`, `"expected_clients": 3`, `"learning_rate": 0.001`, "128"}},
 		{"default", []string{"--history", "11"}, []string{`"history": 11`, `"features": "log-change"`}},
 	} {

@@ -69,7 +69,7 @@ func TestDemoOnceAndLedgerExport(t *testing.T) {
 	}
 	// The demo runs fedcast's default design.
 	sf, _ := os.ReadFile(filepath.Join(state, "study-1", "study.json"))
-	for _, want := range []string{`"features": "log-change"`, `"damping": 0.5`, `"learning_rate": 0.01`, `"hidden": [
+	for _, want := range []string{`"features": "log-change"`, `"damping": 0.5`, `"learning_rate": 0.001`, `"hidden": [
     16
   ]`} {
 		if !strings.Contains(string(sf), want) {
