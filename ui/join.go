@@ -152,8 +152,8 @@ func (f Forecast) Range50() string {
 }
 
 // Shown is the forecast as displayed: the median of the range (the
-// model's output moved by its recent bias, see package forecast), or the
-// model's output when there is no range; never below zero.
+// model's output with the default calibrator, see package forecast), or
+// the model's output when there is no range; never below zero.
 func (f Forecast) Shown() string {
 	if f.Quantiles != (forecast.Quantiles{}) {
 		return FormatCount(f.Quantiles.Median())

@@ -100,7 +100,8 @@ type Config struct {
 	// last smoothed input; no training, so runs are instant).
 	PointForecast string `json:"point_forecast"`
 	// Calibration sets the intervals (see package forecast). Zero value:
-	// forecast.DefaultCalibrator().
+	// forecast.DefaultCalibrator() around the model, or
+	// forecast.PersistenceCalibrator() with PointPersistence.
 	Calibration forecast.Calibrator `json:"calibration"`
 	// StrategyOptions: strategy (FedAvg, MR-MTL), λ and privacy level
 	// (client, example, both) with local DP-SGD's settings (strategies.go).
@@ -141,6 +142,9 @@ func (c *Config) defaults() {
 	}
 	if c.Calibration == (forecast.Calibrator{}) {
 		c.Calibration = forecast.DefaultCalibrator()
+		if c.PointForecast == PointPersistence {
+			c.Calibration = forecast.PersistenceCalibrator()
+		}
 	}
 	if c.Features == "" {
 		c.Features = model.Counts

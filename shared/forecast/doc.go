@@ -37,9 +37,11 @@
 //	scale ← √(scale² + (κ·median(e))² + (κ_c·ln((ŷ⁺+1)/(x_H+1)))²)
 //
 // z_τ is the normal quantile at level τ, multiplied by Tail for the 80 %
-// and 95 % levels. The median is the point forecast moved by the centre
-// (half the recent errors' median with the default Shift = 0.5: a
-// documented bias correction). Quantiles are non-decreasing and never
+// and 95 % levels. The median is the point forecast moved by the centre:
+// with the model's constants ([DefaultCalibrator], Shift = 0) it is the
+// point forecast itself; with persistence's ([PersistenceCalibrator],
+// Shift = 0.5) half the recent errors' median corrects the lag of "no
+// change" behind a trend. Quantiles are non-decreasing and never
 // below zero by construction (and [ErrorModel.Quantiles] enforces both).
 // The constants were tuned on synthetic outbreaks only (shared/synth),
 // never on the real study months; see [DefaultCalibrator].

@@ -124,7 +124,7 @@ func TestBaseline(t *testing.T) {
 }
 
 func TestFitShrinksToPrior(t *testing.T) {
-	c := DefaultCalibrator()
+	c := PersistenceCalibrator() // Shift 0.5: the centre moves
 	m := c.FitErrors(nil)
 	if m.Center != 0 || m.Scale != c.PriorScale || m.N != 0 {
 		t.Errorf("no errors: %+v, want the prior", m)
@@ -147,6 +147,12 @@ func TestFitShrinksToPrior(t *testing.T) {
 	q := m.Quantiles(99)
 	if want := 100*math.Exp(m.Center) - 1; math.Abs(q.Median()-want) > 1e-9 {
 		t.Errorf("median %v, want %v", q.Median(), want)
+	}
+	// Around the model (Shift 0) the median is the point forecast itself,
+	// whatever the recent bias; the bias still widens the range (Trend).
+	dm := DefaultCalibrator().FitErrors(errs)
+	if q := dm.Quantiles(99); dm.Center != 0 || math.Abs(q.Median()-99) > 1e-9 || !(dm.Scale > 0.5*0.4) {
+		t.Errorf("model's constants: %+v, median %v, want centre 0, median 99 and the trend in the scale", dm, q.Median())
 	}
 	// Only errors within the lookback count.
 	d := []DatedError{{day("2020-11-01"), 5}, {day("2020-11-20"), 0.1}}
@@ -331,7 +337,7 @@ func TestErrorsAndBacktest(t *testing.T) {
 		r.Cases = append(r.Cases, math.Round(10*math.Pow(1.1, float64(i))))
 	}
 	s := Smooth(r, series.Centered)
-	c := DefaultCalibrator()
+	c := PersistenceCalibrator()
 	end := day("2020-11-15")
 	pool := Errors(s, 10, 7, Persistence, end.AddDate(0, 0, -c.Lookback), end)
 	if len(pool) != c.Lookback+1 {
@@ -358,10 +364,10 @@ func TestErrorsAndBacktest(t *testing.T) {
 	}
 }
 
-// The default constants' calibration on the synthetic outbreaks they were
-// tuned on (rolling origins, persistence as the point forecaster).
+// Persistence's constants' calibration on the synthetic outbreaks they
+// were tuned on (rolling origins, persistence as the point forecaster).
 func TestSyntheticCalibration(t *testing.T) {
-	scores := scoreSynthetic(t, DefaultCalibrator(), tuneScenarios, []uint64{1, 2})
+	scores := scoreSynthetic(t, PersistenceCalibrator(), tuneScenarios, []uint64{1, 2})
 	mean := 0.0
 	for i, s := range scores {
 		t.Logf("scenario %d, %d forecasts: coverage 50 %% %.3f, 95 %% %.3f, relative WIS %.3f", i, s.n, s.cov50, s.cov95, s.relWIS)
