@@ -100,6 +100,7 @@ var tuneVariants = []tuneVariant{
 	{"rounds5-clip0.2", func(c *Config) { c.Rounds = 5; c.Clip = 0.2 }},
 	{"rounds20", func(c *Config) { c.Rounds = 20 }},
 	{"clip0.2", func(c *Config) { c.Clip = 0.2 }},
+	{"lr0.01", func(c *Config) { c.LearningRate = 0.01 }}, // the third round's default
 	{"lr0.003", func(c *Config) { c.LearningRate = 0.003 }},
 	// Fourth round (docs/results.md): the PLD accountant calibrates less
 	// noise for the same (ε, δ); learning rates around 0.003.
