@@ -178,7 +178,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// The Coordinator hands over the welcome (and what follows it) under
 	// the lock its releases take: the connection is registered and its
 	// first frames queued before or after a release, never in between.
-	err = s.co.Join(lha, time.Now(), func(msgs []study.Msg) {
+	err = s.co.JoinAs(lha, time.Now(), !hello.Wait, func(msgs []study.Msg) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if old := s.conns[lha]; old != nil {

@@ -123,6 +123,11 @@ type Coordinator struct {
 	window *window
 	late   map[int]int // LHA → binary frames received outside a window since the last release
 	snap   snapshot
+	// waiting: the LHAs whose current connection joined without a checked
+	// file and has not said ready yet (see JoinAs, Ready). Only an LHA
+	// online and not waiting counts towards the quorum and gets
+	// round_start.
+	waiting map[int]bool
 }
 
 // snapshot is everything a non-admin can see of the study, taken at
@@ -179,7 +184,7 @@ func NewCoordinator(e *Engine, opt DriverOptions, now time.Time) (*Coordinator, 
 	f := e.File
 	c := &Coordinator{eng: e, tr: opt.Transport, log: opt.Logger, hooks: opt.Hooks, clock: opt.Clock,
 		length: time.Duration(f.RoundLength), slack: time.Duration(f.RoundSlack),
-		grace: opt.RestartGrace, quorum: f.Quorum(), late: map[int]int{}}
+		grace: opt.RestartGrace, quorum: f.Quorum(), late: map[int]int{}, waiting: map[int]bool{}}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -280,10 +285,10 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			default:
 				c.phase, c.deadline = driveResume, t.Add(c.grace)
 				c.log.Info("resumed: waiting for the LHAs to reconnect before the next round", "quorum", c.quorum,
-					"online", c.tr.Connected(), "grace", c.grace)
+					"online", c.tr.Connected(), "ready", c.Counts().Ready, "grace", c.grace)
 			}
 		case driveQuorum:
-			if c.tr.Connected() < c.quorum {
+			if c.Counts().Ready < c.quorum {
 				return Next{}, nil
 			}
 			if err := c.eng.SetScheduleStart(t); err != nil {
@@ -292,7 +297,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			c.log.Info("start quorum reached: the round schedule starts", "t0", t.Format(time.RFC3339Nano), "round_length", c.length, "slack", c.slack)
 			c.j, c.phase = 0, driveSlot // round 1 opens at t₀
 		case driveResume:
-			online := c.tr.Connected()
+			online := c.Counts().Ready
 			if online < c.quorum && t.Before(c.deadline) {
 				return Next{At: c.deadline}, nil
 			}
@@ -319,7 +324,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				}
 				c.pending = nil
 			}
-			r, err := c.eng.BeginAt(tick, c.tr.Online)
+			r, err := c.eng.BeginAt(tick, c.live)
 			if errors.Is(err, ErrFinished) {
 				c.finish(tick)
 				c.phase = driveDone
@@ -449,7 +454,7 @@ func (c *Coordinator) open(r *Round, tick time.Time) {
 	online := 0
 	if start != nil {
 		for _, i := range r.Sampled {
-			if c.tr.Online(i) {
+			if c.liveLocked(i) {
 				online++
 				c.tr.Send(i, protocol.Binary, start)
 			}
@@ -534,9 +539,24 @@ func TextVerdict(b []byte) (protocol.Code, string) {
 // the round's round_start. deliver is called with them under the lock a
 // release takes, so the driver registers the connection and queues them
 // there: the LHA gets every release either in them or after them.
+//
+// Join counts the LHA as ready at once (JoinAs with ready true): a hello
+// without "wait" is also the ready.
 func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error {
+	return c.JoinAs(lha, t, true, deliver)
+}
+
+// JoinAs is Join for a connection that is ready (its file checked) or not
+// yet: one that is not gets no round_start and does not count towards the
+// quorum until Ready.
+func (c *Coordinator) JoinAs(lha int, t time.Time, ready bool, deliver func(msgs []Msg)) error {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
+	if ready {
+		delete(c.waiting, lha)
+	} else {
+		c.waiting[lha] = true
+	}
 	snap := c.snap
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
@@ -554,14 +574,81 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	}
 	if snap.finished != nil {
 		msgs = append(msgs, Msg{protocol.Text, snap.finished})
-	} else if w := c.window; w != nil && w.sampled[lha] && w.frames[lha] == nil {
-		if _, sb, err := protocol.Encode(&protocol.RoundStart{Round: w.round, TimeLeft: max(0, w.closeAt.Sub(t)), Weights: w.weights}); err == nil {
-			msgs = append(msgs, Msg{protocol.Binary, sb})
-		}
+	} else if ready {
+		msgs = append(msgs, c.pendingStart(lha, t)...)
 	}
 	deliver(msgs)
 	return nil
 }
+
+// pendingStart is the open round's round_start for lha if it is sampled
+// and has not sent its frame yet (fmu held).
+func (c *Coordinator) pendingStart(lha int, t time.Time) []Msg {
+	w := c.window
+	if w == nil || !w.sampled[lha] || w.frames[lha] != nil {
+		return nil
+	}
+	_, sb, err := protocol.Encode(&protocol.RoundStart{Round: w.round, TimeLeft: max(0, w.closeAt.Sub(t)), Weights: w.weights})
+	if err != nil {
+		return nil
+	}
+	return []Msg{{protocol.Binary, sb}}
+}
+
+// Ready records that LHA lha, connected, has its file checked and has
+// joined (a ready frame, see IsReady). If it is sampled in the open round
+// and has not sent its frame, reply gets the round's round_start (under
+// the lock a release takes, like Join's deliver). It returns false when
+// lha was ready already (a repeated ready changes nothing). A driver then
+// ticks the Coordinator: the quorum may be reached.
+func (c *Coordinator) Ready(lha int, t time.Time, reply func(k protocol.Kind, b []byte)) bool {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if !c.waiting[lha] {
+		return false
+	}
+	delete(c.waiting, lha)
+	if c.snap.finished == nil {
+		for _, m := range c.pendingStart(lha, t) {
+			reply(m.Kind, m.B)
+		}
+	}
+	return true
+}
+
+// IsReady reports whether text frame b is a ready message.
+func IsReady(b []byte) bool {
+	m, err := protocol.Decode(protocol.Text, b)
+	_, ok := m.(*protocol.Ready)
+	return err == nil && ok
+}
+
+// Counts are the LHAs online and, of them, ready.
+type Counts struct{ Online, Ready int }
+
+// Counts returns how many LHAs are online and how many of them are ready
+// (the admin's dashboard; the quorum counts Ready).
+func (c *Coordinator) Counts() Counts {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	online := c.tr.Connected()
+	n := online
+	for lha := range c.waiting {
+		if c.tr.Online(lha) {
+			n--
+		}
+	}
+	return Counts{Online: online, Ready: n}
+}
+
+// live reports whether lha is online and ready.
+func (c *Coordinator) live(lha int) bool {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	return c.liveLocked(lha)
+}
+
+func (c *Coordinator) liveLocked(lha int) bool { return !c.waiting[lha] && c.tr.Online(lha) }
 
 // aggregate decodes the window's frames, hands the updates to the engine
 // in LHA order and completes the round (store commit). Nothing is sent:

@@ -36,7 +36,8 @@
 // # Messages
 //
 //	type          dir   frame   content
-//	hello         c→s   text    token (the LHA's secret join token)
+//	hello         c→s   text    token (the LHA's secret join token); "wait":
+//	                            true when the LHA has no checked file yet
 //	welcome       s→c   text    public study parameters, the LHA's name, the
 //	                            study state and the round log (privacy events)
 //	round_start   s→c   binary  round id, time left, global weights; sent to
@@ -47,9 +48,14 @@
 //	                            after it, δ) and the new global weights; to all
 //	finished      s→c   text    rounds completed, final ε, reason, model hash
 //	error         s→c   text    code (table below), message, round
+//	ready (9)     c→s   text    nothing: the LHA's file is chosen and checked
+//	                            and it joined; only now does it count towards
+//	                            the start quorum and get round_start
 //
-// A client sends exactly two kinds of message: hello and update. No client
-// message carries its number of rows or any other statistic of its data.
+// A client sends three kinds of message: hello, ready and update. No client
+// message carries its number of rows or any other statistic of its data;
+// ready depends only on a file having been chosen and parsed, never on
+// what it holds.
 //
 // # Trust model (spec §5)
 //

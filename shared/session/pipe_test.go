@@ -39,14 +39,22 @@ func (c coordinator) send(m protocol.Message) {
 	}
 }
 
+// recv reads the session's next message, passing over its ready (sent
+// once Run starts; TestSessionSaysReady checks it).
 func (c coordinator) recv() (protocol.Message, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	k, b, err := c.conn.Read(ctx, protocol.FrameSize(1<<10))
-	if err != nil {
-		return nil, err
+	for {
+		k, b, err := c.conn.Read(ctx, protocol.FrameSize(1<<10))
+		if err != nil {
+			return nil, err
+		}
+		m, err := protocol.Decode(k, b)
+		if _, ready := m.(*protocol.Ready); ready && err == nil {
+			continue
+		}
+		return m, err
 	}
-	return protocol.Decode(k, b)
 }
 
 // released is round r's event and model as a coordinator releases them,
@@ -173,8 +181,8 @@ func TestSessionOverPipe(t *testing.T) {
 	if err := <-serverDone; err != nil {
 		t.Fatalf("coordinator side: %v", err)
 	}
-	if got := strings.Join(sent, ","); got != "hello,update,hello" {
-		t.Errorf("sent %s, want hello,update,hello", got)
+	if got := strings.Join(sent, ","); got != "hello,ready,update,hello" {
+		t.Errorf("sent %s, want hello,ready,update,hello", got)
 	}
 	if len(accepted) != 1 || accepted[0] != 1 {
 		t.Errorf("accepted %v, want [1]", accepted)

@@ -135,6 +135,7 @@ type Options struct {
 type Session struct {
 	wsURL, token string
 	opt          Options
+	running      bool // Run has started: the LHA is ready (hello without wait)
 
 	ws    Conn
 	limit int64 // the read limit: MaxText until the welcome, then a frame of the model
@@ -216,7 +217,9 @@ func (s *Session) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("session: dial %s: %w", s.wsURL, err)
 	}
-	kind, hello, err := protocol.Encode(&protocol.Hello{Token: s.token})
+	// Before Run the LHA has no checked file: the hello says so (it does
+	// not count towards the quorum yet); a redial during Run is ready.
+	kind, hello, err := protocol.Encode(&protocol.Hello{Token: s.token, Wait: !s.running})
 	if err != nil {
 		ws.Close(CloseAbort, "")
 		return err
@@ -578,6 +581,12 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			}
 		}
 	}
+	if s.state != protocol.StateFinished {
+		s.running = true
+		if err := s.sendReady(ctx); err != nil {
+			return err
+		}
+	}
 	flush()
 	if s.state == protocol.StateFinished {
 		set(StateFinished)
@@ -791,6 +800,23 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		obs.Sent(Outgoing{Type: "update", Round: m.Round, Bytes: len(b)})
 	}
 	set(StateSent)
+	return nil
+}
+
+// sendReady tells the coordinator that this LHA's file is checked and it
+// takes part: only now does it count towards the start quorum. The
+// message carries nothing about the file.
+func (s *Session) sendReady(ctx context.Context) error {
+	kind, b, err := protocol.Encode(&protocol.Ready{})
+	if err != nil {
+		return err
+	}
+	if err := s.ws.Write(ctx, kind, b); err != nil {
+		return fmt.Errorf("session: send ready: %w", err)
+	}
+	s.mu.Lock()
+	s.pending = append(s.pending, Outgoing{Type: "ready", Bytes: len(b)})
+	s.mu.Unlock()
 	return nil
 }
 

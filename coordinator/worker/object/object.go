@@ -302,6 +302,10 @@ func (o *Object) Message(c int, binary bool, b []byte, now time.Time) *Effects {
 			o.hello(c, k, binary, b, now)
 		case int64(len(b)) > o.limit:
 			o.closeConn(c, CloseTooBig, protocol.CodeTooLarge, "a frame of %d bytes is over the limit of %d", len(b), o.limit)
+		case !binary && study.IsReady(b):
+			if o.co.Ready(k.lha, now, func(kind protocol.Kind, b []byte) { o.fx.send(c, kind == protocol.Binary, b) }) && o.waiting(now) {
+				o.tick(now)
+			}
 		case !binary:
 			code, msg := study.TextVerdict(b)
 			if code.Fatal() {
@@ -339,7 +343,7 @@ func (o *Object) hello(c int, k *conn, binary bool, b []byte, now time.Time) {
 	if old, ok := o.lhas[lha]; ok && old != c {
 		o.closeConn(old, ClosePolicyViolation, protocol.CodeReplaced, "a newer connection joined with this token")
 	}
-	err = o.co.Join(lha, now, func(msgs []study.Msg) {
+	err = o.co.JoinAs(lha, now, !h.Wait, func(msgs []study.Msg) {
 		k.lha, k.since = lha, now
 		o.lhas[lha] = c
 		for _, m := range msgs {
