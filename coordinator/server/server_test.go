@@ -126,7 +126,7 @@ func TestEndToEnd(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			errs[i] = sess.Run(ctx, one, session.Observer{Sent: func(o session.Outgoing) {
-				if o.Type != "hello" && o.Type != "update" {
+				if o.Type != "hello" && o.Type != "ready" && o.Type != "update" {
 					t.Errorf("client sent a %s", o.Type)
 				}
 				sentBytes[i] += o.Bytes
