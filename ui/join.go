@@ -654,7 +654,7 @@ func (s *JoinState) ShownNotices() []series.Notice {
 			info = append(info, n)
 		case n.AboutDays() && known && !n.From.IsZero():
 			if (to.IsZero() || !n.From.After(to)) && (from.IsZero() || !n.To.Before(from)) {
-				warn = append(warn, n)
+				warn = append(warn, n.ForLHA())
 			}
 		default:
 			warn = append(warn, n)

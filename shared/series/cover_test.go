@@ -57,3 +57,24 @@ func TestCoverageErrorSaysWhatToDo(t *testing.T) {
 		t.Errorf("hint for missing early days speaks of the coordinator: %q", ce.Hint())
 	}
 }
+
+// TestForLHA: a gap inside the study period is the LHA's to fix, and
+// moving the period is phrased as something to tell the coordinator (the
+// study file and simulate's flags are not named).
+func TestForLHA(t *testing.T) {
+	n := Notice{Code: NoticeMissingDays, Level: Warning, From: time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC),
+		To: time.Date(2022, 1, 31, 0, 0, 0, 0, time.UTC), Hint: "keep the study period out of them: (in the study file, or --from and --to of fedcast simulate)"}
+	h := n.ForLHA().Hint
+	for _, want := range []string{"Your file has no rows for 2021-01-01 to 2022-01-31", "export them", "tell your coordinator:"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("hint %q lacks %q", h, want)
+		}
+	}
+	if strings.Contains(h, "simulate") || strings.Contains(h, "study file") {
+		t.Errorf("hint %q names things only the coordinator can change", h)
+	}
+	info := Notice{Code: NoticeEncoding, Hint: "x"}
+	if info.ForLHA().Hint != "x" {
+		t.Error("ForLHA changed a notice that is not about days")
+	}
+}

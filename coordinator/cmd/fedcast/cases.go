@@ -52,11 +52,16 @@ type hintError struct {
 func (e *hintError) Error() string { return e.err.Error() + "\n  how to fix it: " + e.hint }
 func (e *hintError) Unwrap() error { return e.err }
 
-// withHint adds the hint of a *series.ParseError to the error's message.
+// withHint adds the hint of a *series.ParseError or *series.CoverageError
+// to the error's message.
 func withHint(err error) error {
 	var pe *series.ParseError
 	if errors.As(err, &pe) && pe.Hint != "" {
 		return &hintError{err: err, hint: pe.Hint}
+	}
+	var ce *series.CoverageError
+	if errors.As(err, &ce) {
+		return &hintError{err: err, hint: ce.Hint()}
 	}
 	return err
 }

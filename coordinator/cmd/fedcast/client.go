@@ -63,7 +63,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	st := s.Study()
 	x, y, err := session.TrainingData(st, data)
 	if err != nil {
-		return err
+		return withHint(err)
 	}
 	// The file's warnings, in the page's words; missing days only where
 	// the study window meets them.
@@ -114,7 +114,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.HubForecasts(fcs)) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote the forecast of %d areas to %s (7 quantiles each)\n", len(fcs), *hubOut)
+		fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each)\n", plural(len(fcs), "area"), *hubOut)
 	}
 	if *modelOut != "" {
 		w := s.GlobalModel() // the released model (an MR-MTL personal model stays out of files)

@@ -188,7 +188,7 @@ func runDataCheck(env *Env, args []string) error {
 		if !*asJSON {
 			return withHint(err)
 		}
-		p := &checkProblem{Message: err.Error()}
+		p := &checkProblem{Message: forPeople(err.Error())}
 		var pe *series.ParseError
 		if errors.As(err, &pe) {
 			p.Line, p.Column, p.Field, p.Value, p.Hint = pe.Line, pe.Column, pe.Field, pe.Value, pe.Hint
