@@ -160,6 +160,9 @@ which column was taken for what, and warnings with what to do.`
 func runDataCheck(env *Env, args []string) error {
 	fs := newFlagSet(env, "data check", dataCheckUsage)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := seeFlags(fs); err != nil {
+		return err
+	}
 	// The file may come before or after the flags.
 	var files []string
 	for {

@@ -130,8 +130,26 @@ func newFlagSet(env *Env, name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// flagSetHook, when set (the docs test), receives each command's flag set
+// instead of parsing it: the command stops there with errFlagsSeen.
+var flagSetHook func(fs *flag.FlagSet)
+
+var errFlagsSeen = errors.New("flags seen")
+
+// seeFlags hands fs to flagSetHook if one is set (errFlagsSeen), else nil.
+func seeFlags(fs *flag.FlagSet) error {
+	if flagSetHook == nil {
+		return nil
+	}
+	flagSetHook(fs)
+	return errFlagsSeen
+}
+
 // parseFlags parses args and turns flag errors into usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := seeFlags(fs); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
