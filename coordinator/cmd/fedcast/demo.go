@@ -60,7 +60,11 @@ const demoSeatName = "Your seat (browser)"
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "demo", "demo [--addr 127.0.0.1:8080] [--state DIR] [--web DIR]")
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	defAddr := "127.0.0.1:8080"
+	if env.Getenv != nil && env.Getenv("FEDCAST_ADDR") != "" {
+		defAddr = env.Getenv("FEDCAST_ADDR")
+	}
+	addr := fs.String("addr", defAddr, "listen address (default from the environment variable FEDCAST_ADDR when set)")
 	state := fs.String("state", filepath.Join(os.TempDir(), "fedcast-demo"), "state directory (a restart with the same one resumes)")
 	webDir := fs.String("web", "", "directory of a built browser app to serve instead of the one built into this binary")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
