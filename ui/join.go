@@ -242,6 +242,9 @@ type JoinState struct {
 	EpsilonMatch          bool
 	Rounds                []RoundReport
 	TrainTime             time.Duration // wall time of the last local training
+	// JoinedAt is when Join was pressed: the page then says ready (it
+	// counts for the coordinator from then on; see Missed).
+	JoinedAt time.Time
 	RunProblem            *Problem
 	Sent                  []SentEntry
 
@@ -778,6 +781,7 @@ func (s *JoinState) Join(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.Phase = PhaseRunning
 	s.Status = StatusWaiting
+	s.JoinedAt = time.Now()
 	sess, d := s.session, s.Data
 	if l, ok := sess.(interface {
 		SetMaxEpsilon(float64)
@@ -973,6 +977,8 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 	switch typ {
 	case "hello":
 		e.What = "the join code from your link (says who you are to the coordinator)"
+	case "ready":
+		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
 	case "update":
 		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
 	default:

@@ -118,11 +118,13 @@ func FormatPercent(f float64) string {
 	return strings.TrimSuffix(v, ".0") + " %"
 }
 
-// FormatDuration formats a duration for people: "0.4 seconds", "12
-// seconds", "3.5 minutes".
+// FormatDuration formats a duration for people: "less than a tenth of a
+// second", "0.4 seconds", "1 second", "12 seconds", "3.5 minutes".
 func FormatDuration(d time.Duration) string {
 	s := d.Seconds()
 	switch {
+	case math.Round(s*10) == 0:
+		return "less than a tenth of a second"
 	case math.Round(s*10) == 10:
 		return "1 second"
 	case s < 10:
@@ -131,4 +133,13 @@ func FormatDuration(d time.Duration) string {
 		return strconv.FormatFloat(math.Round(s), 'f', -1, 64) + " seconds"
 	}
 	return strconv.FormatFloat(math.Round(s/6)/10, 'f', -1, 64) + " minutes"
+}
+
+// Plural gives a count with its noun: "1 area", "3 areas", "0 areas"
+// (nouns with a plain -s plural).
+func Plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return FormatCount(float64(n)) + " " + one + "s"
 }

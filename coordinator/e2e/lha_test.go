@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -146,7 +145,7 @@ func TestLHAJourney(t *testing.T) {
 	model.Persistence(tx, persist)
 	base := metrics.Compute(ty, persist)
 	verdict := text(t, ctx, "#verdict")
-	wantBase := fmt.Sprintf("Checked on %d recent days of your data", base.N)
+	wantBase := "On the test days kept out of the training (" + ui.CheckedWords(base.N) + ")"
 	wantNoChange := "assuming no change (today's 7-day average) missed by " + ui.FormatCount(base.MAE) + "."
 	if !strings.Contains(verdict, wantBase) || !strings.Contains(verdict, wantNoChange) ||
 		!regexp.MustCompile(`The model is (better by \S+ cases per day|worse by \S+ cases per day|about as good as assuming no change)`).MatchString(verdict) ||
@@ -267,7 +266,7 @@ func checkForecastRange(t *testing.T, ctx chromedpCtx, d *series.Dataset, target
 	if got := text(t, ctx, "#forecast .forecast-range"); !strings.Contains(got, "Likely range: between") || !strings.Contains(got, "19 times out of 20") {
 		t.Errorf("range in words: %q", got)
 	}
-	if got := text(t, ctx, "#recent-coverage"); !regexp.MustCompile(`\(\d+ past forecasts.*inside the 19-in-20 range \d+ times`).MatchString(got) {
+	if got := text(t, ctx, "#recent-coverage"); !regexp.MustCompile(`\(\d+ past forecasts?, all areas together.*inside the 19-in-20 range \d+ times`).MatchString(got) {
 		t.Errorf("recent coverage: %q", got)
 	}
 	link, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#hub-download"), "href"))
