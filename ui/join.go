@@ -372,10 +372,10 @@ func JoinProblem(err error) *Problem {
 			return &Problem{Title: "This study has already ended", Detail: pe.Message,
 				Fix: "Nothing to do: the study coordinator has the final model."}
 		}
-		return &Problem{Title: "The coordinator refused the connection", Detail: pe.Error(),
+		return &Problem{Title: "The coordinator refused the connection", Detail: TechLine(pe),
 			Fix: "Reload the page in a minute. If it persists, tell your study coordinator."}
 	}
-	return &Problem{Title: "The study coordinator cannot be reached", Detail: err.Error(),
+	return &Problem{Title: "The study coordinator cannot be reached", Detail: TechLine(err),
 		Fix: "Check your internet connection and reload the page. If it persists, the coordinator may be offline: tell your study coordinator."}
 }
 
@@ -530,9 +530,9 @@ func (s *JoinState) checkStudy() {
 		}
 		if err != nil {
 			p := DataProblem(err)
-			if st := w.Study; st.From != "" || st.To != "" {
-				p.Fix = fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them (plus 3 days before and %d after), then choose it again.",
-					orDash(st.From), orDash(st.To), st.Horizon+3)
+			var ce *series.CoverageError
+			if st := w.Study; !errors.As(err, &ce) && (st.From != "" || st.To != "") {
+				p.Fix = studyDaysFix(st)
 			}
 			s.DataProblem = p
 			s.Data = nil
@@ -855,13 +855,13 @@ func (s *JoinState) WatchForNext(ctx context.Context) {
 func RunProblem(err error) *Problem {
 	var pe *protocol.Error
 	if errors.As(err, &pe) {
-		return &Problem{Title: "The coordinator stopped this session", Detail: pe.Error(),
+		return &Problem{Title: "The coordinator stopped this session", Detail: TechLine(pe),
 			Fix: "Reload the page to join again. If it persists, tell your study coordinator."}
 	}
 	if errors.Is(err, context.Canceled) {
 		return &Problem{Title: "You stopped taking part", Fix: "Reload the page to join again."}
 	}
-	return &Problem{Title: "Training stopped", Detail: err.Error(),
+	return &Problem{Title: "Training stopped", Detail: TechLine(err),
 		Fix: "Reload the page to join again; the study goes on without you meanwhile. If it persists, tell your study coordinator."}
 }
 

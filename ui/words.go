@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -23,6 +25,7 @@ type Problem struct {
 // DataProblem explains an error from reading or checking a CSV file.
 func DataProblem(err error) *Problem {
 	var pe *series.ParseError
+	var ce *series.CoverageError
 	if errors.As(err, &pe) {
 		p := &Problem{Title: parseTitle(pe.Err), Fix: pe.Hint}
 		switch {
@@ -37,17 +40,22 @@ func DataProblem(err error) *Problem {
 		if pe.Value != "" {
 			p.Detail = "The cell holds " + strconv.Quote(pe.Value) + "."
 		}
+		if _, kind, ok := strings.Cut(pe.Err.Error(), "; it looks like "); ok && errors.Is(pe.Err, series.ErrNotText) {
+			p.Detail = "It looks like " + kind + " (judged from its content, not its name)."
+		}
 		if p.Fix == "" {
 			p.Fix = "Correct the file in your spreadsheet program, save it as CSV and choose it again."
 		}
 		return p
 	}
 	switch {
+	case errors.As(err, &ce):
+		return &Problem{Title: "The file does not cover the days this study needs", Detail: TechLine(err), Fix: ce.Hint()}
 	case errors.Is(err, series.ErrNotCovered), errors.Is(err, series.ErrTooShort):
-		return &Problem{Title: "The file does not cover the days this study needs", Detail: err.Error(),
+		return &Problem{Title: "The file does not cover the days this study needs", Detail: TechLine(err),
 			Fix: "Export a file that includes every day of the study period (and a few days around it), then choose it again."}
 	}
-	return &Problem{Title: "The file could not be read", Detail: err.Error(),
+	return &Problem{Title: "The file could not be read", Detail: TechLine(err),
 		Fix: "Check that it is the CSV export of your daily case counts (columns date, region, cases) and choose it again."}
 }
 
@@ -72,6 +80,7 @@ func parseTitle(err error) string {
 		{series.ErrDuplicate, "The same day appears twice for one area"},
 		{series.ErrSpan, "The dates span too many years"},
 		{series.ErrSpreadsheet, "This is a spreadsheet or an archive, not a CSV file"},
+		{series.ErrNotText, "This is not a text (CSV) file"},
 	} {
 		if errors.Is(err, c.sentinel) {
 			return c.text
@@ -142,4 +151,30 @@ func Plural(n int, one string) string {
 		return "1 " + one
 	}
 	return FormatCount(float64(n)) + " " + one + "s"
+}
+
+// goPrefix matches Go package prefixes in an error message ("series: ").
+var goPrefix = regexp.MustCompile(`\b(series|session|protocol|study|privacy|fl|nn|model|forecast|strconv|json): `)
+
+// TechLine is an error's message as the page shows it under a problem:
+// the technical detail, without Go package prefixes.
+func TechLine(err error) string { return goPrefix.ReplaceAllString(err.Error(), "") }
+
+// studyDaysFix says which days a file must cover for the study, the same
+// days as study new and serve print (series.NeededDays).
+func studyDaysFix(st protocol.Study) string {
+	opt, err := st.WindowOptions()
+	if err != nil {
+		return fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them, then choose it again.", orDash(st.From), orDash(st.To))
+	}
+	first, last := series.NeededDays(opt)
+	day := func(t time.Time) string {
+		if t.IsZero() {
+			return "–"
+		}
+		return t.Format(time.DateOnly)
+	}
+	return fmt.Sprintf("This study needs every day from %s to %s (the study period %s to %s, plus %s for the 7-day average). "+
+		"Export a file that covers them, then choose it again; if those days cannot be had, tell your coordinator.",
+		day(first), day(last), orDash(st.From), orDash(st.To), opt.Smoothing.Margin())
 }

@@ -84,7 +84,7 @@ func TestLHAJourney(t *testing.T) {
 	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")),
 		chromedp.WaitVisible(chromedp.CSS("#round")))
 	within(t, ctx, 90*time.Second, "first round released",
-		poll(`(document.getElementById("round")||{}).textContent !== "Round 0 of 4"`))
+		poll(`/^Round [1-4] of 4/.test((document.getElementById("round")||{}).textContent||"")`))
 	shot(t, ctx, "3-training")
 	shotOf(t, ctx, "#train", "3-training-card")
 
@@ -110,7 +110,7 @@ func TestLHAJourney(t *testing.T) {
 	if cls, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#epsilon-check"), "class")); err != nil || !strings.Contains(cls.Value, "ok") {
 		t.Errorf("ε recomputation check: class %q (%v): %s", cls.Value, err, text(t, ctx, "#epsilon-check"))
 	}
-	if got := text(t, ctx, "#round"); got != "Round 4 of 4" || len(led.Rounds) != 4 {
+	if got := text(t, ctx, "#round"); got != "Study ended: 4 of 4 rounds done" || len(led.Rounds) != 4 {
 		t.Errorf("round shown %q, ledger has %d rounds", got, len(led.Rounds))
 	}
 
