@@ -244,9 +244,9 @@ type JoinState struct {
 	TrainTime             time.Duration // wall time of the last local training
 	// JoinedAt is when Join was pressed: the page then says ready (it
 	// counts for the coordinator from then on; see Missed).
-	JoinedAt time.Time
-	RunProblem            *Problem
-	Sent                  []SentEntry
+	JoinedAt   time.Time
+	RunProblem *Problem
+	Sent       []SentEntry
 
 	// After training.
 	Forecasts    []Forecast
