@@ -660,7 +660,7 @@ func (s *JoinState) ShownNotices() []series.Notice {
 				warn = append(warn, n.ForLHA())
 			}
 		default:
-			warn = append(warn, n)
+			warn = append(warn, n.ForLHA())
 		}
 	}
 	return append(warn, info...)

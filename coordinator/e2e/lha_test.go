@@ -168,17 +168,19 @@ func TestLHAJourney(t *testing.T) {
 	// What left this computer: the page's log and the network agree, and
 	// nothing carries a raw row, an area name or the row count.
 	frames, reqs := tr.snapshot()
-	var hellos, updates int
+	var hellos, readies, updates int
 	for _, f := range frames {
 		switch {
 		case f.Opcode == 1 && strings.Contains(string(f.Payload), `"hello"`):
 			hellos++
+		case f.Opcode == 1 && string(f.Payload) == `{"v":1,"type":"ready"}`:
+			readies++ // carries nothing but its type
 		case f.Opcode == 2:
 			updates++
 		}
 	}
-	if hellos != 1 || updates != 4 || len(frames) != 5 {
-		t.Errorf("sent %d frames (%d hello, %d binary), want 1 hello and 4 updates", len(frames), hellos, updates)
+	if hellos != 1 || readies != 1 || updates != 4 || len(frames) != 6 {
+		t.Errorf("sent %d frames (%d hello, %d ready, %d binary), want 1 hello, 1 ready and 4 updates", len(frames), hellos, readies, updates)
 	}
 	logRows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#sent-log tbody tr").length`))
 	if err != nil || logRows != len(frames) {

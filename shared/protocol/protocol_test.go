@@ -262,3 +262,18 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestReadyMessage: ready is text type 9 and carries nothing but its type.
+func TestReadyMessage(t *testing.T) {
+	k, b, err := Encode(&Ready{})
+	if err != nil || k != Text || string(b) != `{"v":1,"type":"ready"}` {
+		t.Fatalf("Encode(ready) = %v %q %v", k, b, err)
+	}
+	if m, err := Decode(Text, b); err != nil || m.Type() != TypeReady || TypeReady != 9 || TypeReady.Kind() != Text {
+		t.Fatalf("Decode: %v %v", m, err)
+	}
+	_, h, _ := Encode(&Hello{Token: "t", Wait: true})
+	if m, err := Decode(Text, h); err != nil || !m.(*Hello).Wait {
+		t.Fatalf("hello with wait: %v %v", m, err)
+	}
+}

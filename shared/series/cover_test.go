@@ -78,3 +78,10 @@ func TestForLHA(t *testing.T) {
 		t.Error("ForLHA changed a notice that is not about days")
 	}
 }
+
+func TestForLHACorrection(t *testing.T) {
+	n := Notice{Code: NoticeCorrection, Hint: correctionHint}
+	if h := n.ForLHA().Hint; !strings.Contains(h, "tell your coordinator: the study period should stay away from them.") || strings.Contains(h, "keep the study period") {
+		t.Errorf("correction hint for an LHA: %q", h)
+	}
+}

@@ -127,6 +127,10 @@ func (d *Dataset) MissingDaysIn(from, to time.Time) []Notice {
 // period, so that part says "tell your coordinator". Other notices are
 // returned as they are.
 func (n Notice) ForLHA() Notice {
+	if n.Code == NoticeCorrection {
+		n.Hint = strings.Replace(n.Hint, "or keep the study period away from them.",
+			"or tell your coordinator: the study period should stay away from them.", 1)
+	}
 	if !n.AboutDays() || n.From.IsZero() {
 		return n
 	}

@@ -35,7 +35,7 @@ func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.D
 func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
 	for _, n := range d.Notices {
 		if n.Level == series.Warning && !n.AboutDays() {
-			printNotice(w, n)
+			printNotice(w, n.ForLHA())
 		}
 	}
 	for _, n := range d.MissingDaysIn(from, to) {

@@ -93,7 +93,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 				fmt.Fprintln(out, "connection lost, reconnecting…")
 			}
 		}
-		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %v\n", e) }
+		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
 	}
 	if err := s.RunWindows(ctx, x, y, obs); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -133,7 +133,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 // cases per day (never below zero), as the browser page shows them.
 func printForecasts(w io.Writer, st protocol.Study, fcs []session.AreaForecast, cov session.RecentCoverage, err error) {
 	if err != nil {
-		fmt.Fprintf(w, "no forecast: %v\n", err)
+		fmt.Fprintf(w, "no forecast: %s\n", forPeople(err.Error()))
 		return
 	}
 	if len(fcs) == 0 {
