@@ -189,17 +189,9 @@ func (c *Chart) Layout() *Plot {
 	sx := func(x float64) float64 { return p.Left + (x-xmin)/(xmax-xmin)*(p.Right-p.Left) }
 	sy := func(y float64) float64 { return p.Bottom - (y-ymin)/(ymax-ymin)*(p.Bottom-p.Top) }
 
-	longest := 0
+	p.Left = max(p.Left, leftFor(yticks))
 	for _, v := range yticks {
-		l := AxisLabel(v)
-		longest = max(longest, utf8.RuneCountInString(l))
-		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: l})
-	}
-	// The tick labels end 8 units left of the plot; the y-axis title sits
-	// at 14: make room for the longest label (about 7.5 units a character
-	// at the page's chart font).
-	if need := 30 + 7.5*float64(longest); need > p.Left {
-		p.Left = need
+		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: AxisLabel(v)})
 	}
 	if c.Dates {
 		for _, x := range dateTicks(xmin, xmax) {
@@ -507,6 +499,17 @@ func FormatCount(v float64) string {
 		s = "−" + s
 	}
 	return s
+}
+
+// leftFor is the left margin the y ticks' labels need: they end 8 units
+// left of the plot and the y-axis title sits at 14, so 30 units plus about
+// 7.5 a character at the page's chart font.
+func leftFor(ticks []float64) float64 {
+	longest := 0
+	for _, v := range ticks {
+		longest = max(longest, utf8.RuneCountInString(AxisLabel(v)))
+	}
+	return 30 + 7.5*float64(longest)
 }
 
 // AxisLabel formats an axis tick: FormatCount below 100,000 (at most

@@ -581,11 +581,8 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			}
 		}
 	}
-	if s.state != protocol.StateFinished {
-		s.running = true
-		if err := s.sendReady(ctx); err != nil {
-			return err
-		}
+	if err := s.sendReady(ctx); err != nil {
+		return err
 	}
 	flush()
 	if s.state == protocol.StateFinished {
@@ -800,23 +797,6 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 		obs.Sent(Outgoing{Type: "update", Round: m.Round, Bytes: len(b)})
 	}
 	set(StateSent)
-	return nil
-}
-
-// sendReady tells the coordinator that this LHA's file is checked and it
-// takes part: only now does it count towards the start quorum. The
-// message carries nothing about the file.
-func (s *Session) sendReady(ctx context.Context) error {
-	kind, b, err := protocol.Encode(&protocol.Ready{})
-	if err != nil {
-		return err
-	}
-	if err := s.ws.Write(ctx, kind, b); err != nil {
-		return fmt.Errorf("session: send ready: %w", err)
-	}
-	s.mu.Lock()
-	s.pending = append(s.pending, Outgoing{Type: "ready", Bytes: len(b)})
-	s.mu.Unlock()
 	return nil
 }
 

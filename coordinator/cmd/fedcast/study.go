@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -146,20 +147,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
 	}
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
-	for _, l := range file.WindowLines() {
-		fmt.Fprintln(w, l)
-	}
-	if *links != "" {
-		fmt.Fprintf(w, "Wrote the join links and the admin link to %s (CSV name,link; mode 0600). It is a SECRET: anyone with a link can join as that LHA or run the dashboard. Keep it safe; delete it once the links are sent.\n", *links)
-		fmt.Fprintln(w, "The study file keeps only the tokens' SHA-256; the links are in that file and below, nowhere else.")
-	} else {
-		fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256; --links FILE keeps them as a CSV).")
-	}
-	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
-	for i, l := range file.LHAs {
-		fmt.Fprintf(w, "  %-20s %s/join#%s\n", l.Name, base, secrets.LHAs[i])
-	}
-	fmt.Fprintf(w, "Admin dashboard (keep secret): %s/admin#%s\n", base, secrets.Admin)
+	printLinks(w, file, secrets, base, *links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
 	return nil
@@ -191,4 +179,23 @@ func linksCSV(f *study.File, sec *study.Secrets, base string) []byte {
 	w.Write([]string{"admin", base + "/admin#" + sec.Admin})
 	w.Flush()
 	return b.Bytes()
+}
+
+// printLinks prints the days every file must cover, where the links file
+// is (or that the tokens are shown once), and the links.
+func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, links string) {
+	for _, l := range file.WindowLines() {
+		fmt.Fprintln(w, l)
+	}
+	if links != "" {
+		fmt.Fprintf(w, "Wrote the join links and the admin link to %s (CSV name,link; mode 0600). It is a SECRET: anyone with a link can join as that LHA or run the dashboard. Keep it safe; delete it once the links are sent.\n", links)
+		fmt.Fprintln(w, "The study file keeps only the tokens' SHA-256; the links are in that file and below, nowhere else.")
+	} else {
+		fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256; --links FILE keeps them as a CSV).")
+	}
+	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
+	for i, l := range file.LHAs {
+		fmt.Fprintf(w, "  %-20s %s/join#%s\n", l.Name, base, secrets.LHAs[i])
+	}
+	fmt.Fprintf(w, "Admin dashboard (keep secret): %s/admin#%s\n", base, secrets.Admin)
 }
