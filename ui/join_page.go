@@ -34,6 +34,11 @@ func (c *JoinPage) studyState() string {
 		return "The study has ended."
 	case c.S.Round > 0 || w.State == protocol.StateRunning:
 		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
+	case c.S.Phase == PhaseRunning:
+		// After Join the stage knows more than the welcome did.
+		if st, r := c.S.RunStage(time.Now()); st != StageStarting {
+			return fmt.Sprintf("The study is running (%d of %d rounds done).", r-btoi(st == StageTraining || st == StageSent), w.Study.Rounds)
+		}
 	}
 	return "The study has not started yet: round 1 begins when enough authorities have chosen their file and pressed Join."
 }
@@ -495,4 +500,11 @@ func CheckedWords(n int) string {
 		w += "; only a few, so a rough indication"
 	}
 	return w
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -114,3 +114,17 @@ func TestPluralAndDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestStudyCardFollowsTheStage: once a round runs after Join, the study
+// card no longer says the study has not started.
+func TestStudyCardFollowsTheStage(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Rounds: 2}, State: protocol.StateWaiting}
+	s := &JoinState{Phase: PhaseRunning, Welcome: w, Status: StatusSent, TrainRound: 1, session: &fakeSession{}}
+	if got := (&JoinPage{S: s}).studyState(); got != "The study is running (0 of 2 rounds done)." {
+		t.Errorf("study card during round 1: %q", got)
+	}
+	s.Status, s.TrainRound = StatusWaiting, 0
+	if got := (&JoinPage{S: s}).studyState(); !strings.Contains(got, "not started yet") {
+		t.Errorf("study card before round 1: %q", got)
+	}
+}

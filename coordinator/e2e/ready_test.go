@@ -43,6 +43,7 @@ func TestRoundOneWaitsForTheBrowser(t *testing.T) {
 		t.Errorf("study card before the start: %q", got)
 	}
 	shot(t, ctx, "1-opened")
+	shotOf(t, ctx, "#train", "1-opened-card")
 
 	// The user reads the page for 20 s before choosing the file.
 	time.Sleep(20 * time.Second)
@@ -62,6 +63,7 @@ func TestRoundOneWaitsForTheBrowser(t *testing.T) {
 
 	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")), chromedp.WaitVisible(chromedp.CSS("#round")))
 	shot(t, ctx, "3-joined")
+	shotOf(t, ctx, "#train", "3-joined-card")
 	within(t, ctx, 60*time.Second, "round 1 released", poll(`/^Round [12] of 2/.test(document.getElementById("round").textContent)`))
 	shot(t, ctx, "4-round-1")
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#missed").length`)); err != nil || n != 0 {
@@ -70,6 +72,8 @@ func TestRoundOneWaitsForTheBrowser(t *testing.T) {
 
 	within(t, ctx, 90*time.Second, "the forecast", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
 	shot(t, ctx, "5-finished")
+	shotOf(t, ctx, "#train", "5-finished-card")
+	shotOf(t, ctx, "#forecast", "5-finished-forecast")
 	c.waitFinished(t, 30*time.Second)
 	_, _, st := adminCounts(t, c)
 	if len(st.Participation) == 0 || st.Participation[0].Round != 1 || st.Participation[0].Received != 2 {
@@ -104,4 +108,5 @@ func TestLateJoinerIsToldWhatItMissed(t *testing.T) {
 	}
 	t.Logf("missed: %s", got)
 	shot(t, ctx, "1-joined-late")
+	shotOf(t, ctx, "#train", "1-joined-late-card")
 }
