@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/internal/testkit"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
@@ -109,4 +112,39 @@ func TestLateJoinerIsToldWhatItMissed(t *testing.T) {
 	t.Logf("missed: %s", got)
 	shot(t, ctx, "1-joined-late")
 	shotOf(t, ctx, "#train", "1-joined-late-card")
+}
+
+// TestPageNamesFileProblems: on the page, a PNG and an ELF program named
+// .csv are "not a text (CSV) file" with what they look like, and a file
+// that ends on the study's last day names the days the study needs, the
+// last usable end, and what to do, in the same words as the client.
+func TestPageNamesFileProblems(t *testing.T) {
+	ctx := browser(t)
+	f := readyStudy("Window study", 2, 30*time.Second, 0)
+	f.From, f.To = "2020-11-01", "2020-12-31" // lha.csv ends on 2020-12-31
+	c := startCoordinator(t, f, 2)
+	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
+		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
+	root := testkit.RepoRoot()
+	for i, tc := range []struct{ file, kind string }{{"png-image.csv", "a PNG image"}, {"elf-program.csv", "a program (ELF executable)"}} {
+		within(t, ctx, 30*time.Second, "choosing "+tc.file,
+			chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{filepath.Join(root, "shared/series/testdata/bad", tc.file)}),
+			poll(`(document.getElementById("data-problem")||{textContent:""}).textContent.includes(`+jsString(tc.kind)+`)`))
+		got := text(t, ctx, "#data-problem")
+		if !strings.Contains(got, "This is not a text (CSV) file") || !strings.Contains(got, "It looks like "+tc.kind) || strings.Contains(got, "series:") {
+			t.Errorf("%s: %q", tc.file, got)
+		}
+		shotOf(t, ctx, "#data", fmt.Sprintf("%d-not-text-card", i+1))
+	}
+	within(t, ctx, 30*time.Second, "choosing a file that ends on the study's last day",
+		chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{fixture(t, "lha.csv")}),
+		poll(`(document.getElementById("data-problem")||{textContent:""}).textContent.includes("2021-01-03")`))
+	got := text(t, ctx, "#data-problem")
+	for _, want := range []string{"does not cover the days this study needs", "2020-10-29 to 2021-01-03", "tell your coordinator",
+		"can end on 2020-12-28 at the latest", "2021-01-01 … 2021-01-03"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("coverage problem lacks %q:\n%s", want, got)
+		}
+	}
+	shotOf(t, ctx, "#data", "3-coverage-card")
 }
