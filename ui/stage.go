@@ -97,11 +97,13 @@ func (s *JoinState) MissedWords() string {
 			"and this page still gives you the final model's forecast for your areas.", T)
 	case missed == 1:
 		w = "Round 1 ran before you joined."
-	case missed > 1:
+	case missed == 2:
+		w = "Rounds 1 and 2 ran before you joined."
+	case missed > 2:
 		w = fmt.Sprintf("Rounds 1 to %d ran before you joined.", missed)
 	}
 	if missed > 0 {
-		w += " That is fine: the shared model you start from has already learnt from them, and your data were not used in them, so they cost you no privacy."
+		w += " That is fine: the shared model you start from has already learnt from them, and your data were not used in them, so they cost you no privacy (the study's ε below counts every round either way)."
 	}
 	if open > 0 {
 		w += fmt.Sprintf(" Round %d was already under way when you joined: you take part in it if you were picked and there is time left, otherwise from round %d on.", open, open+1)

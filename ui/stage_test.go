@@ -87,7 +87,8 @@ func TestMissedWords(t *testing.T) {
 		{-time.Minute, nil},
 		{20 * time.Second, []string{"Round 1 was already under way", "otherwise from round 2 on"}},
 		{58 * time.Second, []string{"Round 1 ran before you joined.", "cost you no privacy", "You take part from round 2 on."}},
-		{150 * time.Second, []string{"Rounds 1 to 2 ran before you joined.", "Round 3 was already under way"}},
+		{150 * time.Second, []string{"Rounds 1 and 2 ran before you joined.", "Round 3 was already under way"}},
+		{210 * time.Second, []string{"Rounds 1 to 3 ran before you joined.", "Round 4 was already under way"}},
 		{time.Hour, []string{"All 5 rounds ran before you joined"}},
 	} {
 		s := &JoinState{Welcome: w, session: &timetableSession{sch: sch}, JoinedAt: start.Add(tc.joined)}
