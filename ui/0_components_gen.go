@@ -199,36 +199,12 @@ func (c *AdminPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "admin-online"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "admin-lhas"}}}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(FormatCount(float64(c.S.Status.Online)) + ` / ` + FormatCount(float64(c.S.Status.Enrolled)))
+							vgn.SetInnerHTML(c.lhaCounts())
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-label"}}}
 							vgparent.AppendChild(vgn)
-							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "LHAs online / enrolled"}
-								vgparent.AppendChild(vgn)
-							}
-						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile"}}}
-						vgparent.AppendChild(vgn)
-						{
-							vgparent := vgn
-							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "admin-ready"}}}
-							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(FormatCount(float64(c.S.Status.Ready)))
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-label"}}}
-							vgparent.AppendChild(vgn)
-							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "ready (file checked, Join pressed): these count for the start"}
-								vgparent.AppendChild(vgn)
-							}
+							vgn.SetInnerHTML(c.lhaCountsLabel())
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 						vgparent.AppendChild(vgn)

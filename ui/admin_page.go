@@ -124,3 +124,14 @@ func (c *AdminPage) lhaClass(l AdminLHA) string {
 func (c *AdminPage) onLedger(event vugu.DOMEvent) {
 	c.S.ExportLedger()
 }
+
+// lhaCounts is the dashboard's tile of LHAs: how many are ready and how
+// many online (counts only: never who was picked).
+func (c *AdminPage) lhaCounts() string {
+	st := c.S.Status
+	return FormatCount(float64(st.Ready)) + " ready · " + FormatCount(float64(st.Online)) + " online"
+}
+
+func (c *AdminPage) lhaCountsLabel() string {
+	return fmt.Sprintf("of %s enrolled; ready: file checked and Join pressed (only they count for the start)", FormatCount(float64(c.S.Status.Enrolled)))
+}
