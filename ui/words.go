@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -41,7 +43,7 @@ func DataProblem(err error) *Problem {
 			p.Detail = "The cell holds " + strconv.Quote(pe.Value) + "."
 		}
 		if _, kind, ok := strings.Cut(pe.Err.Error(), "; it looks like "); ok && errors.Is(pe.Err, series.ErrNotText) {
-			p.Detail = "It looks like " + kind + " (judged from its content, not its name)."
+			p.Detail = "It looks like " + kind + ", judged from its content, not its name."
 		}
 		if p.Fix == "" {
 			p.Fix = "Correct the file in your spreadsheet program, save it as CSV and choose it again."
@@ -158,7 +160,14 @@ var goPrefix = regexp.MustCompile(`\b(series|session|protocol|study|privacy|fl|n
 
 // TechLine is an error's message as the page shows it under a problem:
 // the technical detail, without Go package prefixes.
-func TechLine(err error) string { return goPrefix.ReplaceAllString(err.Error(), "") }
+// The first letter is capitalised: it stands as a sentence.
+func TechLine(err error) string {
+	s := goPrefix.ReplaceAllString(err.Error(), "")
+	if r, n := utf8.DecodeRuneInString(s); n > 0 {
+		s = string(unicode.ToUpper(r)) + s[n:]
+	}
+	return s
+}
 
 // studyDaysFix says which days a file must cover for the study, the same
 // days as study new and serve print (series.NeededDays).
