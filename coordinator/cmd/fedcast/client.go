@@ -76,6 +76,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee)")
 	}
 	printStrategy(out, st)
+	printMissed(out, len(s.Log()), st.Rounds)
 	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
 	if !*quiet {
 		obs.Sent = func(o session.Outgoing) {
@@ -161,4 +162,25 @@ func studyDays(st protocol.Study) (from, to time.Time) {
 	from, _ = time.Parse(time.DateOnly, st.From)
 	to, _ = time.Parse(time.DateOnly, st.To)
 	return from, to
+}
+
+// printMissed says which rounds ran before this LHA joined, and why that
+// is fine (nothing when none did).
+func printMissed(w io.Writer, released, rounds int) {
+	var which string
+	switch {
+	case released <= 0:
+		return
+	case released >= rounds:
+		fmt.Fprintf(w, "all %d rounds ran before this LHA joined: its data were not used (no privacy spent on them); the final model's forecast follows\n", rounds)
+		return
+	case released == 1:
+		which = "round 1 ran"
+	case released == 2:
+		which = "rounds 1 and 2 ran"
+	default:
+		which = fmt.Sprintf("rounds 1 to %d ran", released)
+	}
+	fmt.Fprintf(w, "%s before this LHA joined: that is fine, the shared model it starts from learnt from them and its data were not used in them; it takes part from round %d on\n",
+		which, released+1)
 }

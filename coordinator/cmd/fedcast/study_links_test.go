@@ -79,3 +79,16 @@ func TestClientRefusesNotText(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintMissed(t *testing.T) {
+	for _, tc := range []struct {
+		released int
+		want     string
+	}{{0, ""}, {1, "round 1 ran before this LHA joined"}, {2, "rounds 1 and 2 ran"}, {3, "rounds 1 to 3 ran"}, {5, "all 5 rounds ran"}} {
+		var b strings.Builder
+		printMissed(&b, tc.released, 5)
+		if got := b.String(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%d released: %q, want %q", tc.released, got, tc.want)
+		}
+	}
+}
