@@ -1045,7 +1045,7 @@ func evaluationNote(err error) string {
 	case errors.Is(err, session.ErrNoTestDays):
 		return "Your file has no test days: all its windows were used for training."
 	}
-	return err.Error()
+	return TechLine(err)
 }
 
 // ForecastsPerPage is the number of areas whose forecast chart is shown at
