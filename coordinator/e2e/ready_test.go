@@ -23,6 +23,14 @@ func readyStudy(name string, rounds int, length time.Duration, quorum int) study
 		RoundLength: study.Duration(length)}
 }
 
+// openJoinLink opens the browser seat's join link and waits for the study
+// card.
+func openJoinLink(t *testing.T, ctx chromedpCtx, c *coordinator) {
+	t.Helper()
+	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
+		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
+}
+
 // adminCounts reads the dashboard's online and ready counts.
 func adminCounts(t *testing.T, c *coordinator) (online, ready int, st protocol.AdminStatus) {
 	t.Helper()
@@ -40,9 +48,7 @@ func TestRoundOneWaitsForTheBrowser(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, readyStudy("Ready test study", 2, 6*time.Second, 0), 2)
 	csv := fixture(t, "lha.csv")
-
-	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
-		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
+	openJoinLink(t, ctx, c)
 	if got := text(t, ctx, "#study"); !strings.Contains(got, "round 1 begins when enough authorities have chosen their file and pressed Join") {
 		t.Errorf("study card before the start: %q", got)
 	}
@@ -96,8 +102,7 @@ func TestLateJoinerIsToldWhatItMissed(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, readyStudy("Late join study", 5, 4*time.Second, 1), 2)
 	csv := fixture(t, "lha.csv")
-	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
-		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
+	openJoinLink(t, ctx, c)
 	for deadline := time.Now().Add(30 * time.Second); c.srv.PublicStatus().Round < 2; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("two rounds did not run without the browser: %+v", c.srv.PublicStatus())
@@ -124,8 +129,7 @@ func TestPageNamesFileProblems(t *testing.T) {
 	f := readyStudy("Window study", 2, 30*time.Second, 0)
 	f.From, f.To = "2020-11-01", "2020-12-31" // lha.csv ends on 2020-12-31
 	c := startCoordinator(t, f, 2)
-	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
-		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
+	openJoinLink(t, ctx, c)
 	root := testkit.RepoRoot()
 	for i, tc := range []struct{ file, kind string }{{"png-image.csv", "a PNG image"}, {"elf-program.csv", "a program (ELF executable)"}} {
 		within(t, ctx, 30*time.Second, "choosing "+tc.file,
