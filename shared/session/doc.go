@@ -62,9 +62,11 @@
 //
 // # What leaves this computer
 //
-// Exactly two kinds of message: hello (the join token) and update (the
-// round id and the clipped Δw as float64s, binary layout in package
-// protocol). Observer.Sent reports each one's type and size in bytes.
+// Exactly three kinds of message: hello (the join token; "wait" until Run
+// starts), ready (sent once when Run starts: the file is checked and the
+// LHA takes part; no content) and update (the round id and the clipped Δw
+// as float64s, binary layout in package protocol). Observer.Sent reports
+// each one's type and size in bytes.
 // [Evaluate], [Forecasts] and [Compare] work on this computer only.
 //
 // # Driving a session without a network
