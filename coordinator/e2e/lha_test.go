@@ -83,7 +83,7 @@ func TestLHAJourney(t *testing.T) {
 	// 3. Join and train.
 	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")),
 		chromedp.WaitVisible(chromedp.CSS("#round")))
-	within(t, ctx, 90*time.Second, "first round released",
+	within(t, ctx, 90*time.Second, "round 1 under way",
 		poll(`/^Round [1-4] of 4/.test((document.getElementById("round")||{}).textContent||"")`))
 	shot(t, ctx, "3-training")
 	shotOf(t, ctx, "#train", "3-training-card")
