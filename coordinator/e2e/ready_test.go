@@ -63,6 +63,13 @@ func TestRoundOneWaitsForTheBrowser(t *testing.T) {
 	if online, ready, _ := adminCounts(t, c); online != 2 || ready != 1 {
 		t.Errorf("dashboard counts before the file: %d online, %d ready; want 2 and 1", online, ready)
 	}
+	admin := browser(t)
+	within(t, admin, 60*time.Second, "opening the dashboard", chromedp.Navigate(c.url+"/admin#"+c.secrets.Admin),
+		chromedp.WaitVisible(chromedp.CSS(`#admin-lhas`)))
+	if got := text(t, admin, "#admin-lhas"); got != "1 ready · 2 online" {
+		t.Errorf("dashboard tile %q, want 1 ready · 2 online", got)
+	}
+	shotOf(t, admin, "#overview", "1-dashboard-waiting")
 
 	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
 		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`))
