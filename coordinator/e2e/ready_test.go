@@ -49,23 +49,25 @@ func TestRoundOneWaitsForTheBrowser(t *testing.T) {
 	c := startCoordinator(t, readyStudy("Ready test study", 2, 6*time.Second, 0), 2)
 	csv := fixture(t, "lha.csv")
 	openJoinLink(t, ctx, c)
+	opened := time.Now()
 	if got := text(t, ctx, "#study"); !strings.Contains(got, "round 1 begins when enough authorities have chosen their file and pressed Join") {
 		t.Errorf("study card before the start: %q", got)
 	}
 	shot(t, ctx, "1-opened")
 	shotOf(t, ctx, "#train", "1-opened-card")
 
-	// The user reads the page for 20 s before choosing the file.
-	time.Sleep(20 * time.Second)
+	// The user reads the page for 20 s before choosing the file;
+	// meanwhile the coordinator opens the dashboard.
+	admin := browser(t)
+	within(t, admin, 60*time.Second, "opening the dashboard", chromedp.Navigate(c.url+"/admin#"+c.secrets.Admin),
+		chromedp.WaitVisible(chromedp.CSS(`#admin-lhas`)))
+	time.Sleep(time.Until(opened.Add(20 * time.Second)))
 	if st := c.srv.PublicStatus(); st.State != protocol.StateWaiting || st.Round != 0 {
 		t.Fatalf("20 s after the page opened, before any file was chosen: state %q, round %d; want waiting", st.State, st.Round)
 	}
 	if online, ready, _ := adminCounts(t, c); online != 2 || ready != 1 {
 		t.Errorf("dashboard counts before the file: %d online, %d ready; want 2 and 1", online, ready)
 	}
-	admin := browser(t)
-	within(t, admin, 60*time.Second, "opening the dashboard", chromedp.Navigate(c.url+"/admin#"+c.secrets.Admin),
-		chromedp.WaitVisible(chromedp.CSS(`#admin-lhas`)))
 	if got := text(t, admin, "#admin-lhas"); got != "1 ready · 2 online" {
 		t.Errorf("dashboard tile %q, want 1 ready · 2 online", got)
 	}
