@@ -193,7 +193,7 @@ func (c *JoinPage) scheduleWords() string {
 	clock := func(t time.Time) string { return t.Local().Format("15:04:05") }
 	switch {
 	case st == StageStarting:
-		return "Round 1 starts when enough authorities have chosen their file and pressed Join. You have: nothing more to do."
+		return "Round 1 starts when enough authorities have chosen their file and pressed Join. You are ready: keep this page open."
 	case !ok:
 		return ""
 	case st == StageSent:
