@@ -49,11 +49,17 @@ func DefaultOrders() []float64 {
 // cannot be certified to relative accuracy 1e-12 the order is reported as
 // +Inf (Accountant.Epsilon then skips it). Invalid arguments (NaN, q outside
 // [0, 1], c < 0, α ≤ 1 or α > MaxOrder) give NaN.
+//
+// For fractional α with 0 < q < 1 the value is that of the formula, which
+// bounds the mechanism's Rényi-DP only by an argument (Mironov et al. 2019
+// prove it for integer α): the accountants, the calibration and the budget
+// gate never use it (see ArguedEpsilon).
 func RDP(q, c, alpha float64) float64 {
 	if !(alpha > 1 && alpha <= MaxOrder) || !(q >= 0 && q <= 1) || !(c >= 0) {
 		return math.NaN()
 	}
 	p := newPlan([]float64{alpha})
+	p.argued = true
 	var out [1]float64
 	p.eval(q, c, out[:], newScratch(p))
 	return out[0]
@@ -124,6 +130,10 @@ type plan struct {
 	anchors []int
 	cands   []cand
 	skips   bool // planSkips was run
+	// argued: fractional orders of a subsampled curve (0 < q < 1) are
+	// evaluated (their bound is argued, not proven); otherwise they are
+	// +Inf there and the conversion skips them (see proven.go).
+	argued bool
 }
 
 // Anchor references of a cand: an order index, or one of these.
@@ -418,6 +428,8 @@ func (s *scratch) order(i int) float64 {
 			o := &s.p.ints[w]
 			s.ensureH(len(o.lb) - 1)
 			v = intRDP(&s.e, o, s, s.linOK)
+		} else if !s.p.argued {
+			v = math.Inf(1) // not proven for 0 < q < 1: skipped
 		} else {
 			o := &s.p.fracs[-1-w]
 			s.ensureGroup(o.g)
