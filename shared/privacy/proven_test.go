@@ -174,3 +174,28 @@ func TestEpsilonUnsampledFractional(t *testing.T) {
 		t.Error("Proven(0.5, ·): fractional orders are argued, integer orders proven")
 	}
 }
+
+// EpsilonFor, used by the budget gate, the study calibration and the LHA's
+// recomputation (shared/session, the page), gives the proven value on both
+// of its paths (one event: the cached curve; several: an Accountant), and
+// ScheduleEpsilon too.
+func TestEpsilonForProven(t *testing.T) {
+	const q, c, delta = 0.25, 4.863027394, 1e-5
+	ref, _ := refEpsilon(q, c, 75, delta, integerOrders())
+	for name, evs := range map[string][]privacy.Event{
+		"one event":  {{SampleRate: q, NoiseMultiplier: c, Rounds: 75}},
+		"two events": {{SampleRate: q, NoiseMultiplier: c, Rounds: 30}, {SampleRate: q, NoiseMultiplier: c, Rounds: 45}},
+	} {
+		got, err := privacy.EpsilonFor(privacy.AccountantRDP, evs, delta)
+		if err != nil || math.Abs(got-ref) > 1e-10*ref {
+			t.Errorf("%s: EpsilonFor = %.9g, %v; independent %.9g", name, got, err, ref)
+		}
+	}
+	cs := make([]float64, 75)
+	for i := range cs {
+		cs[i] = c
+	}
+	if got, err := privacy.ScheduleEpsilon(privacy.AccountantRDP, q, cs, delta); err != nil || math.Abs(got-ref) > 1e-10*ref {
+		t.Errorf("ScheduleEpsilon = %.9g, %v; independent %.9g", got, err, ref)
+	}
+}
