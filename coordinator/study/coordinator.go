@@ -576,7 +576,7 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 		}
 		slices.Sort(lhas)
 		for _, lha := range lhas {
-			if v, ok := c.submit(lha, w.frames[lha]); !ok {
+			if v, ok := c.submit(lha, w.round, w.frames[lha]); !ok {
 				verdicts[lha] = append(verdicts[lha], v)
 			} else if c.hooks.Accepted != nil {
 				c.hooks.Accepted()
@@ -612,19 +612,26 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 	return &release{res: res, verdicts: verdicts}, nil
 }
 
-// submit decodes one buffered frame of LHA lha and hands it to the engine
-// (emu held); ok is false with the answer when it was not taken.
-func (c *Coordinator) submit(lha int, b []byte) (v verdict, ok bool) {
+// submit decodes one buffered frame of LHA lha, received in the window of
+// round, and hands it to the engine (emu held); ok is false with the
+// answer when it was not taken. A frame refused while decoding (NaN or ±Inf
+// weights, a length that does not match its header, …) is counted as a
+// rejected update of round, like one the engine refuses, and its answer
+// names the round.
+func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, ok bool) {
 	m, err := protocol.Decode(protocol.Binary, b)
-	switch {
-	case errors.Is(err, protocol.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, 0, err.Error()}, false
-	case errors.Is(err, protocol.ErrVersion):
-		return verdict{protocol.CodeVersion, 0, err.Error()}, false
-	case errors.Is(err, protocol.ErrTooLarge):
-		return verdict{protocol.CodeTooLarge, 0, err.Error()}, false
-	case err != nil:
-		return verdict{protocol.CodeBadFrame, 0, err.Error()}, false
+	if err != nil {
+		c.eng.Refused(lha, round)
+		msg := fmt.Sprintf("round %d: update refused: %v", round, err)
+		switch {
+		case errors.Is(err, protocol.ErrNotFinite):
+			return verdict{protocol.CodeBadUpdate, round, msg}, false
+		case errors.Is(err, protocol.ErrVersion):
+			return verdict{protocol.CodeVersion, round, msg}, false
+		case errors.Is(err, protocol.ErrTooLarge):
+			return verdict{protocol.CodeTooLarge, round, msg}, false
+		}
+		return verdict{protocol.CodeBadFrame, round, msg}, false
 	}
 	u, isUpdate := m.(*protocol.Update)
 	if !isUpdate {
@@ -643,7 +650,7 @@ func (c *Coordinator) submit(lha int, b []byte) (v verdict, ok bool) {
 	case errors.Is(err, ErrDuplicate):
 		return verdict{protocol.CodeDuplicateUpdate, u.Round, err.Error()}, false
 	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, u.Round, err.Error()}, false
+		return verdict{protocol.CodeBadUpdate, u.Round, fmt.Sprintf("round %d: update refused: %v", u.Round, err)}, false
 	}
 	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
 }

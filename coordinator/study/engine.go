@@ -522,6 +522,18 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 	return nil
 }
 
+// Refused counts an update of LHA lha for round that was refused before
+// it reached Submit (the frame could not be decoded: NaN or ±Inf weights, a
+// wrong length) as rejected in the round's participation record, when round
+// is open, lha was sampled in it and its update was not taken already.
+func (e *Engine) Refused(lha, round int) {
+	r := e.current
+	if r == nil || round != r.ID || r.phase != PhaseOpen || !r.sampled[lha] || r.done[lha] {
+		return
+	}
+	r.Rejected++
+}
+
 // Complete closes the open round (open → aggregating → committed): the aggregate (÷ m) plus noise becomes
 // the next model, which is committed to the ledger with its privacy event
 // and participation record, durably, before the state changes. Only after
