@@ -158,6 +158,8 @@ type verdict struct {
 type release struct {
 	res      *Result
 	verdicts map[int][]verdict
+	// rereleased: committed before a restart, released after it.
+	rereleased bool
 }
 
 // Msg is one frame for a connection.
@@ -215,6 +217,7 @@ func NewCoordinator(e *Engine, opt DriverOptions, now time.Time) (*Coordinator, 
 			return nil, err
 		}
 	}
+	c.recoverRelease(&snap, &state, now)
 	c.snap = snap
 	return c, nil
 }
@@ -272,7 +275,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 		switch c.phase {
 		case driveInit:
 			switch {
-			case c.eng.Finished() != "":
+			case c.eng.Finished() != "" && c.pending == nil:
 				c.finish(t)
 				c.phase = driveDone
 			case c.eng.ScheduleStart().IsZero() && c.eng.Rounds() == 0:
@@ -661,7 +664,11 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, ok bool) {
 // the public snapshot moves to the tick. Releasing is idempotent by round
 // number: the engine refuses a second release of the same round.
 func (c *Coordinator) release(p *release, tick time.Time) error {
-	if err := c.eng.Release(); err != nil {
+	mark := c.eng.Release
+	if p.rereleased {
+		mark = c.eng.ReRelease
+	}
+	if err := mark(); err != nil {
 		c.log.Error("release", "round", p.res.Event.Round, "err", err)
 		return nil // released already: nothing is sent twice
 	}
@@ -726,7 +733,12 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	if c.hooks.Released != nil {
 		c.hooks.Released(p.res.Event.Round, c.now(tick).Sub(tick.Add(-c.length)))
 	}
-	c.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256)
+	c.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256, "rereleased", p.rereleased)
+	if err := c.eng.RecordRelease(p.res.Event.Round, tick, p.rereleased); err != nil {
+		// The round is out; only its release record is missing (a later
+		// restart would send the same bytes again).
+		c.log.Error("release not recorded", "round", p.res.Event.Round, "err", err)
+	}
 	return nil
 }
 

@@ -150,6 +150,9 @@ type Engine struct {
 	cyc      *cyclicState // strategy "cyclic": a round of the engine is one turn (cyclic.go)
 	now      func() time.Time
 	broken   error
+	// unreleased: the last committed round was committed before a
+	// restart and not released (rerelease.go).
+	unreleased bool
 }
 
 // Open starts the study described by f (raw is the file's bytes) on
@@ -255,6 +258,7 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if e.finished == "" {
 		e.checkFinished()
 	}
+	e.unreleased = unreleasedIn(st)
 	return e, nil
 }
 
@@ -430,6 +434,9 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 	}
 	if e.current != nil {
 		return nil, fmt.Errorf("%w: round %d is %s", ErrRoundOpen, e.current.ID, e.current.phase)
+	}
+	if e.unreleased {
+		return nil, ErrNotReleased
 	}
 	e.checkFinishedAt(t)
 	if e.finished != "" {
