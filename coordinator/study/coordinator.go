@@ -664,11 +664,7 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, ok bool) {
 // the public snapshot moves to the tick. Releasing is idempotent by round
 // number: the engine refuses a second release of the same round.
 func (c *Coordinator) release(p *release, tick time.Time) error {
-	mark := c.eng.Release
-	if p.rereleased {
-		mark = c.eng.ReRelease
-	}
-	if err := mark(); err != nil {
+	if _, err := c.eng.markReleased(p.rereleased); err != nil {
 		c.log.Error("release", "round", p.res.Event.Round, "err", err)
 		return nil // released already: nothing is sent twice
 	}
@@ -734,9 +730,9 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 		c.hooks.Released(p.res.Event.Round, c.now(tick).Sub(tick.Add(-c.length)))
 	}
 	c.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256, "rereleased", p.rereleased)
-	if err := c.eng.RecordRelease(p.res.Event.Round, tick, p.rereleased); err != nil {
-		// The round is out; only its release record is missing (a later
-		// restart would send the same bytes again).
+	// Recorded once sent: a crash before this line leaves the round
+	// unreleased in the store, and the restart sends it again.
+	if err := c.eng.recordRelease(p.res.Event.Round, tick, p.rereleased); err != nil {
 		c.log.Error("release not recorded", "round", p.res.Event.Round, "err", err)
 	}
 	return nil

@@ -486,15 +486,38 @@ func (e *Engine) Abandon() error {
 }
 
 // Release marks the committed round as released (its model has been sent),
-// so that the next round may Begin.
-func (e *Engine) Release() error {
+// so that the next round may Begin; a Store that records releases records
+// it (see ReleaseAt).
+func (e *Engine) Release() error { return e.ReleaseAt(e.now()) }
+
+// ReleaseAt is Release at time at. If the store fails to record the
+// release, the round is released all the same and the error wraps
+// ErrReleaseNotRecorded.
+func (e *Engine) ReleaseAt(at time.Time) error {
+	round, err := e.markReleased(false)
+	if err != nil {
+		return err
+	}
+	return e.recordRelease(round, at, false)
+}
+
+// markReleased marks the committed round (the round committed before a
+// restart, if again) as released without recording it, and returns it.
+func (e *Engine) markReleased(again bool) (int, error) {
+	if again {
+		if !e.unreleased {
+			return 0, ErrNotCommitted
+		}
+		e.unreleased = false
+		return len(e.log), nil
+	}
 	r := e.current
 	if r == nil || r.phase != PhaseCommitted {
-		return ErrNotCommitted
+		return 0, ErrNotCommitted
 	}
 	r.phase = PhaseReleased
 	e.current = nil
-	return nil
+	return r.ID, nil
 }
 
 // Submit takes LHA lha's update for round. The update is checked (round

@@ -69,26 +69,33 @@ func (e *Engine) Unreleased() *Result {
 	return e.LastResult()
 }
 
-// ReRelease marks the round returned by Unreleased as released (its
-// round_result has been sent again, unchanged), so that the next round may
-// Begin.
-func (e *Engine) ReRelease() error {
-	if !e.unreleased {
-		return ErrNotCommitted
+// ErrReleaseNotRecorded wraps a store's failure to record a release: the
+// round counts as released all the same (a later restart would send the
+// same bytes again).
+var ErrReleaseNotRecorded = errors.New("study: release not recorded")
+
+// ReRelease marks the round returned by Unreleased as released at at (its
+// round_result has been sent, unchanged), recorded as a re-release, so
+// that the next round may Begin. Errors as ReleaseAt.
+func (e *Engine) ReRelease(at time.Time) error {
+	round, err := e.markReleased(true)
+	if err != nil {
+		return err
 	}
-	e.unreleased = false
-	return nil
+	return e.recordRelease(round, at, true)
 }
 
-// RecordRelease records the release of round at at in the store, if the
-// store records releases (ReleaseRecorder); rereleased marks a release
-// after a restart.
-func (e *Engine) RecordRelease(round int, at time.Time, rereleased bool) error {
+// recordRelease records the release of round in the store, if it records
+// releases (ReleaseRecorder).
+func (e *Engine) recordRelease(round int, at time.Time, rereleased bool) error {
 	rr, ok := e.store.(ReleaseRecorder)
 	if !ok {
 		return nil
 	}
-	return rr.Released(round, at, rereleased)
+	if err := rr.Released(round, at, rereleased); err != nil {
+		return fmt.Errorf("%w: round %d: %w", ErrReleaseNotRecorded, round, err)
+	}
+	return nil
 }
 
 // recoverRelease sets up the release of a round committed before a restart
