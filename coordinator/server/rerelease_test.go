@@ -34,6 +34,20 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// openOn opens the ledger at path and the research study on it.
+func openOn(t *testing.T, path string, file *study.File, body []byte, seed uint64) (*ledger.Ledger, *study.Engine) {
+	t.Helper()
+	l, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := study.Open(file, body, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, eng
+}
+
 // TestReReleaseAfterCrashLedger: the coordinator crashes after committing
 // round 2 to the ledger and before releasing it. After the restart, round 2
 // is released at the first slot, like any release: its round_result (the
@@ -52,14 +66,7 @@ func TestReReleaseAfterCrashLedger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	var model2 string
 	{ // The first life: round 1 released, round 2 committed, then the crash.
-		l, err := ledger.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := study.Open(file, body, LedgerStore(l), &study.Options{InsecureSeed: &seed})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l, eng := openOn(t, path, file, body, seed)
 		for r := 1; r <= 2; r++ {
 			if _, err := eng.Begin(nil); err != nil {
 				t.Fatal(err)
@@ -78,14 +85,7 @@ func TestReReleaseAfterCrashLedger(t *testing.T) {
 		l.Close()
 	}
 
-	l, err := ledger.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := study.Open(file, body, LedgerStore(l), &study.Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, eng := openOn(t, path, file, body, seed)
 	logs := &lockedBuffer{}
 	srv, err := New(&Options{Engine: eng, Ledger: l, Logger: slog.New(slog.NewTextHandler(logs, nil)), RestartGrace: time.Hour})
 	if err != nil {

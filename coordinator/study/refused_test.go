@@ -12,6 +12,46 @@ import (
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
+// driven is a research study of n LHAs (small) on a MemStore, driven by a
+// Coordinator over a fake transport from t0.
+type driven struct {
+	f     *File
+	raw   []byte
+	seed  uint64
+	store *MemStore
+	e     *Engine
+	c     *Coordinator
+	tr    *fakeTransport
+	t0    time.Time
+}
+
+func newDriven(t *testing.T, n int, seed uint64, opt DriverOptions) *driven {
+	t.Helper()
+	d := &driven{seed: seed, store: &MemStore{}, tr: newFake(n), t0: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+	d.f, d.raw, _ = small(t, n)
+	d.e, d.c = d.open(t, opt, d.t0)
+	return d
+}
+
+// open opens the study on the store (again, for a restart) and a
+// coordinator of it with opt at now (the fake transport unless opt names
+// one).
+func (d *driven) open(t *testing.T, opt DriverOptions, now time.Time) (*Engine, *Coordinator) {
+	t.Helper()
+	e, err := Open(d.f, d.raw, d.store, &Options{InsecureSeed: &d.seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Transport == nil {
+		opt.Transport = d.tr
+	}
+	c, err := NewCoordinator(e, opt, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, c
+}
+
 // withWeight0 returns an update frame of round with weight 0 set to v and
 // a matching weight hash (so that only the value is wrong).
 func withWeight0(t *testing.T, round, dim int, v float64) []byte {
@@ -28,19 +68,9 @@ func withWeight0(t *testing.T, round, dim int, v float64) []byte {
 // refused it (wrong length) or decoding did (NaN, +Inf, a frame shorter
 // than its header says), and each answer names the round.
 func TestRefusedUpdatesCounted(t *testing.T) {
-	f, raw, _ := small(t, 10)
-	seed := uint64(3)
-	store := &MemStore{}
-	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := newFake(10)
-	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	const seed = 3
+	d := newDriven(t, 10, seed, DriverOptions{})
+	f, e, c, store, tr, t0 := d.f, d.e, d.c, d.store, d.tr, d.t0
 	if _, err := c.Tick(t0); err != nil {
 		t.Fatal(err)
 	}

@@ -18,18 +18,8 @@ import (
 // slot the public status counts only the released rounds, and no round
 // begins before it.
 func TestReReleaseAfterCrash(t *testing.T) {
-	f, raw, _ := small(t, 6)
-	seed := uint64(5)
-	store := &MemStore{}
-	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	c, err := NewCoordinator(e, DriverOptions{Transport: newFake(6)}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDriven(t, 6, 5, DriverOptions{})
+	f, store, c, t0 := d.f, d.store, d.c, d.t0
 	// Round 1 released normally, round 2 committed; then the crash.
 	at := runTo(t, c, t0, 2)
 	if store.S.Rounds() != 2 || store.S.Released == nil || *store.S.Released != 1 || len(store.S.Rereleased) != 0 {
@@ -38,19 +28,12 @@ func TestReReleaseAfterCrash(t *testing.T) {
 	committed := store.S.Events[1]
 
 	// The restart, from the store alone.
-	e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := e2.Unreleased(); r == nil || r.Event.Round != 2 {
-		t.Fatalf("Unreleased after the restart: %+v, want round 2", r)
-	}
 	var logs bytes.Buffer
 	tr := newFake(6)
 	restart := at.Add(3 * time.Second)
-	c2, err := NewCoordinator(e2, DriverOptions{Transport: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, restart)
-	if err != nil {
-		t.Fatal(err)
+	e2, c2 := d.open(t, DriverOptions{Transport: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, restart)
+	if r := e2.Unreleased(); r == nil || r.Event.Round != 2 {
+		t.Fatalf("Unreleased after the restart: %+v, want round 2", r)
 	}
 	if st := c2.Status(); st.Round != 1 || st.EpsilonSpent != store.S.Events[0].Epsilon {
 		t.Errorf("status before the re-release: round %d, ε %v; want round 1, ε %v", st.Round, st.EpsilonSpent, store.S.Events[0].Epsilon)
@@ -98,11 +81,7 @@ func TestReReleaseAfterCrash(t *testing.T) {
 		t.Errorf("after the re-release round %v is open, want round 3", cur)
 	}
 	// A second restart has nothing to release again.
-	e3, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := e3.Unreleased(); r != nil {
-		t.Errorf("after the re-release a restart finds round %d unreleased", r.Event.Round)
+	if e3, _ := d.open(t, DriverOptions{}, slot); e3.Unreleased() != nil {
+		t.Errorf("after the re-release a restart finds round %d unreleased", e3.Unreleased().Event.Round)
 	}
 }

@@ -34,8 +34,9 @@ func TestPrivacyEpsilonJSON(t *testing.T) {
 			t.Errorf("missing %q in %s", k, out)
 		}
 	}
-	if e := v["epsilon"].(float64); e < 1.9900 || e > 1.9906 {
-		t.Errorf("ε = %v, want in [1.9900, 1.9906] (paper setting)", e)
+	// The proven bound (integer orders): 1.990715 at order 10.
+	if e := v["epsilon"].(float64); e < 1.9906 || e > 1.9908 || v["order"].(float64) != 10 {
+		t.Errorf("ε = %v at order %v, want in [1.9906, 1.9908] at order 10 (paper setting, integer orders)", e, v["order"])
 	}
 	if v["rounds"].(float64) != 75 || v["noise_multiplier"].(float64) != 4.8828125 {
 		t.Errorf("echoed parameters wrong: %s", out)
