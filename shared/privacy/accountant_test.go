@@ -16,7 +16,7 @@ import (
 // its accountant produced. Both bounds matter: an ε below the lower bound
 // would be a privacy bug, above the upper a loss of utility. With integer
 // orders only (the proven bound) c = 4.8828125 gives 1.990715 at order 10
-// (fractional orders argued 1.99058 at order 9.9).
+// (fractional orders argued 1.990551 at order 9.9).
 func TestEpsilonPaper(t *testing.T) {
 	for _, tc := range []struct {
 		c        float64
