@@ -13,7 +13,9 @@ const MaxOrder = 1 << 16
 
 // DefaultOrders returns the Rényi orders fedcast accounts at (spec §6):
 // 1.1, 1.2, …, 10.9 (step 0.1), 11, 12, …, 63 (step 1), then 64, 128, 256,
-// 512 and 1024. The slice is freshly allocated.
+// 512 and 1024. The slice is freshly allocated. The accountants use the
+// fractional ones only while every release is unsampled (q = 1); see
+// proven.go.
 //
 // The fractional orders are n + f_d with f_d = d/10 rounded to a multiple of
 // 2⁻⁴⁹, so that orders with the same tenth share their fractional part bit
