@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -152,6 +153,10 @@ func Open(path string) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
 	if err := addMechanismColumns(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+	}
+	if _, err := db.Exec(releasesSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
@@ -463,6 +468,10 @@ type ExportRound struct {
 	protocol.Event
 	Committed time.Time `json:"committed"`
 	protocol.Mechanism
+	// Rereleased marks a round committed before a crash of the
+	// coordinator and released after its restart, at the first slot (the
+	// committed model, unchanged). Absent for every other round.
+	Rereleased bool `json:"rereleased,omitempty"`
 }
 
 // ExportFinished says why and when the study ended.
@@ -493,8 +502,13 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	if json.Unmarshal(g.Study, &acct) == nil && acct.Accountant != "" {
 		e.Accountant = acct.Accountant
 	}
+	again, err := l.Rereleased()
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rs {
-		e.Rounds = append(e.Rounds, ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism})
+		e.Rounds = append(e.Rounds, ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism,
+			Rereleased: slices.Contains(again, r.Round)})
 		e.EpsilonSpent = r.Epsilon
 	}
 	reason, at, err := l.Finished()
