@@ -2,8 +2,8 @@ package backtest
 
 import (
 	"errors"
+	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
@@ -183,5 +183,11 @@ func Until(own *series.Dataset, day time.Time) *series.Dataset {
 	return out
 }
 
-// newRand is the backtest's research randomness for one purpose.
-func newRand(seed uint64, s fl.Stream) *rand.Rand { return fl.NewRand(seed, s) }
+// presetDesign is model.Preset with the backtest's wording.
+func presetDesign(name string) (model.Design, error) {
+	d, err := model.Preset(name)
+	if err != nil {
+		return d, fmt.Errorf("backtest: --preset %q: use default or paper", name)
+	}
+	return d, nil
+}
