@@ -24,6 +24,9 @@ type rounds interface {
 	submit(lha, id int, w []float64) error
 	complete() (global []float64, err error)
 	config() fl.Config
+	// events are the committed rounds' privacy events (none without
+	// noise).
+	events() []privacy.Event
 }
 
 // engineRounds drives a study.Engine.
@@ -54,6 +57,14 @@ func (r *engineRounds) complete() ([]float64, error) {
 }
 
 func (r *engineRounds) config() fl.Config { return r.e.Config }
+
+func (r *engineRounds) events() []privacy.Event {
+	var out []privacy.Event
+	for _, ev := range r.e.Events() {
+		out = append(out, privacy.Event{SampleRate: ev.SampleRate, NoiseMultiplier: ev.NoiseMultiplier, Rounds: 1})
+	}
+	return out
+}
 
 // openEngine opens a campaign as a live study: a study file with the
 // schedule's T, m, S, E and learning rate and one enrolled LHA per area,
@@ -141,11 +152,13 @@ func (r *plainRounds) complete() ([]float64, error) {
 
 func (r *plainRounds) config() fl.Config { return r.s.Config }
 
+func (r *plainRounds) events() []privacy.Event { return nil }
+
 // campaign runs campaign k from the design's initial model (given the
 // previous campaign's model): each LHA's training set is cut from what it
 // knew on the campaign's start, each sampled LHA computes its update in
 // process, and the round engine aggregates, noises and commits.
-func (rp *replay) campaign(k int, previous []float64) ([]float64, error) {
+func (rp *replay) campaign(k int, previous []float64) ([]float64, []privacy.Event, error) {
 	start := rp.sch.Starts[k]
 	layers := rp.o.Design.Layers()
 	mlp := nn.NewMLP(layers...)
@@ -165,7 +178,7 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var drv rounds
 	if rp.sch.NoiseMultiplier == 0 {
@@ -174,7 +187,7 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, error) {
 		drv, err = rp.openEngine(k, init)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	trainers := make([]*nn.Trainer, rp.o.Workers)
 	for i := range trainers {
@@ -185,7 +198,7 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, error) {
 	for range rp.sch.Rounds {
 		id, sampled, err := drv.begin()
 		if err != nil {
-			return nil, fmt.Errorf("backtest: campaign %d: %w", k+1, err)
+			return nil, nil, fmt.Errorf("backtest: campaign %d: %w", k+1, err)
 		}
 		updates := make([][]float64, len(sampled))
 		err = rp.parallel(len(sampled), func(w, j int) error {
@@ -195,17 +208,17 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for j, i := range sampled {
 			if err := drv.submit(i, id, updates[j]); err != nil {
-				return nil, fmt.Errorf("backtest: campaign %d, round %d, LHA %d: %w", k+1, id, i, err)
+				return nil, nil, fmt.Errorf("backtest: campaign %d, round %d, LHA %d: %w", k+1, id, i, err)
 			}
 		}
 		if global, err = drv.complete(); err != nil {
-			return nil, fmt.Errorf("backtest: campaign %d, round %d: %w", k+1, id, err)
+			return nil, nil, fmt.Errorf("backtest: campaign %d, round %d: %w", k+1, id, err)
 		}
 	}
 	rp.progress("campaign %d of %d (%s): %d rounds, %d LHAs", k+1, len(rp.sch.Starts), start.Format(time.DateOnly), rp.sch.Rounds, len(rp.lhas))
-	return global, nil
+	return global, drv.events(), nil
 }

@@ -9,7 +9,7 @@ import (
 
 // Figure geometry (SVG user units).
 const (
-	figW, figH            = 760.0, 360.0
+	figW, figH             = 760.0, 360.0
 	padL, padR, padT, padB = 60.0, 70.0, 40.0, 60.0
 )
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,4 +169,64 @@ func (s Summary) Headline() string {
 		"Relative WIS against the hub baseline (1 = no change); geometric mean over quarters %.3f, worst quarter %s (%.3f).",
 		s.Design, s.From, s.To, s.Origins, s.LHAs, s.Campaigns, s.RoundsPerCampaign, eps,
 		s.GeomeanQuarterRelativeWIS, s.WorstQuarter.Quarter, s.WorstQuarter.RelativeWIS)
+}
+
+// ReadHubFile parses a hub file written by WriteHubFile, checking the
+// columns (exactly forecast.HubColumns, in order), the target, horizon,
+// dates, output type and levels, and that every location has each of the
+// seven levels exactly once. It returns the origin and each location's
+// quantiles (locations as written, leading zeros kept).
+func ReadHubFile(r io.Reader) (time.Time, map[string]forecast.Quantiles, error) {
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if err != nil {
+		return time.Time{}, nil, fmt.Errorf("backtest: hub file: line 1: %w", err)
+	}
+	if strings.Join(header, ",") != strings.Join(forecast.HubColumns, ",") {
+		return time.Time{}, nil, fmt.Errorf("backtest: hub file: line 1: columns %q, want %q", header, forecast.HubColumns)
+	}
+	var origin time.Time
+	out := map[string]forecast.Quantiles{}
+	seen := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return origin, nil, fmt.Errorf("backtest: hub file: %w", err)
+		}
+		ref, err1 := time.Parse(time.DateOnly, rec[0])
+		end, err2 := time.Parse(time.DateOnly, rec[3])
+		switch {
+		case err1 != nil || err2 != nil || !end.Equal(ref.AddDate(0, 0, WeekDays)):
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: dates %s → %s are not an origin and the day 7 days later", line, rec[0], rec[3])
+		case !origin.IsZero() && !ref.Equal(origin):
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: reference_date %s, the file's origin is %s", line, rec[0], origin.Format(time.DateOnly))
+		case rec[1] != HubTarget || rec[2] != "1" || rec[5] != "quantile":
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: target %q, horizon %q, output_type %q (want %q, 1, quantile)", line, rec[1], rec[2], rec[5], HubTarget)
+		case rec[4] == "":
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: empty location", line)
+		}
+		origin = ref
+		level := slices.Index(forecast.LevelStrings[:], rec[6])
+		v, err := strconv.ParseFloat(rec[7], 64)
+		if level < 0 || err != nil || !(v >= 0) || math.IsInf(v, 0) {
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: level %q value %q (want one of the seven levels and a number ≥ 0)", line, rec[6], rec[7])
+		}
+		if seen[rec[4]]&(1<<level) != 0 {
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: location %s has level %s twice", line, rec[4], rec[6])
+		}
+		seen[rec[4]] |= 1 << level
+		q := out[rec[4]]
+		q[level] = v
+		out[rec[4]] = q
+	}
+	for loc, bits := range seen {
+		if bits != 1<<forecast.NumLevels-1 {
+			return origin, nil, fmt.Errorf("backtest: hub file: location %s lacks some of the seven levels", loc)
+		}
+	}
+	return origin, out, nil
 }

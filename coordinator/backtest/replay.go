@@ -221,18 +221,22 @@ func Run(o Options) (*Result, error) {
 	}
 	rp := &replay{o: &o, sch: sch, pub: pub, lhas: lhas}
 	var global []float64
+	var ledger []privacy.Event // every committed round of every campaign
 	next := 0
 	for _, t := range res.Origins {
 		for next < len(sch.Starts) && !sch.Starts[next].After(t) {
-			if global, err = rp.campaign(next, global); err != nil {
+			// The gate: the planned campaign must fit the lifetime budget.
+			if planned, err := sch.LifetimeEpsilon(next + 1); err != nil || planned > o.Epsilon*(1+1e-9) {
+				return nil, fmt.Errorf("backtest: campaign %d would take the lifetime ε to %v > %v (%v)", next+1, planned, o.Epsilon, err)
+			}
+			var evs []privacy.Event
+			if global, evs, err = rp.campaign(next, global); err != nil {
 				return nil, err
 			}
-			eps, err := sch.LifetimeEpsilon(next + 1)
+			ledger = append(ledger, evs...)
+			eps, err := lifetime(sch, ledger)
 			if err != nil {
 				return nil, err
-			}
-			if eps > o.Epsilon*(1+1e-9) {
-				return nil, fmt.Errorf("backtest: campaign %d would take the lifetime ε to %v > %v", next+1, eps, o.Epsilon)
 			}
 			res.Campaigns = append(res.Campaigns, Campaign{Start: sch.Starts[next], Rounds: sch.Rounds, Epsilon: eps})
 			next++
@@ -248,6 +252,15 @@ func Run(o Options) (*Result, error) {
 	}
 	res.Seconds = time.Since(began).Seconds()
 	return res, nil
+}
+
+// lifetime composes the committed rounds of all campaigns by the
+// schedule's accountant (+Inf without noise).
+func lifetime(sch Schedule, ledger []privacy.Event) (float64, error) {
+	if sch.NoiseMultiplier == 0 {
+		return math.Inf(1), nil
+	}
+	return privacy.EpsilonFor(sch.Accountant, ledger, sch.Delta)
 }
 
 type replay struct {

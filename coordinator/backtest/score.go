@@ -78,11 +78,11 @@ func Quarter(t time.Time) string {
 
 // tally sums the scores of a set of (origin, area) forecasts.
 type tally struct {
-	n                    int
-	wis, wisBase         float64
-	ae, aeBase           float64
-	in50, in95           int
-	origins              map[time.Time]bool
+	n            int
+	wis, wisBase float64
+	ae, aeBase   float64
+	in50, in95   int
+	origins      map[time.Time]bool
 }
 
 func (s *tally) add(t time.Time, model, base forecast.Quantiles, y float64) {
