@@ -13,6 +13,9 @@ const (
 	padL, padR, padT, padB = 60.0, 70.0, 40.0, 60.0
 )
 
+// FigureMax is the top of the figure's relative WIS axis.
+const FigureMax = 3.0
+
 // WriteFigure draws the relative WIS of each origin (left axis, a dashed
 // line at 1 for no change) and the lifetime ε spent (right axis) as an
 // SVG. Without noise (ε = ∞) the right axis says so instead.
@@ -34,7 +37,9 @@ func WriteFigure(w io.Writer, s Summary) error {
 			ymax = math.Max(ymax, p.RelativeWIS)
 		}
 	}
-	ymax = math.Ceil(ymax*5) / 5
+	// Origins far above no change are drawn at the top: the axis stops at
+	// FigureMax so that the rest stays readable.
+	ymax = math.Ceil(math.Min(ymax, FigureMax)*5) / 5
 	x := func(i int) float64 {
 		if len(pts) == 1 {
 			return (padL + figW - padR) / 2

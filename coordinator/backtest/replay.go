@@ -37,6 +37,11 @@ type Options struct {
 	Every int
 	// Rounds per campaign (0: the design's).
 	Rounds int
+	// NoiseMultiplier, when > 0, replaces the calibration: every round
+	// gets this c and Epsilon is ignored (the lifetime ε is what the
+	// rounds compose to). For research only: the planner's table is
+	// measured at given noise levels.
+	NoiseMultiplier float64
 	// Design is the forecasting design every LHA runs.
 	Design Design
 	// Seed, when not nil, makes the randomness reproducible (research
@@ -128,10 +133,12 @@ func (o *Options) check() error {
 		return fmt.Errorf("backtest: --every %d days (want 1 … 3650)", o.Every)
 	case o.Rounds < 0:
 		return fmt.Errorf("backtest: --rounds %d (want ≥ 1)", o.Rounds)
-	case math.IsNaN(o.Epsilon) || o.Epsilon <= 0:
+	case o.NoiseMultiplier < 0 || math.IsNaN(o.NoiseMultiplier) || math.IsInf(o.NoiseMultiplier, 0):
+		return fmt.Errorf("backtest: noise multiplier %v (want ≥ 0)", o.NoiseMultiplier)
+	case o.NoiseMultiplier == 0 && (math.IsNaN(o.Epsilon) || o.Epsilon <= 0):
 		return fmt.Errorf("backtest: --epsilon %v (want a number > 0, or inf)", o.Epsilon)
 	}
-	if !math.IsInf(o.Epsilon, 1) {
+	if o.NoiseMultiplier == 0 && !math.IsInf(o.Epsilon, 1) {
 		if err := privacy.CheckEpsilon(o.Epsilon); err != nil {
 			return fmt.Errorf("backtest: --epsilon: %w", err)
 		}
@@ -172,6 +179,12 @@ func PlanSchedule(o *Options) (Schedule, error) {
 		return s, fmt.Errorf("backtest: design %q: %w", rec.Name, err)
 	}
 	s.Accountant = kind
+	if o.NoiseMultiplier > 0 {
+		s.NoiseMultiplier = o.NoiseMultiplier
+		s.Epsilon, err = s.LifetimeEpsilon(len(s.Starts))
+		o.Epsilon = s.Epsilon
+		return s, err
+	}
 	if math.IsInf(o.Epsilon, 1) {
 		return s, nil
 	}
