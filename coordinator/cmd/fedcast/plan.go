@@ -82,7 +82,11 @@ func printPlan(w io.Writer, n int, eps, delta, months float64, p plan.Plan) {
 	if pp.NoiseMultiplier > 0 {
 		fmt.Fprintf(w, "  noise multiplier %.3g (%.3g per LHA), clip bound %g, %s accountant\n", pp.NoiseMultiplier, pp.NoisePerLHA, pp.Clip, pp.Accountant)
 	}
-	fmt.Fprintf(w, "Expected skill: relative WIS %.2f (range %.2f … %.2f); below 1 beats the no-change forecast.\n", p.Expected, p.Range[0], p.Range[1])
+	if p.Expected >= plan.MaxRelativeWIS {
+		fmt.Fprintf(w, "Expected skill: relative WIS %g or more: the shared model is noise; below 1 would beat the no-change forecast.\n", float64(plan.MaxRelativeWIS))
+	} else {
+		fmt.Fprintf(w, "Expected skill: relative WIS %.2f (range %.2f … %.2f); below 1 beats the no-change forecast.\n", p.Expected, p.Range[0], p.Range[1])
+	}
 	for _, s := range p.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
