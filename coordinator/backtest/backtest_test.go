@@ -339,6 +339,12 @@ func TestNoLookAhead(t *testing.T) {
 	if !changedAfter {
 		t.Error("no forecast after the spike changed: the test plants nothing")
 	}
+	for k, c := range before.Campaigns {
+		same := c.ModelSHA256 == after.Campaigns[k].ModelSHA256
+		if c.Start.Before(spike) != same {
+			t.Errorf("campaign %d (start %s): model unchanged %v with a spike on %s", k+1, c.Start.Format(time.DateOnly), same, spike.Format(time.DateOnly))
+		}
+	}
 }
 
 // TestBaselineAndScores checks the hub baseline and the scores on a hand

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -60,6 +61,8 @@ type Campaign struct {
 	// Epsilon is the lifetime ε spent once the campaign is done (every
 	// LHA takes part in the same campaigns, so it is every LHA's).
 	Epsilon float64 `json:"epsilon"`
+	// ModelSHA256 is the hash of the campaign's released model.
+	ModelSHA256 string `json:"model_sha256"`
 }
 
 // Schedule is the replay's privacy schedule, fixed before the first
@@ -251,7 +254,7 @@ func Run(o Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			res.Campaigns = append(res.Campaigns, Campaign{Start: sch.Starts[next], Rounds: sch.Rounds, Epsilon: eps})
+			res.Campaigns = append(res.Campaigns, Campaign{Start: sch.Starts[next], Rounds: sch.Rounds, Epsilon: eps, ModelSHA256: protocol.HashHex(global)})
 			next++
 		}
 		qs, fallbacks, err := rp.forecastAll(global, t)
