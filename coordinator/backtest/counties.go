@@ -59,10 +59,10 @@ func ParseCounties(b []byte, file string) (*Counties, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			return nil, fmt.Errorf("backtest: %s: %w", file, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if id >= len(rec) || st >= len(rec) || strings.TrimSpace(rec[st]) == "" {
 			return nil, fmt.Errorf("backtest: %s: line %d, column state: empty (every area needs its state for the state totals)", file, line)
 		}

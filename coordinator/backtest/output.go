@@ -193,10 +193,10 @@ func ReadHubFile(r io.Reader) (time.Time, map[string]forecast.Quantiles, error) 
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			return origin, nil, fmt.Errorf("backtest: hub file: %w", err)
 		}
+		line, _ := cr.FieldPos(0)
 		ref, err1 := time.Parse(time.DateOnly, rec[0])
 		end, err2 := time.Parse(time.DateOnly, rec[3])
 		switch {
