@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
@@ -78,8 +79,13 @@ func (rp *replay) openEngine(k int, init []float64) (*engineRounds, error) {
 		Epsilon: rp.sch.Epsilon, Delta: rp.sch.Delta, Accountant: rp.sch.Accountant,
 		Rounds: rp.sch.Rounds, ExpectedClients: rp.sch.ExpectedClients, ClipNorm: rec.Clip,
 		LocalEpochs: rec.LocalEpochs, LearningRate: rec.LearningRate, History: layers[0],
-		Hidden: slices.Clone(layers[1 : len(layers)-1]), Horizon: WeekDays, Features: string(rec.Features),
-		AdminTokenSHA256: study.HashToken("backtest")}
+		Hidden: slices.Clone(layers[1 : len(layers)-1]), Horizon: WeekDays, AdminTokenSHA256: study.HashToken("backtest")}
+	// The file's features tell live clients what to compute; the replay's
+	// LHAs run the design itself, so a design a study file cannot name
+	// (the weekly design) leaves them out.
+	if _, err := model.Parse(string(rec.Features)); err == nil {
+		f.Features = string(rec.Features)
+	}
 	for _, d := range rp.lhas {
 		f.LHAs = append(f.LHAs, study.LHA{Name: d.Regions[0].Name, TokenSHA256: study.HashToken("lha " + d.Regions[0].Name)})
 	}

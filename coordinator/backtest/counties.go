@@ -84,13 +84,3 @@ func (c *Counties) Check(d *series.Dataset, file string) error {
 	}
 	return nil
 }
-
-// DesignFor returns the design a preset name stands for: "default" (or "")
-// and "paper" (model.Preset), run as a live one-month study runs them.
-func DesignFor(name string, seed uint64) (Design, error) {
-	d, err := presetDesign(name)
-	if err != nil {
-		return nil, err
-	}
-	return NewStudyDesign(d, seed), nil
-}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
@@ -183,11 +185,46 @@ func Until(own *series.Dataset, day time.Time) *series.Dataset {
 	return out
 }
 
-// presetDesign is model.Preset with the backtest's wording.
-func presetDesign(name string) (model.Design, error) {
-	d, err := model.Preset(name)
-	if err != nil {
-		return d, fmt.Errorf("backtest: --preset %q: use default or paper", name)
+// registry holds the designs beyond today's (registerDesign).
+var registry = map[string]func(seed uint64) (Design, error){}
+
+// registerDesign makes a design available by name to DesignFor (from an
+// init function of the file that adapts it).
+func registerDesign(name string, f func(seed uint64) (Design, error)) { registry[name] = f }
+
+// DefaultPreset is the design `fedcast backtest` runs without --preset:
+// "weekly" once the weekly design is registered (weekly.go), otherwise
+// "default", today's one-month design.
+func DefaultPreset() string {
+	if _, ok := registry["weekly"]; ok {
+		return "weekly"
 	}
-	return d, nil
+	return "default"
+}
+
+// Presets lists the names DesignFor knows.
+func Presets() []string {
+	names := []string{"default", "paper"}
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DesignFor returns the design a preset name stands for: a registered
+// design, or "default" and "paper" (model.Preset) run as a live one-month
+// study runs them (StudyDesign). "" is DefaultPreset.
+func DesignFor(name string, seed uint64) (Design, error) {
+	if name == "" {
+		name = DefaultPreset()
+	}
+	if f, ok := registry[name]; ok {
+		return f(seed)
+	}
+	d, err := model.Preset(name)
+	if err != nil || (name != "default" && name != "paper") {
+		return nil, fmt.Errorf("backtest: --preset %q: use one of %s", name, strings.Join(Presets(), ", "))
+	}
+	return NewStudyDesign(d, seed), nil
 }

@@ -23,7 +23,7 @@ func init() {
 }
 
 const backtestUsage = `backtest --cases FILE --counties FILE --from DATE --to DATE --epsilon E [--delta D] [--every DAYS]
-       [--rounds T] [--hub DIR] [--json FILE] [--out DIR] [--preset paper] [--seed S]
+       [--rounds T] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S]
 
 Every area of --cases is one simulated LHA. Forecast origins are every 7 days
 from --from to --to (both included); at origin t each LHA knows the reports up
@@ -47,7 +47,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	hub := fs.String("hub", "", "write one hub CSV per origin into this directory")
 	jsonOut := fs.String("json", "", "write the scores as JSON to this file")
 	outDir := fs.String("out", "", "write the figure (relative WIS per origin) and the per-quarter table into this directory")
-	preset := fs.String("preset", "default", "design: default (fedcast's) or paper (the paper's one-month protocol)")
+	preset := fs.String("preset", backtest.DefaultPreset(), "design: "+strings.Join(backtest.Presets(), ", ")+" (paper: the paper's one-month protocol; default: today's one-month design)")
 	seed := fs.Uint64("seed", 0, "research mode: reproducible sampling and noise from this seed (0: secure randomness)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parseFlags(fs, args); err != nil {
