@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
-	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
 )
@@ -21,7 +20,10 @@ type BuildOptions struct {
 	Zs []float64
 	// Outbreaks are the case series measured on.
 	Outbreaks []Outbreak
-	Progress  io.Writer
+	// Preset names the design (backtest.DesignFor; "" is
+	// backtest.DefaultPreset, the design `fedcast backtest` runs).
+	Preset   string
+	Progress io.Writer
 }
 
 // Outbreak is one data set the table is measured on: synthetic, or public
@@ -70,22 +72,31 @@ func SyntheticOutbreaks(areas []int, seeds []uint64) ([]Outbreak, error) {
 const MaxRelativeWIS = 10
 
 // Build measures the table: for each schedule and noise level, the
-// relative WIS of the default design's backtest on each outbreak; the
+// relative WIS of the design's backtest on each outbreak; the
 // expectation is their geometric mean, the range their smallest and
 // largest value (each capped at MaxRelativeWIS).
 func Build(o BuildOptions) (*Table, error) {
-	d := model.Default
+	preset := o.Preset
+	if preset == "" {
+		preset = backtest.DefaultPreset()
+	}
+	design, err := backtest.DesignFor(preset, 1)
+	if err != nil {
+		return nil, err
+	}
+	d := design.Recipe()
 	var names []string
 	for _, ob := range o.Outbreaks {
 		names = append(names, ob.Name)
 	}
-	t := &Table{Command: "go generate ./coordinator/plan", Design: d.Name, Rounds: d.Rounds, Source: strings.Join(names, "; ")}
+	t := &Table{Command: "go generate ./coordinator/plan", Design: preset, Rounds: d.Rounds, SampleRate: d.SampleRate,
+		ClientsPerRound: d.ClientsPerRound, Clip: d.Clip, Accountant: d.Accountant, Source: strings.Join(names, "; ")}
 	for _, every := range o.Everys {
 		for _, z := range o.Zs {
 			row := Row{Every: every, Z: z, Low: math.Inf(1), High: math.Inf(-1)}
 			logSum := 0.0
 			for _, ob := range o.Outbreaks {
-				rel, err := measure(d, ob, every, z)
+				rel, err := measure(design, ob, every, z)
 				if err != nil {
 					return nil, err
 				}
@@ -107,12 +118,12 @@ func Build(o BuildOptions) (*Table, error) {
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // measure backtests one outbreak at noise level z.
-func measure(d model.Design, ob Outbreak, every int, z float64) (float64, error) {
+func measure(d backtest.Design, ob Outbreak, every int, z float64) (float64, error) {
 	seed := uint64(1)
 	bo := backtest.Options{Cases: ob.Data, AreaState: ob.States, From: ob.From, To: ob.To, Epsilon: math.Inf(1), Delta: 1e-5,
-		Every: every, Design: backtest.NewStudyDesign(d, seed), Seed: &seed}
+		Every: every, Design: d, Seed: &seed}
 	if z > 0 {
-		bo.NoiseMultiplier = z * float64(d.ExpectedClients(len(ob.Data.Regions)))
+		bo.NoiseMultiplier = z * float64(d.Recipe().ExpectedClients(len(ob.Data.Regions)))
 	}
 	res, err := backtest.Run(bo)
 	if err != nil {

@@ -36,9 +36,14 @@ var tableJSON []byte
 type Table struct {
 	// Command is how the table was made.
 	Command string `json:"command"`
-	// Design, Rounds: the design and rounds per campaign measured.
-	Design string `json:"design"`
-	Rounds int    `json:"rounds"`
+	// Design names the design measured (a `fedcast backtest --preset`);
+	// the recipe fields below are its federated schedule.
+	Design          string  `json:"design"`
+	Rounds          int     `json:"rounds"`
+	SampleRate      float64 `json:"sampling_rate,omitempty"`
+	ClientsPerRound int     `json:"clients_per_round,omitempty"`
+	Clip            float64 `json:"clip"`
+	Accountant      string  `json:"accountant"`
 	// Source describes the outbreaks (synthetic, seeds, areas).
 	Source string `json:"source"`
 	Rows   []Row  `json:"rows"`
@@ -124,13 +129,9 @@ func (t *Table) Make(r Request) (Plan, error) {
 			return Plan{}, fmt.Errorf("plan: %w", err)
 		}
 	}
-	d, err := model.Preset(t.Design)
-	if err != nil {
-		return Plan{}, fmt.Errorf("plan: the table's design: %w", err)
-	}
 	var best *Plan
 	for _, every := range t.schedules() {
-		p, err := t.planFor(r, d, every)
+		p, err := t.planFor(r, every)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -155,14 +156,14 @@ func (t *Table) schedules() []int {
 	return out
 }
 
-func (t *Table) planFor(r Request, d model.Design, every int) (Plan, error) {
+func (t *Table) planFor(r Request, every int) (Plan, error) {
 	k := max(1, int(math.Round(r.Months*DaysPerMonth/float64(every))))
-	m := d.ExpectedClients(r.LHAs)
+	m := model.Design{SampleRate: t.SampleRate, ClientsPerRound: t.ClientsPerRound}.ExpectedClients(r.LHAs)
 	q := float64(m) / float64(r.LHAs)
-	p := Parameters{Design: d.Name, EveryDays: every, Campaigns: k, Rounds: t.Rounds, ExpectedClients: m, SampleRate: q,
-		Clip: d.Clip, Accountant: d.Accountant}
+	p := Parameters{Design: t.Design, EveryDays: every, Campaigns: k, Rounds: t.Rounds, ExpectedClients: m, SampleRate: q,
+		Clip: t.Clip, Accountant: t.Accountant}
 	if !math.IsInf(r.Epsilon, 1) {
-		kind, err := privacy.ParseAccountantKind(d.Accountant)
+		kind, err := privacy.ParseAccountantKind(t.Accountant)
 		if err != nil {
 			return Plan{}, err
 		}
