@@ -5,9 +5,10 @@
 // expected to do worse than no change.
 //
 // The expectation is read from a table (table.json, embedded) measured by
-// `go generate ./coordinator/plan` (Build): backtests of the default
-// design on synthetic outbreaks from shared/synth at a grid of noise
-// levels, never on an LHA's data. The noise level that matters is z = c/m,
+// `go generate ./coordinator/plan` (Build): backtests of the design
+// `fedcast backtest` runs by default, on synthetic outbreaks from
+// shared/synth and the public county history, at a grid of noise levels;
+// never on an LHA's data. The noise level that matters is z = c/m,
 // the noise multiplier over the expected LHAs per round: the standard
 // deviation of the noise on the averaged update, in units of the clip
 // bound. For a plan, c is calibrated so that all campaigns of all months
