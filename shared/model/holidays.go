@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rickar/cal/v2"
@@ -17,6 +18,7 @@ type Holidays struct {
 	// State is the state's name as given to NewHolidays.
 	State string
 	list  []*cal.Holiday
+	mu    sync.Mutex
 	years map[int]map[time.Time]bool // computed on first use per year
 }
 
@@ -59,13 +61,14 @@ func NewHolidays(state string) (*Holidays, error) {
 }
 
 // Is reports whether the calendar date of d (read in d's location) is a
-// public holiday. A Holidays is not safe for concurrent use: give each
-// goroutine (each LHA) its own.
+// public holiday. It is safe for concurrent use.
 func (h *Holidays) Is(d time.Time) bool {
 	if h == nil || len(h.list) == 0 {
 		return false
 	}
 	y, m, day := d.Date()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	set, ok := h.years[y]
 	if !ok {
 		set = map[time.Time]bool{}

@@ -54,6 +54,14 @@ type Weekly struct {
 	// Stride is the number of days between consecutive training origins
 	// (1: every day).
 	Stride int `json:"stride"`
+	// MinTotal drops training windows whose last 7-day total is below it
+	// (their log-changes are mostly reporting noise).
+	MinTotal float64 `json:"min_total,omitempty"`
+	// NoLevel leaves out the level input (the incidence per 100,000).
+	NoLevel bool `json:"no_level,omitempty"`
+	// Size adds ℓ(S(t))/10, the area's own 7-day total on the log scale
+	// (how much of its change is noise).
+	Size bool `json:"size,omitempty"`
 }
 
 // Validate checks the configuration.
@@ -71,7 +79,13 @@ func (w Weekly) Validate() error {
 
 // Inputs returns the number of network inputs.
 func (w Weekly) Inputs() int {
-	n := w.Weeks + 1
+	n := w.Weeks
+	if !w.NoLevel {
+		n++
+	}
+	if w.Size {
+		n++
+	}
 	if w.Totals {
 		n += 2 * w.Weeks
 	}
@@ -134,11 +148,18 @@ func (w Weekly) Input(dst []float64, r *series.Region, pub Public, origin time.T
 		return false
 	}
 	s, _ := Total7(r, origin)
-	dst[K] = 0
-	if pub.Population > 0 {
-		dst[K] = l(1e5*s/pub.Population) / 5
+	i := K
+	if !w.NoLevel {
+		dst[i] = 0
+		if pub.Population > 0 {
+			dst[i] = l(1e5*s/pub.Population) / 5
+		}
+		i++
 	}
-	i := K + 1
+	if w.Size {
+		dst[i] = l(s) / 10
+		i++
+	}
 	if w.Totals {
 		for _, tot := range []*series.Region{pub.National, pub.State} {
 			if !w.changes(dst[i:i+K], tot, origin) {
@@ -185,6 +206,9 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 		o := origins[i]
 		t, ok := Target(r, o)
 		if !ok || !w.Input(row, r, pub, o) {
+			continue
+		}
+		if s, _ := Total7(r, o); s < w.MinTotal {
 			continue
 		}
 		x = append(x, row...)
