@@ -271,8 +271,8 @@ const WeeklyTotal Features = "weekly-total"
 // it was chosen by and the measurements.
 var WeeklyDesign = Design{
 	Name: "weekly", Features: WeeklyTotal, History: 7*4 + 7, Hidden: []int{32},
-	Rounds: 5, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.01,
-	Damping: 1, Accountant: "rdp",
+	Rounds: 5, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.001,
+	Damping: 0.5, Accountant: "rdp",
 	Weekly: &Weekly{Weeks: 4, Totals: true, Holidays: true, HistoryWeeks: 52, Stride: 1},
 }
 
