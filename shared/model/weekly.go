@@ -264,7 +264,7 @@ const WeeklyTotal Features = "weekly-total"
 // next 7-day total from 4 weeks of log-changes of the area's own, the
 // national and the state totals, the area's level per 100,000, and the
 // holiday shares of the last two input weeks and the target week (16
-// inputs); training windows from every day of the last 52 weeks; MLP
+// inputs); training windows from every other day of the last 52 weeks; MLP
 // 16-32-1 (577 parameters) from a no-change start; every LHA in every
 // round (q = 1), T = 5 rounds a campaign, E = 30, S = 0.5, learning rate
 // 0.01, no damping, RDP. docs/results.md, "Design over time", has the rule
@@ -273,7 +273,7 @@ var WeeklyDesign = Design{
 	Name: "weekly", Features: WeeklyTotal, History: 7*4 + 7, Hidden: []int{32},
 	Rounds: 5, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.001,
 	Damping: 0.5, Accountant: "rdp",
-	Weekly: &Weekly{Weeks: 4, Totals: true, Holidays: true, HistoryWeeks: 52, Stride: 1},
+	Weekly: &Weekly{Weeks: 4, Totals: true, Holidays: true, HistoryWeeks: 52, Stride: 2},
 }
 
 // Network returns the weekly design's network: Inputs()-Hidden…-1.

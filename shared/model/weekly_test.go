@@ -23,9 +23,9 @@ func TestHolidays(t *testing.T) {
 		state, day string
 		want       bool
 	}{
-		{"Bayern", "2021-01-06", true},             // Heilige Drei Könige
-		{"Berlin", "2021-01-06", false},            // not in Berlin
-		{"Berlin", "2021-03-08", true},             // Frauentag
+		{"Bayern", "2021-01-06", true},              // Heilige Drei Könige
+		{"Berlin", "2021-01-06", false},             // not in Berlin
+		{"Berlin", "2021-03-08", true},              // Frauentag
 		{"Nordrhein-Westfalen", "2021-06-03", true}, // Fronleichnam
 		{"Niedersachsen", "2021-06-03", false},
 		{"Sachsen", "2020-11-18", true}, // Buß- und Bettag
@@ -83,7 +83,7 @@ func TestWeeklyInput(t *testing.T) {
 	n2 := math.Log1p(7*math.Pow(3, 13)) - math.Log1p(7*math.Pow(3, 12))
 	n1 := math.Log1p(7*math.Pow(3, 12)) - math.Log1p(7*math.Pow(3, 11))
 	want := []float64{l2, l1, math.Log1p(56) / 5, n2, n1, 0, 0,
-		0,       // 2020-12-22 … 12-28 … is the input week: origin is 2020-12-28
+		0,          // 2020-12-22 … 12-28 … is the input week: origin is 2020-12-28
 		0, 2.0 / 7} // the target week 12-29 … 01-04 holds 01-01 (and, in Bayern, not 01-06)
 	want[7] = 2.0 / 7 // 12-25 and 12-26 fall in the last input week (12-22 … 12-28)
 	want[9] = 1.0 / 7 // 2021-01-01 in 12-29 … 01-04
@@ -130,7 +130,8 @@ func TestWeeklyTargetForecastRoundTrip(t *testing.T) {
 // of an origin read nothing after them. A spike planted in every series
 // after that day changes nothing.
 func TestWeeklyNoLookAhead(t *testing.T) {
-	w := WeeklyDesign.Weekly
+	w := *WeeklyDesign.Weekly
+	w.Stride = 1
 	mk := func(spike time.Time) (*series.Region, Public) {
 		f := func(start string) func(int) float64 {
 			return func(i int) float64 {
@@ -171,10 +172,15 @@ func TestWeeklyNoLookAhead(t *testing.T) {
 		t.Errorf("%d windows from 2020-03-01 to %v, want 178", len(y0), asOf)
 	}
 	// HistoryWeeks bounds them: 12 weeks back from asOf − 7, every day.
-	short := *w
+	short := w
 	short.HistoryWeeks = 12
 	if _, y := short.Windows(a0, p0, asOf); len(y) != 7*11+1 {
 		t.Errorf("%d windows with 12 weeks of history, want %d", len(y), 7*11+1)
+	}
+	// Stride 2: every other origin, the newest (asOf − 7) kept.
+	short.Stride = 2
+	if x, y := short.Windows(a0, p0, asOf); len(y) != 39 || !slices.Equal(x[len(x)-w.Inputs():], x0[len(x0)-w.Inputs():]) {
+		t.Errorf("%d windows with stride 2, want 39 ending on the same origin", len(y))
 	}
 }
 
