@@ -279,7 +279,7 @@ var otVariants = []otVariant{
 	{"full-k6", weekly(func(w *model.Weekly) { w.Weeks = 6 })},
 	{"full-lr", func(d *model.Design, _ *forecast.Calibrator) { d.LearningRate = 0.01 }},
 	{"full-d1", func(d *model.Design, _ *forecast.Calibrator) { d.Damping = 1 }},
-	{"full-L28", func(_ *model.Design, c *forecast.Calibrator) { c.Lookback = 28 }},
+	{"full-L56", func(_ *model.Design, c *forecast.Calibrator) { c.Lookback = 56 }},
 }
 
 func TestTuneOverTime(t *testing.T) {

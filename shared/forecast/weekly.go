@@ -10,12 +10,12 @@ import (
 )
 
 // WeeklyCalibrator returns the constants of the weekly design's ranges
-// (model.WeeklyDesign): DefaultCalibrator's, with the errors of the last
-// 56 days of the LHA's own weekly forecasts (docs/results.md, "Design over
-// time").
+// (model.WeeklyDesign): DefaultCalibrator's, with the errors of the LHA's
+// own forecasts whose target week ended in the last 28 days (28 days
+// beat 56 by the tuning rule of docs/results.md, "Design over time").
 func WeeklyCalibrator() Calibrator {
 	c := DefaultCalibrator()
-	c.Lookback = 56
+	c.Lookback = 28
 	return c
 }
 
