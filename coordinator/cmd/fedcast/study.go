@@ -56,6 +56,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&f.Lambda, "lambda", 0, "MR-MTL's penalty λ ≥ 0 (--strategy mrmtl)")
 	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
+	usePlan := fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -104,6 +105,10 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 			return usagef("", "--%s must be above 0", c.name)
 		}
 	}
+	pl, err := studyPlan(len(names), &f, *usePlan)
+	if err != nil {
+		return err
+	}
 	file, secrets, err := study.Create(study.CreateOptions{Template: f, Names: names, Design: &design})
 	if err != nil {
 		return err
@@ -140,6 +145,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
 	}
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
+	printStudyPlan(w, pl, *usePlan)
 	fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256).")
 	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
 	for i, l := range file.LHAs {
