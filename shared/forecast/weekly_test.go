@@ -32,7 +32,7 @@ func TestWeeklyForecaster(t *testing.T) {
 	m.Init(params, rand.New(rand.NewPCG(3, 4))) // output layer not zero
 	start := time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)
 	never := start.AddDate(10, 0, 0)
-	hol, _ := model.NewHolidays("Bayern")
+	hol := model.NewHolidays("Bayern")
 	pubFor := func(spike time.Time) model.Public {
 		n := weeklySeries(start, 300, spike)
 		return model.Public{National: n, State: n, Holidays: hol, Population: 1e5}

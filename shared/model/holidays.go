@@ -17,6 +17,9 @@ import (
 type Holidays struct {
 	// State is the state's name as given to NewHolidays.
 	State string
+	// Known is false when the calendar has no holidays for State (not a
+	// German state, or none given): then no day is a holiday.
+	Known bool
 	list  []*cal.Holiday
 	mu    sync.Mutex
 	years map[int]map[time.Time]bool // computed on first use per year
@@ -45,19 +48,21 @@ var germanStates = map[string][]*cal.Holiday{
 
 // NewHolidays returns the public holidays of the German state named state
 // (as in counties.csv: "Bayern", "Nordrhein-Westfalen", …; case and
-// surrounding spaces ignored). An empty name gives no holidays at all (a
-// synthetic area, or one whose state is unknown). Any other name is an
-// error that names it.
-func NewHolidays(state string) (*Holidays, error) {
-	key := strings.ToLower(strings.TrimSpace(state))
-	if key == "" {
-		return &Holidays{}, nil
+// surrounding spaces ignored). Any other name (a synthetic area's region,
+// another country's, or none) gives a calendar without holidays whose
+// Known is false; HolidayCheck says so in words.
+func NewHolidays(state string) *Holidays {
+	list, ok := germanStates[strings.ToLower(strings.TrimSpace(state))]
+	return &Holidays{State: state, Known: ok, list: list}
+}
+
+// HolidayCheck returns an error naming state when NewHolidays has no
+// holidays for it, for a caller that wants to tell its user.
+func HolidayCheck(state string) error {
+	if NewHolidays(state).Known {
+		return nil
 	}
-	list, ok := germanStates[key]
-	if !ok {
-		return nil, fmt.Errorf("model: no holiday calendar for the state %q (want a German state as in counties.csv, e.g. \"Bayern\")", state)
-	}
-	return &Holidays{State: state, list: list}, nil
+	return fmt.Errorf("model: no holiday calendar for the state %q (the German states are known, as in counties.csv, e.g. \"Bayern\"); its areas' forecasts read no holidays", state)
 }
 
 // Is reports whether the calendar date of d (read in d's location) is a

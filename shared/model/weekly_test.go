@@ -34,18 +34,24 @@ func TestHolidays(t *testing.T) {
 		{" thüringen ", "2021-04-05", true}, // Ostermontag; case and spaces ignored
 		{"", "2020-12-25", false},           // no state: no holidays
 	} {
-		h, err := NewHolidays(tc.state)
-		if err != nil {
-			t.Fatalf("NewHolidays(%q): %v", tc.state, err)
+		h := NewHolidays(tc.state)
+		if h.Known != (tc.state != "") {
+			t.Errorf("NewHolidays(%q).Known = %v", tc.state, h.Known)
 		}
 		if got := h.Is(date(tc.day)); got != tc.want {
 			t.Errorf("%s %s: holiday %v, want %v", tc.state, tc.day, got, tc.want)
 		}
 	}
-	if _, err := NewHolidays("Atlantis"); err == nil || !strings.Contains(err.Error(), `"Atlantis"`) {
-		t.Errorf("NewHolidays(Atlantis): %v, want an error naming it", err)
+	if h := NewHolidays("Atlantis"); h.Known || h.Is(date("2020-12-25")) {
+		t.Error("NewHolidays(Atlantis) has holidays")
 	}
-	h, _ := NewHolidays("Bayern")
+	if err := HolidayCheck("Atlantis"); err == nil || !strings.Contains(err.Error(), `"Atlantis"`) {
+		t.Errorf("HolidayCheck(Atlantis): %v, want an error naming it", err)
+	}
+	if err := HolidayCheck("Sachsen"); err != nil {
+		t.Error(err)
+	}
+	h := NewHolidays("Bayern")
 	// 2020-12-25 … 2020-12-31: Weihnachtstag and the second day.
 	if got := h.Share(date("2020-12-31")); math.Abs(got-2.0/7) > 1e-12 {
 		t.Errorf("share of the week to 2020-12-31 in Bayern = %v, want 2/7", got)
@@ -71,7 +77,7 @@ func TestWeeklyInput(t *testing.T) {
 	area := region("A", "2020-12-01", 60, func(i int) float64 { return math.Pow(2, float64(i/7)) })
 	nat := region("N", "2020-11-21", 80, func(i int) float64 { return math.Pow(3, float64((i-10+70)/7)) })
 	st := region("S", "2020-12-01", 60, func(int) float64 { return 5 })
-	hol, _ := NewHolidays("Bayern")
+	hol := NewHolidays("Bayern")
 	pub := Public{National: nat, State: st, Holidays: hol, Population: 1e5}
 	origin := date("2020-12-01").AddDate(0, 0, 7*4-1) // last day of week 3 (0-based)
 	got := make([]float64, w.Inputs())
@@ -142,7 +148,7 @@ func TestWeeklyNoLookAhead(t *testing.T) {
 				return 50 + 20*math.Sin(float64(i)/9)
 			}
 		}
-		hol, _ := NewHolidays("Hessen")
+		hol := NewHolidays("Hessen")
 		return region("A", "2020-03-01", 300, f("2020-03-01")),
 			Public{National: region("N", "2020-02-20", 320, f("2020-02-20")), State: region("S", "2020-03-01", 300, f("2020-03-01")), Holidays: hol, Population: 2e5}
 	}
