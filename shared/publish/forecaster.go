@@ -108,13 +108,21 @@ func (f *Forecaster) Median(daily []float64) (float64, error) {
 // Sensitivity returns Δ_w, w = 0 … Weeks−1: the largest change of Median
 // when one case is added to or removed from one day of week w before the
 // origin, for every possible history. With c = log(1 + 1/(7κ)) (the most
-// one case moves one u_w) and L = Π‖W_l‖₂ (exact, ≤ 1 after projection):
-// Δ_0 = c(1 + D·L) (u_0 enters m directly and z_0), Δ_w = √2·c·D·L for
-// 0 < w < Weeks−1 (u_w enters z_{w−1} and z_w), Δ_{Weeks−1} = c·D·L.
+// one case moves one u_w) and L = Π‖W_l‖₂ (exact; 1 for a projected
+// network, so that the bound is the same public number for every released
+// model): Δ_0 = c(1 + D·L) (u_0 enters m directly and z_0), Δ_w = √2·c·D·L
+// for 0 < w < Weeks−1 (u_w enters z_{w−1} and z_w), Δ_{Weeks−1} = c·D·L.
 func (f *Forecaster) Sensitivity() []float64 {
 	c := math.Log1p(1 / (WeekDays * f.Kappa))
-	// The SVD is exact up to rounding: a relative margin of 1e-9 covers it.
-	dl := f.Damping * f.Net.LipschitzBound(f.Params) * (1 + 1e-9)
+	// The SVD is exact up to rounding (relative 1e-15): a projected
+	// network's computed bound is at most 1 + 1e-9, and its true one ≤ 1.
+	l := f.Net.LipschitzBound(f.Params)
+	if l <= 1+1e-9 {
+		l = 1
+	} else {
+		l *= 1 + 1e-9
+	}
+	dl := f.Damping * l
 	out := make([]float64, f.Weeks)
 	for w := range out {
 		switch w {

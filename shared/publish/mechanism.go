@@ -191,3 +191,21 @@ func (a *Accountant) rhoOfDay(d time.Time) float64 {
 	}
 	return r
 }
+
+// Covers says in plain words what the guarantee of a published forecast
+// covers.
+const Covers = "one reported case (one more or one fewer on one day in this area); a person with k cases is covered k-fold weaker, and a case moved to another day counts as two"
+
+// Marking is the DP marking of a published forecast (hub file metadata,
+// text and page).
+type Marking struct {
+	DP                   bool    `json:"differentially_private"`
+	EpsilonPerPersonYear float64 `json:"epsilon_per_person_year"`
+	Delta                float64 `json:"delta"`
+	Covers               string  `json:"covers"`
+}
+
+// Text is the one-line marking printed under a published forecast.
+func (m Marking) Text() string {
+	return fmt.Sprintf("Published with differential privacy: ε = %.3g per person per year (δ = %.0e). It protects %s.", m.EpsilonPerPersonYear, m.Delta, m.Covers)
+}
