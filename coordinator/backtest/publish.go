@@ -37,10 +37,10 @@ type LipschitzDesign struct {
 }
 
 // NewLipschitzDesign returns the design with κ = publish.DefaultKappa,
-// 3 input weeks, damping 0.5, the public spread publish.DefaultSpread and
+// 3 input weeks, damping 0.1, the public spread publish.DefaultSpread and
 // training windows ending in the last 56 known days.
 func NewLipschitzDesign(seed uint64) *LipschitzDesign {
-	d := &LipschitzDesign{Kappa: publish.DefaultKappa, Weeks: 3, Damping: 0.5, Spread: publish.DefaultSpread, TrainDays: 56, Seed: seed}
+	d := &LipschitzDesign{Kappa: publish.DefaultKappa, Weeks: 3, Damping: 0.1, Spread: publish.DefaultSpread, TrainDays: 56, Seed: seed}
 	hidden := []int{8}
 	d.mlp = nn.NewMLP(append(append([]int{d.Weeks - 1}, hidden...), 1)...)
 	d.recipe = model.Design{Name: "lipschitz", Features: model.LogChange, History: d.Weeks - 1, Hidden: hidden,
@@ -242,7 +242,8 @@ type SizeScores struct {
 var SizeGroups = []struct {
 	Name     string
 	Min, Max float64
-}{{"all", 0, math.Inf(1)}, {"at least 10 cases a day", 10, math.Inf(1)}, {"1 to 10 cases a day", 1, 10}, {"under 1 case a day", 0, 1}}
+}{{"all", 0, math.Inf(1)}, {"at least 10 cases a day", 10, math.Inf(1)}, {"at least 100 cases a day", 100, math.Inf(1)},
+	{"10 to 100 cases a day", 10, 100}, {"3 to 10 cases a day", 3, 10}, {"1 to 3 cases a day", 1, 3}, {"under 1 case a day", 0, 1}}
 
 // SummarisePublished scores the published forecasts of r against cases.
 func SummarisePublished(r *Result, cases *series.Dataset) (*PublishedSummary, error) {

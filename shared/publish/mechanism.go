@@ -116,21 +116,24 @@ func (m Mechanism) Noise(median float64, rng *rand.Rand) (float64, error) {
 	return (k + float64(g.Sample(rng))) * m.Gamma, nil
 }
 
-// DefaultSpread is the public spread s₀ of the published range on the log
-// scale (the standard deviation of a week's forecast error in log(κ +
-// average), fixed in advance, not fitted to an LHA's data).
-const DefaultSpread = 0.25
+// DefaultSpread is the public spread s₀ of the published range: the
+// standard deviation of a week's forecast error on the scale log(1 +
+// average), fixed in advance, not fitted to an LHA's data.
+const DefaultSpread = 0.3
 
 // Range returns the published quantiles of the next week's total from the
-// noised median mt: with s = √(s₀² + σ²) (public: the noise's σ is part of
-// the mechanism), level τ is 7·max(0, exp(mt + s·Φ⁻¹(τ)) − κ). It uses
-// only mt and public numbers, so it is post-processing.
+// noised median mt (on the scale log(κ + average)). With â = max(0,
+// exp(mt) − κ) the median's daily average, the noise's standard deviation
+// on the scale log(1 + average) is about σ·(κ + â)/(1 + â); level τ is
+// 7·max(0, (1 + â)·exp(s·Φ⁻¹(τ)) − 1) with s = √(s₀² + (σ(κ+â)/(1+â))²).
+// It reads only mt and public numbers (s₀, σ, κ), so it is post-processing.
 func Range(mt, spread, sigma, kappa float64) forecast.Quantiles {
-	s := math.Hypot(spread, sigma)
+	a := max(0, math.Exp(mt)-kappa)
+	s := math.Hypot(spread, sigma*(kappa+a)/(1+a))
 	var q forecast.Quantiles
 	for i, tau := range forecast.Levels {
 		z := -math.Sqrt2 * math.Erfcinv(2*tau)
-		q[i] = WeekDays * max(0, math.Exp(mt+s*z)-kappa)
+		q[i] = WeekDays * max(0, (1+a)*math.Exp(s*z)-1)
 	}
 	return q
 }

@@ -192,7 +192,11 @@ func TestNoiseAndRange(t *testing.T) {
 	if !q.Valid() || math.Abs(q.Median()-7*(math.Exp(med)-DefaultKappa)) > 1e-9 {
 		t.Errorf("range %v: not valid or median not 7(e^m − κ)", q)
 	}
-	if q := Range(-10, DefaultSpread, m.Sigma(), DefaultKappa); q[0] != 0 || q[6] != 0 {
-		t.Errorf("range below the floor: %v, want all 0", q)
+	if q := Range(-10, DefaultSpread, m.Sigma(), DefaultKappa); q[0] != 0 || q.Median() != 0 || !(q[6] > 0) {
+		t.Errorf("range below the floor: %v, want median and lower levels 0, upper above", q)
+	}
+	// The noise widens the range.
+	if a, b := Range(med, DefaultSpread, 0, DefaultKappa), Range(med, DefaultSpread, 0.3, DefaultKappa); !(b[6]-b[0] > a[6]-a[0]) {
+		t.Errorf("range with noise %v not wider than without %v", b, a)
 	}
 }
