@@ -1,0 +1,109 @@
+package backtest
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/publish"
+)
+
+// TestPublishedReplay publishes a small replay: the published forecasts
+// differ from the unpublished (noise), every area and origin has one, the
+// per-person-year ε is the one asked for, the top-level scores stay the
+// unpublished ones, and DIR/published mirrors DIR with the DP marking.
+func TestPublishedReplay(t *testing.T) {
+	d, states := fixture(t, 6)
+	o := baseOptions(d, states, 2)
+	o.Design = NewLipschitzDesign(1)
+	o.Publish = &PublishOptions{Epsilon: 1, Delta: publish.DefaultDelta}
+	res, err := Run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Published) != len(res.Origins) {
+		t.Fatalf("%d published origins, want %d", len(res.Published), len(res.Origins))
+	}
+	differ := 0
+	for i := range res.Published {
+		for a, q := range res.Published[i] {
+			if !q.Valid() {
+				t.Fatalf("origin %d area %d: published %v is not a forecast", i, a, q)
+			}
+			if q.Median() != res.Forecasts[i][a].Median() {
+				differ++
+			}
+		}
+	}
+	if differ < len(res.Origins)*len(res.Areas)/2 {
+		t.Errorf("only %d published medians differ from the unpublished: no noise?", differ)
+	}
+	if e := res.PublishedEpsilon; e > 1 || e < 0.95 {
+		t.Errorf("ε per person-year %v, want just below 1", e)
+	}
+	scored, err := Score(res, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := Summarise("lipschitz", res, scored)
+	if sum.Published, err = SummarisePublished(res, d); err != nil {
+		t.Fatal(err)
+	}
+	if sum.RelativeWIS == sum.Published.RelativeWIS {
+		t.Error("the published relative WIS equals the top-level one: the top level must stay unpublished")
+	}
+	dir := t.TempDir()
+	plain, err := WriteHub(dir, "lipschitz", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := WritePublishedHub(dir, "lipschitz", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pub) != len(plain)+1 {
+		t.Fatalf("%d published files for %d hub files (want one more: dp.json)", len(pub), len(plain))
+	}
+	for _, f := range plain {
+		g := filepath.Join(dir, "published", filepath.Base(f))
+		a, b := must(os.ReadFile(f)), must(os.ReadFile(g))
+		if strings.Count(string(a), "\n") != strings.Count(string(b), "\n") {
+			t.Errorf("%s and %s have different row counts", f, g)
+		}
+	}
+	mark := string(must(os.ReadFile(filepath.Join(dir, "published", "dp.json"))))
+	if !strings.Contains(mark, `"differentially_private": true`) || !strings.Contains(mark, `"epsilon_per_person_year": 0.99`) {
+		t.Errorf("dp.json lacks the marking: %s", mark)
+	}
+}
+
+func TestPublishNeedsPublishableDesign(t *testing.T) {
+	d, states := fixture(t, 2)
+	o := baseOptions(d, states, 2)
+	o.Publish = &PublishOptions{Epsilon: 1, Delta: publish.DefaultDelta}
+	if _, err := Run(o); err == nil || !strings.Contains(err.Error(), "--preset lipschitz") {
+		t.Errorf("publishing the default design: %v, want an error naming --preset lipschitz", err)
+	}
+}
+
+// TestLipschitzReleasedModel: every released model's layers have spectral
+// norm ≤ 1 after the projection, and the unpublished forecast is finite.
+func TestLipschitzReleasedModel(t *testing.T) {
+	ld := NewLipschitzDesign(3)
+	p := make([]float64, ld.mlp.NumParams())
+	ld.Init(p, nil)
+	for i := range p {
+		p[i] *= 40
+	}
+	f := ld.ReleasedForecaster(p)
+	for l, s := range f.Net.SpectralNorms(f.Params) {
+		if s > 1 {
+			t.Errorf("layer %d: norm %v > 1 in the released forecaster", l, s)
+		}
+	}
+	if math.IsNaN(f.Sensitivity()[0]) {
+		t.Error("no sensitivity")
+	}
+}
