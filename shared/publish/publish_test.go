@@ -3,6 +3,7 @@ package publish
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,5 +199,45 @@ func TestNoiseAndRange(t *testing.T) {
 	// The noise widens the range.
 	if a, b := Range(med, DefaultSpread, 0, DefaultKappa), Range(med, DefaultSpread, 0.3, DefaultKappa); !(b[6]-b[0] > a[6]-a[0]) {
 		t.Errorf("range with noise %v not wider than without %v", b, a)
+	}
+}
+
+// TestStoreOneDrawPerOrigin: publishing the same area and origin again
+// returns the stored draw, also after the store is written and read back;
+// a new origin is a new draw and the accountant sees both.
+func TestStoreOneDrawPerOrigin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	f := projected(rng, DefaultKappa, 3, 0.1, 8)
+	x := history(rng, 40)
+	origin := time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC)
+	var s Store
+	a, stored, err := s.Publish("01001", origin, f, x, 1, DefaultDelta, DefaultSpread, rng)
+	if err != nil || stored {
+		t.Fatalf("first publication: stored %v, %v", stored, err)
+	}
+	var buf strings.Builder
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := ReadStore(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		b, stored, err := s2.Publish("01001", origin, f, x, 1, DefaultDelta, DefaultSpread, rng)
+		if err != nil || !stored || b.Median != a.Median || b.Quantiles() != a.Quantiles() {
+			t.Fatalf("republished: %v (stored %v, %v), want the stored %v", b, stored, err, a)
+		}
+	}
+	e1, _ := s2.CaseEpsilon(DefaultDelta)
+	if _, stored, _ := s2.Publish("01001", origin.AddDate(0, 0, 7), f, x, 1, DefaultDelta, DefaultSpread, rng); stored {
+		t.Error("a new origin returned a stored draw")
+	}
+	e2, _ := s2.CaseEpsilon(DefaultDelta)
+	if !(e2 > e1) || e2 > 1 {
+		t.Errorf("ε per person-year %v after one publication, %v after two: want it to grow and stay ≤ 1", e1, e2)
+	}
+	if _, err := ReadStore(strings.NewReader("{not json")); err == nil {
+		t.Error("a damaged store was read")
 	}
 }

@@ -1,0 +1,119 @@
+package publish
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/forecast"
+)
+
+// Record is one published forecast: the noised median and everything
+// public needed to rebuild its range and to account for it.
+type Record struct {
+	Area      string    `json:"area"`
+	Origin    string    `json:"origin"` // YYYY-MM-DD, the last reported day read
+	Median    float64   `json:"median_log"`
+	Kappa     float64   `json:"kappa"`
+	Spread    float64   `json:"spread"`
+	Mechanism Mechanism `json:"mechanism"`
+	Epsilon   float64   `json:"epsilon_per_person_year"` // as asked when it was drawn
+	Delta     float64   `json:"delta"`
+}
+
+// Quantiles returns the published quantiles of the next week's total.
+func (r Record) Quantiles() forecast.Quantiles {
+	return Range(r.Median, r.Spread, r.Mechanism.Sigma(), r.Kappa)
+}
+
+// Store keeps every published forecast of one LHA, so that publishing the
+// same area and origin again returns the stored draw (a fresh draw would
+// let a reader average the noise away), and so that the accountant sees
+// every publication. It is kept next to the client's other files.
+type Store struct {
+	Records []Record `json:"publications"`
+}
+
+// ReadStore parses a store written by Write (an empty reader is an empty
+// store).
+func ReadStore(r io.Reader) (*Store, error) {
+	s := &Store{}
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(s); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("publish: the file of published forecasts is damaged: %w", err)
+	}
+	return s, nil
+}
+
+// Write writes s as indented JSON.
+func (s *Store) Write(w io.Writer) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func (s *Store) find(area, origin string) (Record, bool) {
+	for _, r := range s.Records {
+		if r.Area == area && r.Origin == origin {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// Publish returns the published forecast of area at origin from its daily
+// counts (oldest first, origin last): the stored one when this area and
+// origin were published before (stored = true), otherwise a new draw
+// calibrated to (eps, delta) per person per year, which is recorded.
+func (s *Store) Publish(area string, origin time.Time, f *Forecaster, daily []float64, eps, delta, spread float64, rng *rand.Rand) (rec Record, stored bool, err error) {
+	day := origin.Format(time.DateOnly)
+	if r, ok := s.find(area, day); ok {
+		return r, true, nil
+	}
+	if err := f.Check(); err != nil {
+		return Record{}, false, err
+	}
+	mech, err := Calibrate(f.Sensitivity(), eps, delta)
+	if err != nil {
+		return Record{}, false, err
+	}
+	m, err := f.Median(daily)
+	if err != nil {
+		return Record{}, false, err
+	}
+	mt, err := mech.Noise(m, rng)
+	if err != nil {
+		return Record{}, false, err
+	}
+	rec = Record{Area: area, Origin: day, Median: mt, Kappa: f.Kappa, Spread: spread, Mechanism: mech, Epsilon: eps, Delta: delta}
+	s.Records = append(s.Records, rec)
+	return rec, false, nil
+}
+
+// CaseEpsilon returns the largest ε at delta that one case of any area
+// costs over every publication stored (publications of different areas
+// never read the same case).
+func (s *Store) CaseEpsilon(delta float64) (float64, error) {
+	acc := map[string]*Accountant{}
+	worst := 0.0
+	for _, r := range s.Records {
+		t, err := time.Parse(time.DateOnly, r.Origin)
+		if err != nil {
+			return 0, fmt.Errorf("publish: stored origin %q is not a date", r.Origin)
+		}
+		if acc[r.Area] == nil {
+			acc[r.Area] = &Accountant{}
+		}
+		acc[r.Area].Add(t, r.Mechanism)
+	}
+	for _, a := range acc {
+		e, _ := a.CaseEpsilon(delta)
+		worst = max(worst, e)
+	}
+	return worst, nil
+}
