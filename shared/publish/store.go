@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // Record is one published forecast: the noised median and everything
@@ -116,4 +118,61 @@ func (s *Store) CaseEpsilon(delta float64) (float64, error) {
 		worst = max(worst, e)
 	}
 	return worst, nil
+}
+
+// PublicForecaster is the forecaster today's study designs publish with:
+// they are not Lipschitz-bounded, so it uses the public network that
+// outputs 0 (the published median is the last week's level) under the
+// bound of a 1-Lipschitz network, which covers it.
+func PublicForecaster() *Forecaster {
+	net := nn.NewMLP(2, 8, 1)
+	return &Forecaster{Kappa: DefaultKappa, Weeks: 3, Damping: 0.1, Net: net, Params: make([]float64, net.NumParams())}
+}
+
+// Published is one area's forecast to publish: the 7-day average of new
+// cases per day over the 7 days after its last reported day.
+type Published struct {
+	forecast.HubForecast
+	Again bool // published before: the stored draw
+}
+
+// PublishAll publishes every area of d with f at its last reported day
+// (days before an area's series read as 0) and returns the forecasts and
+// the marking (ε per person per year over every stored publication).
+func (s *Store) PublishAll(d *series.Dataset, f *Forecaster, eps, delta float64, rng *rand.Rand) ([]Published, Marking, error) {
+	var out []Published
+	for _, r := range d.Regions {
+		if len(r.Cases) == 0 {
+			continue
+		}
+		origin := r.End()
+		daily := r.Cases
+		if n := f.Days(); len(daily) < n {
+			daily = append(make([]float64, n-len(daily)), daily...)
+		}
+		rec, again, err := s.Publish(r.Name, origin, f, daily, eps, delta, DefaultSpread, rng)
+		if err != nil {
+			return nil, Marking{}, fmt.Errorf("publish: area %s: %w", r.Name, err)
+		}
+		q := rec.Quantiles()
+		for i := range q {
+			q[i] /= WeekDays
+		}
+		out = append(out, Published{HubForecast: forecast.HubForecast{Location: r.Name, ReferenceDate: origin,
+			TargetEndDate: origin.AddDate(0, 0, WeekDays), Quantiles: q}, Again: again})
+	}
+	year, err := s.CaseEpsilon(delta)
+	if err != nil {
+		return nil, Marking{}, err
+	}
+	return out, Marking{DP: true, EpsilonPerPersonYear: year, Delta: delta, Covers: Covers}, nil
+}
+
+// HubForecasts returns the hub rows of ps.
+func HubForecasts(ps []Published) []forecast.HubForecast {
+	out := make([]forecast.HubForecast, len(ps))
+	for i, p := range ps {
+		out[i] = p.HubForecast
+	}
+	return out
 }

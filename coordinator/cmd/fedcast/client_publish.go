@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/publish"
 	"github.com/fedcast/fedcast/shared/series"
@@ -48,15 +47,6 @@ func (p *publishFlags) check() error {
 	return nil
 }
 
-// publicForecaster is the forecaster the client publishes with: today's
-// study designs are not Lipschitz-bounded, so it uses the public network
-// that outputs 0 (the published median is then the last week's level) and
-// the bound of a 1-Lipschitz network, which covers it.
-func publicForecaster() *publish.Forecaster {
-	net := nn.NewMLP(2, 8, 1)
-	return &publish.Forecaster{Kappa: publish.DefaultKappa, Weeks: 3, Damping: 0.1, Net: net, Params: make([]float64, net.NumParams())}
-}
-
 // run publishes every area of data (origin: its last reported day),
 // prints the text and writes the hub file and its marking. studyEps is the
 // study's lifetime client-level ε (the person's total adds it).
@@ -72,41 +62,25 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	if err != nil {
 		return err
 	}
-	f := publicForecaster()
-	var hubs []forecast.HubForecast
+	ps, mark, err := store.PublishAll(data, publish.PublicForecaster(), *p.eps, *p.delta, rng)
+	if err != nil {
+		return err
+	}
 	out := env.Stdout
 	fmt.Fprintln(out, "forecast to publish (average new cases per day over the next 7 days, with privacy noise):")
-	for _, r := range data.Regions {
-		if len(r.Cases) == 0 {
-			continue
-		}
-		origin := r.End()
-		daily := padDays(r.Cases, f.Days())
-		rec, stored, err := store.Publish(r.Name, origin, f, daily, *p.eps, *p.delta, publish.DefaultSpread, rng)
-		if err != nil {
-			return fmt.Errorf("area %s: %w", r.Name, err)
-		}
-		q := rec.Quantiles()
-		for i := range q {
-			q[i] /= publish.WeekDays
-		}
-		lo, hi, _ := q.Interval(0.95)
+	for _, f := range ps {
+		lo, hi, _ := f.Quantiles.Interval(0.95)
 		again := ""
-		if stored {
+		if f.Again {
 			again = " (published before: the same numbers)"
 		}
-		fmt.Fprintf(out, "  %s: %s a day for %s … %s (95 %% range %s to %s)%s\n", r.Name, oneDecimal(q.Median()),
-			origin.AddDate(0, 0, 1).Format(time.DateOnly), origin.AddDate(0, 0, 7).Format(time.DateOnly), oneDecimal(lo), oneDecimal(hi), again)
-		hubs = append(hubs, forecast.HubForecast{Location: r.Name, ReferenceDate: origin, TargetEndDate: origin.AddDate(0, 0, 7), Quantiles: q})
+		fmt.Fprintf(out, "  %s: %s a day for %s … %s (95 %% range %s to %s)%s\n", f.Location, oneDecimal(f.Quantiles.Median()),
+			f.ReferenceDate.AddDate(0, 0, 1).Format(time.DateOnly), f.TargetEndDate.Format(time.DateOnly), oneDecimal(lo), oneDecimal(hi), again)
 	}
 	if err := writeFileAtomic(storePath, store.Write); err != nil {
 		return err
 	}
-	yearEps, err := store.CaseEpsilon(*p.delta)
-	if err != nil {
-		return err
-	}
-	mark := publish.Marking{DP: true, EpsilonPerPersonYear: yearEps, Delta: *p.delta, Covers: publish.Covers}
+	yearEps := mark.EpsilonPerPersonYear
 	fmt.Fprintln(out, mark.Text())
 	if !math.IsInf(studyEps, 0) && studyEps > 0 {
 		fmt.Fprintf(out, "a person's total: the study's ε %.3g (the shared model) + the publications' ε %.3g = %.3g\n", studyEps, yearEps, studyEps+yearEps)
@@ -118,7 +92,7 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	if hubPath == "" {
 		return nil
 	}
-	if err := writeFileAtomic(hubPath, func(w io.Writer) error { return forecast.WriteHub(w, hubs) }); err != nil {
+	if err := writeFileAtomic(hubPath, func(w io.Writer) error { return forecast.WriteHub(w, publish.HubForecasts(ps)) }); err != nil {
 		return err
 	}
 	markPath := strings.TrimSuffix(hubPath, ".csv") + ".dp.json"
@@ -133,15 +107,6 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	}
 	fmt.Fprintf(env.Stderr, "wrote the forecast to publish to %s (marked as differentially private, ε %.3g per person per year, in %s)\n", hubPath, yearEps, markPath)
 	return nil
-}
-
-// padDays returns the last n days of cases, with days before the series
-// read as 0 (nothing reported: public).
-func padDays(cases []float64, n int) []float64 {
-	if len(cases) >= n {
-		return cases[len(cases)-n:]
-	}
-	return append(make([]float64, n-len(cases)), cases...)
 }
 
 func loadPublishStore(path string) (*publish.Store, error) {
