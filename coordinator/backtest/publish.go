@@ -71,6 +71,38 @@ func (d *LipschitzDesign) Init(dst, previous []float64) {
 	d.mlp.ProjectSpectral(dst)
 }
 
+// LocalTrainer is a design that takes its local training steps its own
+// way; the update is still clipped to S as fl.LocalUpdate clips it (and
+// re-clipped by the round engine), so the client-level DP is unchanged.
+type LocalTrainer interface {
+	LocalTrain(t *nn.Trainer, params, x, y []float64, cfg fl.Config)
+}
+
+// localUpdate is fl.LocalUpdate, with the design's own local steps when it
+// is a LocalTrainer.
+func localUpdate(d Design, t *nn.Trainer, global, x, y []float64, cfg fl.Config, dst []float64) {
+	lt, ok := d.(LocalTrainer)
+	if !ok || len(y) == 0 {
+		fl.LocalUpdate(t, global, x, y, cfg, dst)
+		return
+	}
+	copy(dst, global)
+	lt.LocalTrain(t, dst, x, y, cfg)
+	for i, g := range global {
+		dst[i] -= g
+	}
+	if cfg.DP {
+		privacy.ClipL2(dst, cfg.ClipNorm)
+	}
+}
+
+// LocalTrain takes cfg.LocalEpochs Adam steps with spectral normalisation
+// after each (one power-iteration step per layer), so that the layers stay
+// near norm 1 while the model learns.
+func (d *LipschitzDesign) LocalTrain(t *nn.Trainer, params, x, y []float64, cfg fl.Config) {
+	t.TrainSpectral(params, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate}, 1)
+}
+
 // ReleasedForecaster returns the forecaster of a released model: a copy of
 // params projected to spectral norm ≤ 1 per layer.
 func (d *LipschitzDesign) ReleasedForecaster(params []float64) *publish.Forecaster {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/publish"
 )
 
@@ -105,5 +108,29 @@ func TestLipschitzReleasedModel(t *testing.T) {
 	}
 	if math.IsNaN(f.Sensitivity()[0]) {
 		t.Error("no sensitivity")
+	}
+}
+
+// TestLipschitzLocalUpdateClipped: the design's own local steps (spectral
+// normalisation) leave the update clipped to S exactly as fl.LocalUpdate
+// does, and a client without windows sends zero.
+func TestLipschitzLocalUpdateClipped(t *testing.T) {
+	ld := NewLipschitzDesign(2)
+	global := make([]float64, ld.mlp.NumParams())
+	ld.Init(global, nil)
+	x, y := make([]float64, 2*50), make([]float64, 50)
+	for i := range y {
+		x[2*i], x[2*i+1] = float64(i%7)/3, -float64(i%5)/2
+		y[i] = 3 * x[2*i]
+	}
+	cfg := fl.Config{DP: true, ClipNorm: 0.01, LocalEpochs: 30, LearningRate: 0.01}
+	dst := make([]float64, len(global))
+	localUpdate(ld, nn.NewTrainer(ld.mlp), global, x, y, cfg, dst)
+	if n := privacy.L2Norm(dst); n > cfg.ClipNorm*(1+1e-12) || n < cfg.ClipNorm/2 {
+		t.Errorf("update norm %v, want clipped to %v", n, cfg.ClipNorm)
+	}
+	localUpdate(ld, nn.NewTrainer(ld.mlp), global, nil, nil, cfg, dst)
+	if privacy.L2Norm(dst) != 0 {
+		t.Error("no windows, yet a non-zero update")
 	}
 }

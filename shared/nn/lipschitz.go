@@ -139,3 +139,46 @@ func (m *MLP) NormalizeSpectral(params []float64, us [][]float64, iters int) {
 		}
 	}
 }
+
+// TrainSpectral is Train with spectral normalisation after every Adam step
+// (Miyato et al.): each layer whose power-iteration estimate (iters steps
+// per Adam step, continuing from the last step's vector) exceeds 1 is
+// divided by it, so that the network stays near 1-Lipschitz while it
+// learns. It returns the loss as Train does. The exact guarantee of a
+// released model comes from ProjectSpectral.
+func (t *Trainer) TrainSpectral(params, x, y []float64, steps int, opt AdamOptions, iters int) (loss float64) {
+	t.m.checkParams(params)
+	if steps < 1 {
+		panic(fmt.Sprintf("nn: TrainSpectral with %d steps", steps))
+	}
+	o := opt.withDefaults()
+	n := t.m.checkBatch(x, y, "y")
+	t.reserve(n)
+	t.load(params, x, y, n)
+	clear(t.mom)
+	clear(t.vel)
+	w := t.fmReserve(n)
+	if w != nil {
+		t.fmLoad(w, n)
+	}
+	buf := make([]float64, t.m.n)
+	us := make([][]float64, t.m.Layers())
+	for step := 1; step <= steps; step++ {
+		loss = t.step(w, n)
+		adamUpdate32(t.p32, t.grad, t.mom, t.vel, adamConstsFor(o, step))
+		toFloat64(buf, t.p32)
+		for l := range t.m.Layers() {
+			if us[l] == nil {
+				us[l] = make([]float64, t.m.sizes[l+1])
+			}
+			if s := t.m.PowerIteration(buf, l, us[l], iters); s > 1 && !math.IsInf(s, 0) {
+				k := float32(1 / s)
+				for i := t.m.wOff[l]; i < t.m.bOff[l]; i++ {
+					t.p32[i] *= k
+				}
+			}
+		}
+	}
+	toFloat64(params, t.p32)
+	return loss
+}
