@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/publish"
@@ -132,5 +133,55 @@ func TestLipschitzLocalUpdateClipped(t *testing.T) {
 	localUpdate(ld, nn.NewTrainer(ld.mlp), global, nil, nil, cfg, dst)
 	if privacy.L2Norm(dst) != 0 {
 		t.Error("no windows, yet a non-zero update")
+	}
+}
+
+// TestSensitivityOfTrainedModel trains the design on a synthetic outbreak
+// (the federated local step, as a campaign does), projects the model as
+// every release is, and changes every day of every area's window by ±1
+// case at many origins: the median never moves more than the public
+// bound for that day's week.
+func TestSensitivityOfTrainedModel(t *testing.T) {
+	d, states := fixture(t, 4)
+	ld := NewLipschitzDesign(4)
+	params := make([]float64, ld.mlp.NumParams())
+	ld.Init(params, nil)
+	pub, err := forecast.NewPublicInputs(d, states, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := day("2020-09-30")
+	x, y, err := ld.Training(Until(d, known), pub.Until(known))
+	if err != nil || len(y) == 0 {
+		t.Fatalf("no training windows (%v)", err)
+	}
+	tr := nn.NewTrainer(ld.mlp)
+	for range 5 {
+		ld.LocalTrain(tr, params, x, y, fl.Config{LocalEpochs: 30, LearningRate: 0.05})
+	}
+	f := ld.ReleasedForecaster(params)
+	if f.Net.LipschitzBound(f.Params) == 0 {
+		t.Fatal("the trained network is constant: the test would not exercise it")
+	}
+	sens := f.Sensitivity()
+	for _, r := range d.Regions {
+		for o := 0; o < 60; o += 3 {
+			win := dailyUntil(r, known.AddDate(0, 0, -o), f.Days())
+			m0, err := f.Median(win)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for back := range f.Days() {
+				i := len(win) - 1 - back
+				for _, dv := range []float64{1, -1} {
+					w := append([]float64(nil), win...)
+					w[i] += dv
+					m1, _ := f.Median(w)
+					if diff := math.Abs(m1 - m0); diff > sens[back/WeekDays] {
+						t.Fatalf("area %s, origin −%d, day %d back, %+v: moved %v > %v", r.Name, o, back, dv, diff, sens[back/WeekDays])
+					}
+				}
+			}
+		}
 	}
 }
