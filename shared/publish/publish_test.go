@@ -237,7 +237,10 @@ func TestStoreOneDrawPerOrigin(t *testing.T) {
 	if !(e2 > e1) || e2 > 1 {
 		t.Errorf("ε per person-year %v after one publication, %v after two: want it to grow and stay ≤ 1", e1, e2)
 	}
-	if _, err := ReadStore(strings.NewReader("{not json")); err == nil {
-		t.Error("a damaged store was read")
+	for _, bad := range []string{"{not json", `{"publications":[{"area":"a","origin":"2021-13-01","median_log":1,"kappa":50,"mechanism":{"Gamma":1,"Sigma2":4,"Steps":[2]}}]}`,
+		`{"publications":[{"area":"a","origin":"2021-03-01","median_log":1,"kappa":50,"mechanism":{"Gamma":1,"Sigma2":0,"Steps":[2]}}]}`} {
+		if _, err := ReadStore(strings.NewReader(bad)); err == nil {
+			t.Errorf("a damaged store was read: %s", bad)
+		}
 	}
 }

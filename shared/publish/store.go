@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -46,7 +48,39 @@ func ReadStore(r io.Reader) (*Store, error) {
 	if err := dec.Decode(s); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("publish: the file of published forecasts is damaged: %w", err)
 	}
+	for i, r := range s.Records {
+		if err := r.check(); err != nil {
+			return nil, fmt.Errorf("publish: the file of published forecasts is damaged: publication %d (area %q, origin %q): %w", i+1, r.Area, r.Origin, err)
+		}
+	}
 	return s, nil
+}
+
+// maxWeeks bounds the input weeks a stored mechanism may name.
+const maxWeeks = 53
+
+// check returns an error unless r's fields are usable.
+func (r Record) check() error {
+	if _, err := time.Parse(time.DateOnly, r.Origin); err != nil {
+		return fmt.Errorf("origin is not a date (YYYY-MM-DD)")
+	}
+	m := r.Mechanism
+	switch {
+	case math.IsNaN(r.Median) || math.IsInf(r.Median, 0):
+		return fmt.Errorf("median_log %v is not a number", r.Median)
+	case !(r.Kappa > 0) || math.IsInf(r.Kappa, 0) || !(r.Spread >= 0) || math.IsInf(r.Spread, 0):
+		return fmt.Errorf("kappa %v or spread %v out of range", r.Kappa, r.Spread)
+	case !(m.Gamma > 0) || math.IsInf(m.Gamma, 0) || m.Sigma2 == 0 || m.Sigma2 > privacy.MaxDiscreteSigma2:
+		return fmt.Errorf("mechanism (γ %v, σ² %d) out of range", m.Gamma, m.Sigma2)
+	case len(m.Steps) == 0 || len(m.Steps) > maxWeeks:
+		return fmt.Errorf("mechanism has %d weeks, want 1 to %d", len(m.Steps), maxWeeks)
+	}
+	for _, st := range m.Steps {
+		if st < 1 {
+			return fmt.Errorf("mechanism sensitivity %d below 1 step", st)
+		}
+	}
+	return nil
 }
 
 // Write writes s as indented JSON.
