@@ -52,30 +52,26 @@ func (p *PublishState) limit() float64 {
 	return 1
 }
 
-func parsePositive(text string) (float64, bool) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(text, ",", ".")), 64)
-	return v, err == nil && v > 0 && !math.IsInf(v, 0)
-}
-
 // SetPublishEpsilon reads the ε per person per year of the next
 // publication from the page.
 func (s *JoinState) SetPublishEpsilon(text string) {
-	v, ok := parsePositive(text)
-	if !ok {
-		s.Publishing.Problem = fmt.Sprintf("%q is not a privacy level: type a number above 0, such as 1 or 0.5.", text)
-		return
-	}
-	s.Publishing.Problem, s.Publishing.Epsilon = "", v
+	s.setPublishNumber(text, "privacy level", "1 or 0.5", &s.Publishing.Epsilon)
 }
 
 // SetPublishLimit reads the LHA's yearly limit for publications.
 func (s *JoinState) SetPublishLimit(text string) {
-	v, ok := parsePositive(text)
-	if !ok {
-		s.Publishing.Problem = fmt.Sprintf("%q is not a yearly limit: type a number above 0, such as 1.", text)
+	s.setPublishNumber(text, "yearly limit", "1", &s.Publishing.YearLimit)
+}
+
+// setPublishNumber stores a number above 0 typed into the page in dst, or
+// says what to type.
+func (s *JoinState) setPublishNumber(text, what, example string, dst *float64) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(text, ",", ".")), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		s.Publishing.Problem = fmt.Sprintf("%q is not a %s: type a number above 0, such as %s.", text, what, example)
 		return
 	}
-	s.Publishing.Problem, s.Publishing.YearLimit = "", v
+	s.Publishing.Problem, *dst = "", v
 }
 
 // publishKey names this LHA's published forecasts of this study.

@@ -147,25 +147,12 @@ func (m *MLP) NormalizeSpectral(params []float64, us [][]float64, iters int) {
 // learns. It returns the loss as Train does. The exact guarantee of a
 // released model comes from ProjectSpectral.
 func (t *Trainer) TrainSpectral(params, x, y []float64, steps int, opt AdamOptions, iters int) (loss float64) {
-	t.m.checkParams(params)
 	if steps < 1 {
 		panic(fmt.Sprintf("nn: TrainSpectral with %d steps", steps))
 	}
-	o := opt.withDefaults()
-	n := t.m.checkBatch(x, y, "y")
-	t.reserve(n)
-	t.load(params, x, y, n)
-	clear(t.mom)
-	clear(t.vel)
-	w := t.fmReserve(n)
-	if w != nil {
-		t.fmLoad(w, n)
-	}
 	buf := make([]float64, t.m.n)
 	us := make([][]float64, t.m.Layers())
-	for step := 1; step <= steps; step++ {
-		loss = t.step(w, n)
-		adamUpdate32(t.p32, t.grad, t.mom, t.vel, adamConstsFor(o, step))
+	return t.train(params, x, y, steps, opt, nil, func() {
 		toFloat64(buf, t.p32)
 		for l := range t.m.Layers() {
 			if us[l] == nil {
@@ -178,7 +165,5 @@ func (t *Trainer) TrainSpectral(params, x, y []float64, steps int, opt AdamOptio
 				}
 			}
 		}
-	}
-	toFloat64(params, t.p32)
-	return loss
+	})
 }
