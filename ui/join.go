@@ -254,6 +254,7 @@ type JoinState struct {
 	Recent       session.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
 	Hub          string                 // the forecasts as a hub CSV, for the download
 	HubURL       string                 // blob: URL of Hub for the download link ("" outside a browser)
+	Publishing   PublishState           // the "Publish" option (publish.go)
 	Metrics      *metrics.Result
 	// Baseline is the no-change forecast (the last 7-day average) on the
 	// same test windows as Metrics.

@@ -301,4 +301,5 @@ func checkForecastRange(t *testing.T, ctx chromedpCtx, d *series.Dataset, target
 		}
 	}
 	shotOf(t, ctx, "#forecast", "4-forecast-range")
+	checkPagePublish(t, ctx, d)
 }

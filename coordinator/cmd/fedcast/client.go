@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
@@ -30,7 +31,7 @@ func init() {
 const insecureAckFlag = "i-understand-insecure-seed"
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--i-understand-insecure-seed]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--publish-epsilon E [--publish-delta D]] [--i-understand-insecure-seed]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
@@ -40,7 +41,11 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	quiet := fs.Bool("quiet", false, "print only the summary")
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
+	pubFlags := addPublishFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := pubFlags.check(); err != nil {
 		return err
 	}
 	if *maxWin < 0 {
@@ -127,6 +132,9 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each)\n", plural(len(fcs), "area"), *hubOut)
+	}
+	if err := pubFlags.run(env, data, *dataPath, *hubOut, st.Epsilon, privacy.NewSecureRand()); err != nil {
+		return err
 	}
 	if *modelOut != "" {
 		w := s.GlobalModel() // the released model (an MR-MTL personal model stays out of files)

@@ -43,7 +43,8 @@ func TestClientHub(t *testing.T) {
 	hub := filepath.Join(t.TempDir(), "forecast.csv")
 	var out, errb bytes.Buffer
 	cenv := &Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	if code := run(ctx, cenv, []string{"client", "--join", m[1], "--data", m[2], "--hub", hub, "--max-windows", "5", "--quiet"}); code != 0 {
+	if code := run(ctx, cenv, []string{"client", "--join", m[1], "--data", m[2], "--hub", hub, "--max-windows", "5", "--quiet",
+		"--publish-epsilon", "1", "--publish-store", filepath.Join(t.TempDir(), "published.json")}); code != 0 {
 		t.Fatalf("client exit %d:\n%s\n%s", code, out.String(), errb.String())
 	}
 	if !strings.Contains(errb.String(), "wrote the forecast of") {
@@ -70,6 +71,7 @@ func TestClientHub(t *testing.T) {
 			t.Errorf("forecast %d: %s %s horizon %d", i, fc.Location, fc.ReferenceDate, fc.Horizon())
 		}
 	}
+	checkPublishedHub(t, strings.TrimSuffix(hub, ".csv")+"-published.csv", d, out.String())
 	cancel()
 	<-demoDone
 }
