@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
@@ -106,49 +107,92 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
 	printExampleBudget(env.Stdout, s)
-	fcs, cov, ferr := session.Forecasts(st, data, s.Model())
-	printForecasts(env.Stdout, st, fcs, cov, ferr)
-	if *hubOut != "" {
-		if ferr != nil {
-			return ferr
-		}
-		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.HubForecasts(fcs)) }); err != nil {
+	if *modelOut != "" {
+		// the released model (an MR-MTL personal model stays out of files)
+		if err := writeModel(env, *modelOut, fin.Rounds, st.Layers, s.GlobalModel()); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each)\n", plural(len(fcs), "area"), *hubOut)
 	}
-	if *modelOut != "" {
-		w := s.GlobalModel() // the released model (an MR-MTL personal model stays out of files)
-		return writeJSONFile(env, *modelOut, struct {
-			Round       int       `json:"round"`
-			Layers      []int     `json:"layers"`
-			ModelSHA256 string    `json:"model_sha256"`
-			Weights     []float64 `json:"weights"`
-		}{fin.Rounds, st.Layers, protocol.HashHex(w), w})
+	return writeGuarded(env, st, data, s.Model(), *hubOut)
+}
+
+// writeGuarded prints the guarded forecast of every area (the guard's
+// headline, its reason, the model's own forecast beside it) and writes
+// the hub file of the headlines and its sidecar FILE.methods.csv when
+// hubOut is set.
+func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, params []float64, hubOut string) error {
+	gs, cov, err := guardedForecasts(st, data, params)
+	printGuarded(env.Stdout, st, gs, cov, err)
+	if hubOut == "" {
+		return nil
 	}
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.GuardedHub(gs)) }); err != nil {
+		return err
+	}
+	side := hubOut + ".methods.csv"
+	if err := writeFileAtomic(side, func(w io.Writer) error { return session.WriteMethods(w, gs) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each) and the method each area used to %s\n", plural(len(gs), "area"), hubOut, side)
 	return nil
 }
 
-// printForecasts writes the final model's forecast for each area of the
-// LHA's data: the day it is for and the expected 7-day average of new
-// cases per day (never below zero), as the browser page shows them.
-func printForecasts(w io.Writer, st protocol.Study, fcs []session.AreaForecast, cov session.RecentCoverage, err error) {
+// guardedForecasts is session.Guarded with the study's model.
+func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64) ([]session.GuardedForecast, session.RecentCoverage, error) {
+	var cov session.RecentCoverage
+	if len(st.Layers) < 2 {
+		return nil, cov, &session.LayoutError{Have: len(params), Layers: st.Layers}
+	}
+	m := nn.NewMLP(st.Layers...)
+	if m.NumParams() != len(params) {
+		return nil, cov, &session.LayoutError{Have: len(params), Want: m.NumParams(), Layers: st.Layers}
+	}
+	point, err := session.DesignPoint(st, m, params)
+	if err != nil {
+		return nil, cov, err
+	}
+	return session.Guarded(st, data, point, nil, nil)
+}
+
+func writeModel(env *Env, path string, round int, layers []int, w []float64) error {
+	return writeJSONFile(env, path, struct {
+		Round       int       `json:"round"`
+		Layers      []int     `json:"layers"`
+		ModelSHA256 string    `json:"model_sha256"`
+		Weights     []float64 `json:"weights"`
+	}{round, layers, protocol.HashHex(w), w})
+}
+
+// printGuarded writes each area's guarded forecast as the page shows it:
+// the headline in words ("no change" or "shared model") with its value,
+// the guard's reason, and the shared model's own forecast beside it (the
+// 7-day average of new cases per day, never below zero).
+func printGuarded(w io.Writer, st protocol.Study, gs []session.GuardedForecast, cov session.RecentCoverage, err error) {
 	if err != nil {
 		fmt.Fprintf(w, "no forecast: %s\n", forPeople(err.Error()))
 		return
 	}
-	if len(fcs) == 0 {
+	if len(gs) == 0 {
 		fmt.Fprintln(w, "no forecast: no area has enough days for one input window")
 		return
 	}
-	fmt.Fprintf(w, "forecast with the final model (7-day average of new cases per day, from the last %d days of data; 95 %% range from this LHA's own recent errors):\n", max(st.History, 1))
-	for _, f := range fcs {
+	fmt.Fprintf(w, "forecast (7-day average of new cases per day, from the last %d days of data; 95 %% range from this LHA's own recent errors):\n", max(st.History, 1))
+	for _, g := range gs {
+		f := g.Forecast
 		lo, hi, _ := f.Quantiles.Interval(0.95)
-		fmt.Fprintf(w, "  %s: %s for %s (between %s and %s; input up to %s)\n", f.Area, oneDecimal(f.Quantiles.Median()),
+		fmt.Fprintf(w, "  %s: %s (%s) for %s (between %s and %s; input up to %s)\n", f.Area, oneDecimal(f.Quantiles.Median()), g.Method,
 			f.Target.Format(time.DateOnly), oneDecimal(lo), oneDecimal(hi), f.InputEnd.Format(time.DateOnly))
+		model := "shared model's own forecast: " + oneDecimal(g.Model.Point)
+		if g.ModelClamped {
+			model += " (FLAGGED: beyond any change in this LHA's history; held at " + oneDecimal(g.ModelShown) + ")"
+		}
+		fmt.Fprintf(w, "    %s\n    %s\n", g.Reason(), model)
 	}
 	if cov.N > 0 {
-		fmt.Fprintf(w, "on this LHA's own recent days such 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
+		fmt.Fprintf(w, "on this LHA's own recent days the shared model's 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
 			cov.In95, cov.N, cov.In50, cov.N)
 	}
 }
