@@ -2056,6 +2056,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
+				if c.guardWords() != `` {
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "verdict"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "verdict"}}}
+					vgparent.AppendChild(vgn)
+					vgn.SetInnerHTML(c.guardWords())
+				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
 				if c.S.ForecastPages() > 1 {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pager"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "forecast-pager"}}}
 					vgparent.AppendChild(vgn)
@@ -2135,9 +2142,19 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "b", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "target"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(f.TargetDate())
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: ", by "}
+							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "b", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "method"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(f.MethodWords())
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "."}
 							vgparent.AppendChild(vgn)
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "forecast-model"}}}
+						vgparent.AppendChild(vgn)
+						vgn.SetInnerHTML(f.ModelWords())
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "forecast-range"}}}
@@ -2238,13 +2255,6 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							_ = vgparent
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Computed in this browser on the latest part of your data, which was not used for training. These figures are not sent anywhere."}
 							vgparent.AppendChild(vgn)
-						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
-						vgparent.AppendChild(vgn)
-						if c.verdict() != `` {
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "verdict"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "verdict"}}}
-							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(c.verdict())
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)

@@ -132,11 +132,28 @@ type Forecast struct {
 	Area     string
 	InputEnd time.Time // last day of the input window
 	Target   time.Time // the day forecast
-	Value    float64   // model output (unclamped)
-	// Quantiles are the forecast's range at the hub levels, from this
-	// LHA's own recent errors (package forecast; computed here, not sent).
+	Value    float64   // the headlined value (the guard's method, inside the plausible band)
+	// Quantiles are the headlined forecast's range at the hub levels, from
+	// this LHA's own recent errors (package forecast; computed here, not
+	// sent).
 	Quantiles forecast.Quantiles
 	Chart     *Chart
+	// Guard is the guard's headline for the area: its method, the reason
+	// and the shared model's own forecast beside it.
+	Guard forecast.Headline
+}
+
+// MethodWords names the headline's method: "no change" or "shared model".
+func (f Forecast) MethodWords() string { return string(f.Guard.Method) }
+
+// ModelWords shows the shared model's own forecast beside the headline,
+// labelled, and flagged when the guard held it inside the plausible band.
+func (f Forecast) ModelWords() string {
+	g := f.Guard
+	if g.ModelClamped {
+		return "The shared model's own forecast: " + FormatCount(g.Model) + " (flagged: beyond any change in your own history, held at " + FormatCount(g.ModelShown) + ")."
+	}
+	return "The shared model's own forecast: about " + FormatCount(math.Max(0, g.Model)) + " new cases per day."
 }
 
 // Range95 says the 95 % range in words.
@@ -1018,9 +1035,10 @@ func (s *JoinState) forecast(params []float64) {
 	var forecasts []Forecast
 	sm := s.smoothing()
 	last := time.Now()
-	for _, f := range ev.Forecasts {
+	for _, g := range ev.Guarded {
+		f := g.Forecast
 		forecasts = append(forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
-			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles)})
+			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles), Guard: g.Headline})
 		last = s.maybeYield(last)
 	}
 	s.publish(func() {

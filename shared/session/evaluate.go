@@ -139,32 +139,6 @@ func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptio
 	return &r, &b, nil
 }
 
-// Comparison is the model's test error against the no-change forecast's
-// on the same days, the numbers behind the page's verdict.
-type Comparison struct {
-	Days                  int     // test days, all areas together
-	ModelMAE, BaselineMAE float64 // mean absolute errors, cases per day
-	// Gain is BaselineMAE − ModelMAE (positive: the model is better),
-	// GainPercent the same as a percentage of BaselineMAE.
-	Gain, GainPercent float64
-	// Alike is true when the two errors are within 2 % of BaselineMAE (or
-	// 0.05 cases a day): the model then adds little.
-	Alike bool
-}
-
-// Compare compares the model's test metrics with the no-change
-// forecast's; ok is false when either is missing or undefined. It never
-// judges from R², which on a few recent days says little.
-func Compare(m, base *metrics.Result) (c Comparison, ok bool) {
-	if m == nil || base == nil || m.N == 0 || math.IsNaN(m.MAE) || math.IsNaN(base.MAE) {
-		return c, false
-	}
-	c = Comparison{Days: m.N, ModelMAE: m.MAE, BaselineMAE: base.MAE, Gain: base.MAE - m.MAE}
-	c.GainPercent = 100 * c.Gain / base.MAE
-	c.Alike = math.Abs(c.Gain) <= math.Max(0.02*base.MAE, 0.05)
-	return c, true
-}
-
 // EpsilonMatches reports whether the coordinator's ε and the one
 // recomputed here agree to 1e-9 relative (both come from the same
 // accountant code; a difference below that is rounding). An infinite ε
