@@ -27,13 +27,14 @@ func init() {
 }
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--forecast]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
 	maxWin := fs.Int("max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
-	modelOut := fs.String("model", "", "write the final global model as JSON here")
+	modelOut := fs.String("model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
+	only := fs.Bool("forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
 	quiet := fs.Bool("quiet", false, "print only the summary")
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	if err := parseFlags(fs, args); err != nil {
@@ -62,6 +63,9 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	defer s.Close()
 	st := s.Study()
+	if *only {
+		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut)
+	}
 	x, y, err := session.TrainingData(st, data)
 	if err != nil {
 		return withHint(err)
@@ -109,7 +113,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	printExampleBudget(env.Stdout, s)
 	if *modelOut != "" {
 		// the released model (an MR-MTL personal model stays out of files)
-		if err := writeModel(env, *modelOut, fin.Rounds, st.Layers, s.GlobalModel()); err != nil {
+		if err := writeModel(env, *modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {
 			return err
 		}
 	}
@@ -157,13 +161,33 @@ func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64)
 	return session.Guarded(st, data, point, nil, nil)
 }
 
-func writeModel(env *Env, path string, round int, layers []int, w []float64) error {
-	return writeJSONFile(env, path, struct {
-		Round       int       `json:"round"`
-		Layers      []int     `json:"layers"`
-		ModelSHA256 string    `json:"model_sha256"`
-		Weights     []float64 `json:"weights"`
-	}{round, layers, protocol.HashHex(w), w})
+// writeModel writes a released model with the study's public parameters
+// (session.ModelFile).
+func writeModel(env *Env, path string, round int, final bool, st protocol.Study, w []float64) error {
+	return writeJSONFile(env, path, session.ModelFile{Model: protocol.NewModel(round, final, st.Layers, w), Study: &st})
+}
+
+// forecastOnly is client --forecast: it reads the latest released model
+// (nothing is sent after the hello: no ready, no update), forecasts every
+// area of the file under the guard and writes the model and hub files
+// asked for.
+func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, modelOut, hubOut string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	w, round, err := s.Latest(ctx)
+	if err != nil {
+		return err
+	}
+	s.Close()
+	st := s.Study()
+	fmt.Fprintf(env.Stderr, "read the model released after round %d of %q (model %.12s…); nothing was sent but the hello that fetched it: no update, and this LHA was not counted as ready\n",
+		round, st.Name, protocol.HashHex(w))
+	if modelOut != "" {
+		if err := writeModel(env, modelOut, round, s.Finished() != nil, st, w); err != nil {
+			return err
+		}
+	}
+	return writeGuarded(env, st, data, w, hubOut)
 }
 
 // printGuarded writes each area's guarded forecast as the page shows it:
