@@ -1945,6 +1945,44 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.S.Phase == PhaseRunning && c.S.Round > 0 {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "forecast-now"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "forecast-now"}}}
+							vgparent.AppendChild(vgn)
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "forecast-now-button"}}}
+								vgparent.AppendChild(vgn)
+								vgn.AddAttrInterface("disabled", !c.S.CanForecastNow())
+								vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+									EventType: "click",
+									Func:      func(event vugu.DOMEvent) { c.S.ForecastNow() },
+									// TODO: implement capture, etc. mostly need to decide syntax
+								})
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Forecast this week with the latest model"}
+									vgparent.AppendChild(vgn)
+								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+								vgparent.AppendChild(vgn)
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}}}
+								vgparent.AppendChild(vgn)
+								{
+									vgparent := vgn
+									_ = vgparent
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Nothing is sent: the forecast is made in this browser from the model the coordinator has already released, and costs no privacy budget. The list \"What left this computer\" below stays as it is."}
+									vgparent.AppendChild(vgn)
+								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
+							}
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if len(c.S.Skips) > 0 {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "problem skips"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "skips"}}}
 							vgparent.AppendChild(vgn)
@@ -2024,7 +2062,7 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
 		vgparent.AppendChild(vgn)
-		if c.S.Phase == PhaseFinished {
+		if c.S.Phase == PhaseFinished || c.S.Forecasting || len(c.S.Forecasts) > 0 {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "card forecast"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "forecast"}}}
 			vgparent.AppendChild(vgn)
 			{
@@ -2043,9 +2081,16 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Working out the forecast for each of your areas from the final shared model…"}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Working out the forecast for each of your areas from the latest shared model…"}
 						vgparent.AppendChild(vgn)
 					}
+				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+				vgparent.AppendChild(vgn)
+				if c.S.ForecastRound > 0 && c.S.Phase != PhaseFinished {
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "forecast-round"}}}
+					vgparent.AppendChild(vgn)
+					vgn.SetInnerHTML(c.forecastRoundWords())
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)

@@ -200,6 +200,9 @@ type JoinState struct {
 	// model's forecasts, ranges and local scores are published (years of
 	// data and hundreds of areas take seconds in a browser).
 	Forecasting bool
+	// ForecastRound is the round whose model the forecast shown was made
+	// with when the LHA asked for it during the study (0: the final one).
+	ForecastRound int
 
 	Welcome *protocol.Welcome // study, LHA name, state, round log
 
@@ -825,6 +828,25 @@ func (s *JoinState) Join(ctx context.Context) {
 		s.forecast(model)
 		s.WatchForNext(ctx)
 	}()
+}
+
+// CanForecastNow is true while the study runs and a model has been
+// released: the LHA may forecast this week with it at no privacy cost.
+func (s *JoinState) CanForecastNow() bool {
+	return s.Phase == PhaseRunning && s.Round > 0 && !s.Forecasting && s.session != nil
+}
+
+// ForecastNow forecasts this week with the latest released model, under
+// the guard, in this browser: nothing is sent (the session already holds
+// the model the coordinator released; no frame is written).
+func (s *JoinState) ForecastNow() {
+	if !s.CanForecastNow() {
+		return
+	}
+	s.Forecasting = true
+	s.ForecastRound = s.Round
+	sess := s.session
+	go func() { s.forecast(sess.Model()) }()
 }
 
 // WatchForNext polls the public status every few seconds, once the study

@@ -82,6 +82,12 @@ func GuardWords(fs []Forecast) string {
 	return s
 }
 
+// forecastRoundWords says which model a forecast asked for during the
+// study was made with.
+func (c *JoinPage) forecastRoundWords() string {
+	return fmt.Sprintf("Made in this browser with the model released after round %d; nothing was sent.", c.S.ForecastRound)
+}
+
 // updateBytes is the size of one update frame: the model's numbers at 8
 // bytes each plus the frame header.
 func (c *JoinPage) updateBytes() int64 {
