@@ -17,7 +17,7 @@ func TestGuardWords(t *testing.T) {
 		not  []string
 	}{
 		{"too few weeks, absurd model", []Forecast{{Guard: few}}, []string{"Each headline is no change", forecast.TooFewWeeks, "113,577", "held at 1,500"}, []string{"Each headline is the shared model"}},
-		{"model earned it", []Forecast{{Guard: model}}, []string{"Each headline is the shared model's forecast.", "Headline: shared model.", "9 weeks"}, []string{forecast.TooFewWeeks}},
+		{"model earned it", []Forecast{{Guard: model}}, []string{"Each headline is the shared model's forecast.", "Over the last 9 weeks", "the shared model missed by 10"}, []string{forecast.TooFewWeeks}},
 		{"mixed", []Forecast{{Guard: model}, {Guard: few}, {Guard: few}}, []string{"shared model is headlined for 1 area, no change for the other 2.", "for 2 areas: held inside it and flagged"}, nil},
 	} {
 		got := GuardWords(tc.fs)

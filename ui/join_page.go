@@ -75,7 +75,7 @@ func GuardWords(fs []Forecast) string {
 	default:
 		s = fmt.Sprintf("The shared model is headlined for %s, no change for the other %d.", Plural(model, "area"), len(fs)-model)
 	}
-	s += " " + fs[0].Guard.Reason()
+	s += " " + fs[0].Guard.Why()
 	if clamped > 0 && !fs[0].Guard.ModelClamped {
 		s += fmt.Sprintf(" The shared model's forecast was beyond any change in your own history for %s: held inside it and flagged.", Plural(clamped, "area"))
 	}

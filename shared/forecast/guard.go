@@ -175,19 +175,26 @@ func Guard(j Judgement, model, noChange float64, band Band) Headline {
 	return h
 }
 
-// Reason says in a sentence which method is headlined and why.
+// Reason says in a sentence which method is headlined and why:
+// "Headline: no change." or "Headline: shared model.", then Why.
 func (h Headline) Reason() string {
+	return "Headline: " + string(h.Method) + ". " + h.Why()
+}
+
+// Why says why the guard chose the headline's method, and flags a
+// clamped model forecast.
+func (h Headline) Why() string {
 	j := h.Judgement
 	var s string
 	switch {
 	case j.Origins < GuardMinOrigins:
-		s = fmt.Sprintf("Headline: no change. There are %s: %s kept out of its training (%d are needed).",
+		s = fmt.Sprintf("There are %s: %s kept out of its training (%d are needed).",
 			TooFewWeeks, weeks(j.Origins), GuardMinOrigins)
 	case j.Method == MethodModel:
-		s = fmt.Sprintf("Headline: shared model. Over the last %s kept out of its training it missed by %s cases per day on average, no change by %s.",
+		s = fmt.Sprintf("Over the last %s kept out of its training the shared model missed by %s cases per day on average, no change by %s.",
 			weeks(j.Origins), Count(j.ModelMAE), Count(j.NoChangeMAE))
 	default:
-		s = fmt.Sprintf("Headline: no change. Over the last %s kept out of the model's training no change missed by %s cases per day on average, the shared model by %s.",
+		s = fmt.Sprintf("Over the last %s kept out of the model's training no change missed by %s cases per day on average, the shared model by %s.",
 			weeks(j.Origins), Count(j.NoChangeMAE), Count(j.ModelMAE))
 	}
 	if h.ModelClamped {
@@ -213,25 +220,38 @@ func weeks(n int) string {
 	return strconv.Itoa(n) + " weeks"
 }
 
-// Count formats a number of cases for a sentence: whole numbers with
-// thousands separated by commas from 100 on, one decimal below.
+// Count formats a number of cases for people (the page and the client
+// alike): thousands separated by commas, none from 100 up, one decimal
+// from 10, at most two below; "–" for NaN, "∞" for infinity.
 func Count(v float64) string {
-	if !finite(v) {
+	switch {
+	case math.IsNaN(v):
 		return "–"
+	case math.IsInf(v, 1):
+		return "∞"
+	case math.IsInf(v, -1):
+		return "−∞"
 	}
-	if math.Abs(v) < 100 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	digits := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
+	a := math.Abs(v)
+	var s string
+	switch {
+	case a >= 100 || a == math.Trunc(a):
+		digits := strconv.FormatFloat(math.Round(a), 'f', 0, 64)
+		var b strings.Builder
+		for i, c := range digits {
+			if i > 0 && (len(digits)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
 		}
-		b.WriteRune(c)
+		s = b.String()
+	case a >= 10:
+		s = strconv.FormatFloat(a, 'f', 1, 64)
+	default:
+		s = strings.TrimRight(strings.TrimRight(strconv.FormatFloat(a, 'f', 2, 64), "0"), ".")
 	}
-	return b.String()
+	if v < 0 && s != "0" {
+		s = "−" + s
+	}
+	return s
 }

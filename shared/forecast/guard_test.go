@@ -30,7 +30,7 @@ func TestJudgeSwitch(t *testing.T) {
 		{"no origins", nil, MethodNoChange, 0, TooFewWeeks},
 		{"7 weeks, model far better", origins(7, 1, 50), MethodNoChange, 7, TooFewWeeks},
 		{"8 weeks, model better", origins(8, 1, 50), MethodModel, 8, "Headline: shared model."},
-		{"8 weeks, no change better", origins(8, 50, 1), MethodNoChange, 8, "no change missed by 1.0"},
+		{"8 weeks, no change better", origins(8, 50, 1), MethodNoChange, 8, "no change missed by 1 cases per day on average, the shared model by 50."},
 		{"tie goes to no change", origins(9, 5, 5), MethodNoChange, 9, "Headline: no change."},
 		{"same date twice counts once", append(origins(7, 1, 50), origins(1, 1, 50)...), MethodNoChange, 7, TooFewWeeks},
 		{"NaN origins left out", append(origins(7, 1, 50), GuardOrigin{InputEnd: time.Unix(0, 0), Model: math.NaN()}), MethodNoChange, 7, TooFewWeeks},
