@@ -4,12 +4,16 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// checkCampaigns checks a continuing study's schedule (campaigns, every):
-// whole campaigns, each fitting before the next starts.
-func (f *File) checkCampaigns() error {
+// checkRounds checks the number of rounds and a continuing study's
+// schedule (campaigns, every): whole campaigns, each fitting before the
+// next starts.
+func (f *File) checkRounds() error {
 	switch {
+	case f.Rounds < 1 || f.Rounds > protocol.MaxRound:
+		return configErr("rounds is %d, must be in [1, %d]", f.Rounds, uint32(protocol.MaxRound))
 	case f.Campaigns < 0:
 		return configErr("campaigns is %d, must be 0 or more", f.Campaigns)
 	case f.Campaigns <= 1:

@@ -241,10 +241,7 @@ func (f *File) Validate() error {
 	if len(f.LHAs) == 0 {
 		return configErr("no LHAs enrolled")
 	}
-	if f.Rounds < 1 || f.Rounds > protocol.MaxRound {
-		return configErr("rounds is %d, must be in [1, %d]", f.Rounds, uint32(protocol.MaxRound))
-	}
-	if err := f.checkCampaigns(); err != nil {
+	if err := f.checkRounds(); err != nil {
 		return err
 	}
 	if f.ExpectedClients < 1 || f.ExpectedClients > len(f.LHAs) {

@@ -61,3 +61,14 @@ func (st Study) NextSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
 	}
 	return k*t + i
 }
+
+// NextCampaign returns the first campaign (1-based) that starts after
+// now, and when; ok is false when the last one has started.
+func (st Study) NextCampaign(t0, now time.Time) (k int, at time.Time, ok bool) {
+	for k = 1; k <= st.CampaignCount(); k++ {
+		if at = st.CampaignStart(t0, k); at.After(now) {
+			return k, at, true
+		}
+	}
+	return 0, time.Time{}, false
+}

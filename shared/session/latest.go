@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
 )
@@ -49,4 +50,15 @@ func (s *Session) Latest(ctx context.Context) ([]float64, int, error) {
 			return nil, 0, m
 		}
 	}
+}
+
+// NextCampaign returns the next campaign of a continuing study to start
+// after now and when (ok false without campaigns, before the schedule
+// started, or once the last campaign has started).
+func (s *Session) NextCampaign(now time.Time) (k int, at time.Time, ok bool) {
+	sch := s.Schedule()
+	if s.study.CampaignCount() <= 1 || sch == nil || sch.Start == nil {
+		return 0, time.Time{}, false
+	}
+	return s.study.NextCampaign(*sch.Start, now)
 }

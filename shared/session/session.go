@@ -420,10 +420,9 @@ func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
 	}
 	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
 	slack := time.Duration(sch.RoundSlackMillis) * time.Millisecond
-	opens = *sch.Start
-	if now.After(opens) {
-		opens = opens.Add((now.Sub(opens) + l - 1) / l * l)
-	}
+	// In a continuing study the slots of a campaign follow its start
+	// (protocol.Study.SlotStart); otherwise every L from the start.
+	opens = s.study.SlotStart(*sch.Start, l, s.study.NextSlotAt(*sch.Start, l, now))
 	return opens, opens.Add(l - slack), true
 }
 

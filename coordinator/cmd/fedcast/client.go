@@ -83,6 +83,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	printStrategy(out, st)
 	printMissed(out, len(s.Log()), st.Rounds)
 	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
+
 	if !*quiet {
 		obs.Sent = func(o session.Outgoing) {
 			fmt.Fprintf(out, "sent %s (round %d): %d bytes\n", o.Type, o.Round, o.Bytes)
@@ -92,7 +93,8 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			if r.Resent {
 				tag = " (re-sent, hash checked)"
 			}
-			fmt.Fprintf(out, "round %d released%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(st, r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+			printNextCampaign(out, s, r.Round)
 		}
 		obs.State = func(st session.State) {
 			if st == session.StateReconnecting {
@@ -100,6 +102,19 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
+	}
+	if *modelOut != "" && st.CampaignCount() > 1 {
+		// A continuing study: the file always holds the latest released
+		// model (the LHA forecasts with it between campaigns).
+		shown := obs.Result
+		obs.Result = func(r session.Result) {
+			if shown != nil {
+				shown(r)
+			}
+			if err := writeModel(env, *modelOut, r.Round, false, st, s.GlobalModel()); err != nil {
+				fmt.Fprintf(out, "could not write the model to %s: %v\n", *modelOut, err)
+			}
+		}
 	}
 	if err := s.RunWindows(ctx, x, y, obs); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -188,6 +203,30 @@ func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *serie
 		}
 	}
 	return writeGuarded(env, st, data, w, hubOut)
+}
+
+// campaignTag names a round's campaign in a continuing study ("" with
+// one campaign).
+func campaignTag(st protocol.Study, round int) string {
+	if st.CampaignCount() <= 1 {
+		return ""
+	}
+	k, i := st.CampaignOf(round)
+	return fmt.Sprintf(" (campaign %d of %d, round %d of %d)", k, st.CampaignCount(), i, st.CampaignRounds())
+}
+
+// printNextCampaign says, after the last round of a campaign that is not
+// the study's last, when the next campaign starts and what the LHA may do
+// meanwhile.
+func printNextCampaign(w io.Writer, s *session.Session, round int) {
+	st := s.Study()
+	if _, i := st.CampaignOf(round); st.CampaignCount() <= 1 || i != st.CampaignRounds() || round >= st.Rounds {
+		return
+	}
+	if k, at, ok := s.NextCampaign(time.Now()); ok {
+		fmt.Fprintf(w, "campaign %d of %d ended; campaign %d starts at %s: keep this client running (an LHA that misses a campaign may come back for the next); meanwhile fedcast forecast --model FILE forecasts with the latest model at no privacy cost\n",
+			k-1, st.CampaignCount(), k, at.Local().Format("2006-01-02 15:04:05"))
+	}
 }
 
 // printGuarded writes each area's guarded forecast as the page shows it:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -109,15 +110,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef("use --preset default or --preset paper", "%v", err)
 	}
-	for _, c := range []struct {
-		name string
-		bad  bool
-	}{{"history", f.History < 1}, {"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
-		if c.bad && flagSet(fs, c.name) {
-			return usagef("", "--%s must be above 0", c.name)
-		}
-	}
-	if err := campaignFlags(&f, *campaigns, *every, design); err != nil {
+	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
 		return err
 	}
 	file, secrets, err := study.Create(study.CreateOptions{Template: f, Names: names, Design: &design})
@@ -161,6 +154,20 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
 	return nil
+}
+
+// checkStudyFlags refuses flags given as 0 or less, then applies the
+// campaign flags (campaignFlags).
+func checkStudyFlags(fs *flag.FlagSet, f *study.File, campaigns int, every time.Duration, design model.Design) error {
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{{"history", f.History < 1}, {"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
+		if c.bad && flagSet(fs, c.name) {
+			return usagef("", "--%s must be above 0", c.name)
+		}
+	}
+	return campaignFlags(f, campaigns, every, design)
 }
 
 // campaignFlags turns --campaigns K --every D (--rounds T per campaign)
