@@ -836,6 +836,25 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.campaignsWords() != `` {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
+							{
+								vgparent := vgn
+								_ = vgparent
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Campaigns"}
+								vgparent.AppendChild(vgn)
+							}
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						if c.campaignsWords() != `` {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "campaigns"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(c.campaignsWords())
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
 						{
@@ -1849,6 +1868,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.nextCampaignWords() != `` {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "label"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "next-campaign"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(c.nextCampaignWords())
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						if c.S.MissedWords() != `` {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "label missed"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "missed"}}}
 							vgparent.AppendChild(vgn)
@@ -1928,6 +1954,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn.SetInnerHTML(FormatPercent(c.epsFraction()))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "), as announced by the coordinator."}
 								vgparent.AppendChild(vgn)
+							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
+							if c.lifetimeWords() != `` {
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "lifetime"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "epsilon-lifetime"}}}
+								vgparent.AppendChild(vgn)
+								vgn.SetInnerHTML(c.lifetimeWords())
 							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
