@@ -31,7 +31,7 @@ func TestClientHub(t *testing.T) {
 	env := &Env{Stdout: demoOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
 	demoDone := make(chan int, 1)
 	go func() {
-		demoDone <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "3",
+		demoDone <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--campaigns", "1", "--lhas", "4", "--expected", "3",
 			"--rounds", "3", "--epsilon", "3", "--round-length", "2s", "--start", "now", "--log-level", "error"})
 	}()
 	re := regexp.MustCompile(`join as an LHA in your browser: (\S+)\n\s+your seat's synthetic case data: (\S+)\n`)
