@@ -129,6 +129,11 @@ type Options struct {
 	// Accounts, if set, keeps the local DP-SGD accountant across sessions
 	// of the same study (the browser's localStorage; see AccountStore).
 	Accounts AccountStore
+	// Refresh, if set, is called at the first round of each campaign after
+	// the first in a continuing study: the data it returns (the LHA's file
+	// as it is now) replace the training windows. On an error the windows
+	// stay as they were (Refresh reports it itself).
+	Refresh func(campaign int) (*series.Dataset, error)
 }
 
 // Session is one LHA's membership in a study.
@@ -651,6 +656,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				set(StateWaiting)
 			}
 		case *protocol.RoundStart:
+			data = s.refresh(m.Round, data)
 			if err := s.train(ctx, tr, cfg, m, data, limit, obs, set); err != nil {
 				return err
 			}

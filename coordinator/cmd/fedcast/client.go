@@ -57,7 +57,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withHint(err)
 	}
-	s, err := lhaconn.Join(ctx, link, "", &session.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin})
+	s, err := lhaconn.Join(ctx, link, "", &session.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin, Refresh: rereader(env, *dataPath)})
 	if err != nil {
 		return err
 	}
@@ -203,6 +203,22 @@ func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *serie
 		}
 	}
 	return writeGuarded(env, st, data, w, hubOut)
+}
+
+// rereader reads the LHA's file again at the start of each campaign of a
+// continuing study (session.Options.Refresh), saying so; on a bad file it
+// says what is wrong and the client trains on the data it had.
+func rereader(env *Env, path string) func(int) (*series.Dataset, error) {
+	return func(campaign int) (*series.Dataset, error) {
+		d, err := series.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "campaign %d: %s could not be read again (%s); training on the data read before\n", campaign, path, forPeople(err.Error()))
+			return nil, err
+		}
+		first, last := d.Span()
+		fmt.Fprintf(env.Stderr, "campaign %d: read %s again: %s from %s to %s\n", campaign, path, plural(len(d.Regions), "area"), first.Format(time.DateOnly), last.Format(time.DateOnly))
+		return d, nil
+	}
 }
 
 // campaignTag names a round's campaign in a continuing study ("" with
