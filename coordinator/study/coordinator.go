@@ -440,7 +440,7 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 		rounds = n // a cyclic study counts its turns (T·N)
 	}
 	return protocol.Status{Turn: turn,
-		Round: c.eng.Rounds(), Rounds: rounds, EpsilonSpent: c.eng.EpsilonSpent(),
+		Round: c.eng.Rounds(), Rounds: rounds, Campaigns: st.Campaigns, EpsilonSpent: c.eng.EpsilonSpent(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
