@@ -27,9 +27,7 @@ func TestContinuingStudy(t *testing.T) {
 	if got := text(t, ctx, "#campaigns"); !strings.Contains(got, "3 training campaigns of 1 round") || !strings.Contains(got, "lifetime budget") {
 		t.Errorf("study card: %q", got)
 	}
-	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
-		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`))
-	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")))
+	chooseAndJoin(t, ctx, csv)
 
 	lifetime := regexp.MustCompile(`after campaign (\d), ε = ([0-9.]+)`)
 	for k := 1; k <= 2; k++ {

@@ -22,9 +22,7 @@ func TestGuardTwoLHAs(t *testing.T) {
 	csv := fixture(t, "lha.csv")
 	tr := capture(ctx)
 	openJoinLink(t, ctx, c)
-	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
-		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`))
-	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")))
+	chooseAndJoin(t, ctx, csv)
 
 	// Round 1 released and the round-2 update sent: the next frame would
 	// be round 3's update, 20 s away at the earliest.
@@ -75,4 +73,12 @@ func TestGuardTwoLHAs(t *testing.T) {
 	}
 	t.Logf("verdict: %s", verdict)
 	shotOf(t, ctx, "#forecast", "2-final-no-change")
+}
+
+// chooseAndJoin chooses the CSV on the open join page and presses Join.
+func chooseAndJoin(t *testing.T, ctx chromedpCtx, csv string) {
+	t.Helper()
+	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
+		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`))
+	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")))
 }
