@@ -31,9 +31,11 @@ type GuardedForecast struct {
 // out of training (windows whose target comes after the area's last
 // training target) and on the issued origins (forecasts the LHA issued
 // earlier, with their outcomes; may be nil); the model's forecast is held
-// inside the band of the LHA's own history. yield may be nil.
+// inside the band of the LHA's own history. The coverage is that of the
+// headlined ranges (each area's own method). yield may be nil.
 func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issued []forecast.GuardOrigin, yield func()) ([]GuardedForecast, RecentCoverage, error) {
-	mf, cov, err := pointForecasts(st, data, point, yield)
+	var cov RecentCoverage
+	mf, _, err := pointForecasts(st, data, point, yield)
 	if err != nil {
 		return nil, cov, err
 	}
@@ -77,6 +79,7 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 			g.Forecast.Point = g.ModelShown
 			g.Forecast.Quantiles = band.ClampQuantiles(m.Quantiles)
 		}
+		cov = cov.add(g.Forecast.Coverage)
 		out = append(out, g)
 	}
 	return out, cov, nil

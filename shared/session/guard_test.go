@@ -105,9 +105,13 @@ func TestGuardedClampAndSidecar(t *testing.T) {
 	st := guardStudy()
 	d := &series.Dataset{Regions: []*series.Region{linear("a", 200), linear("b", 60)}}
 	absurd := func(x []float64) float64 { return 150 * x[len(x)-1] }
-	gs, _, err := Guarded(st, d, absurd, nil, nil)
+	gs, cov, err := Guarded(st, d, absurd, nil, nil)
 	if err != nil || len(gs) != 2 {
 		t.Fatal(err, len(gs))
+	}
+	// The coverage is that of the ranges headlined: no change's here.
+	if _, base, _ := PointForecasts(st, d, forecast.Persistence); cov != base || cov.N == 0 {
+		t.Errorf("coverage %+v, no change's %+v", cov, base)
 	}
 	for _, g := range gs {
 		if g.Method != forecast.MethodNoChange || !g.ModelClamped || g.ModelShown >= g.Model.Point || g.Forecast.Quantiles.Median() > 2*g.NoChange {

@@ -271,7 +271,7 @@ func printGuarded(w io.Writer, st protocol.Study, gs []session.GuardedForecast, 
 		fmt.Fprintf(w, "    %s\n    %s\n", g.Reason(), model)
 	}
 	if cov.N > 0 {
-		fmt.Fprintf(w, "on this LHA's own recent days the shared model's 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
+		fmt.Fprintf(w, "on this LHA's own recent days the headlined method's 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
 			cov.In95, cov.N, cov.In50, cov.N)
 	}
 }
