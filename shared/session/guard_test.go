@@ -150,3 +150,35 @@ func TestGuardedClampAndSidecar(t *testing.T) {
 		t.Error("the hub file has a column beyond the hubverse ones")
 	}
 }
+
+// Forecasts the LHA issued count as origins once their outcomes are in
+// the file; the file round-trips and a repeated week replaces the old row.
+func TestIssuedForecasts(t *testing.T) {
+	st := guardStudy()
+	d := &series.Dataset{Regions: []*series.Region{linear("a", 60)}}
+	day := func(i int) time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i) }
+	rows := []Issued{
+		{Area: "a", InputEnd: day(40), Model: 500, NoChange: 480}, // outcome on day 47: known
+		{Area: "a", InputEnd: day(55), Model: 1, NoChange: 2},     // outcome on day 62: not yet
+		{Area: "b", InputEnd: day(40), Model: 1, NoChange: 2},     // no such area
+	}
+	os := IssuedOrigins(st, d, rows)
+	if len(os) != 1 || os[0].Actual != 100+10*47 || os[0].Model != 500 {
+		t.Fatalf("origins %+v", os)
+	}
+	var b strings.Builder
+	all := MergeIssued(rows, []Issued{{Area: "a", InputEnd: day(40), Model: 7, NoChange: 8}})
+	if len(all) != 3 || all[0].Model != 7 {
+		t.Fatalf("merged %+v", all)
+	}
+	if err := WriteIssued(&b, all); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadIssued(strings.NewReader(b.String()), "issued.csv")
+	if err != nil || len(back) != 3 || back[0] != all[0] || !back[1].InputEnd.Equal(day(55)) {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+	if _, err := ReadIssued(strings.NewReader("location,input_end,model,no_change\na,2024-13-01,1,2\n"), "issued.csv"); err == nil || !strings.Contains(err.Error(), "issued.csv line 2") {
+		t.Errorf("bad date: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -27,13 +28,14 @@ func init() {
 }
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--forecast]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
 	maxWin := fs.Int("max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
 	modelOut := fs.String("model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
+	issuedOut := fs.String("issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
 	only := fs.Bool("forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
 	quiet := fs.Bool("quiet", false, "print only the summary")
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
@@ -64,7 +66,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	defer s.Close()
 	st := s.Study()
 	if *only {
-		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut)
+		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut, *issuedOut)
 	}
 	x, y, err := session.TrainingData(st, data)
 	if err != nil {
@@ -132,16 +134,27 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	return writeGuarded(env, st, data, s.Model(), *hubOut)
+	return writeGuarded(env, st, data, s.Model(), *hubOut, *issuedOut)
 }
 
 // writeGuarded prints the guarded forecast of every area (the guard's
 // headline, its reason, the model's own forecast beside it) and writes
 // the hub file of the headlines and its sidecar FILE.methods.csv when
 // hubOut is set.
-func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, params []float64, hubOut string) error {
-	gs, cov, err := guardedForecasts(st, data, params)
+func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, params []float64, hubOut, issuedPath string) error {
+	issued, err := readIssued(issuedPath)
+	if err != nil {
+		return err
+	}
+	gs, cov, err := guardedForecasts(st, data, params, session.IssuedOrigins(st, data, issued))
 	printGuarded(env.Stdout, st, gs, cov, err)
+	if err == nil && issuedPath != "" {
+		all := session.MergeIssued(issued, session.IssuedOf(gs))
+		if err := writeFileAtomic(issuedPath, func(w io.Writer) error { return session.WriteIssued(w, all) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "recorded this forecast in %s (%d forecasts issued so far; the guard scores them once their outcomes are in the file)\n", issuedPath, len(all))
+	}
 	if hubOut == "" {
 		return nil
 	}
@@ -159,8 +172,25 @@ func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, params []fl
 	return nil
 }
 
+// readIssued reads the issued-forecasts file (none when path is "" or the
+// file does not exist yet).
+func readIssued(path string) ([]session.Issued, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return session.ReadIssued(f, path)
+}
+
 // guardedForecasts is session.Guarded with the study's model.
-func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64) ([]session.GuardedForecast, session.RecentCoverage, error) {
+func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64, issued []forecast.GuardOrigin) ([]session.GuardedForecast, session.RecentCoverage, error) {
 	var cov session.RecentCoverage
 	if len(st.Layers) < 2 {
 		return nil, cov, &session.LayoutError{Have: len(params), Layers: st.Layers}
@@ -173,7 +203,7 @@ func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64)
 	if err != nil {
 		return nil, cov, err
 	}
-	return session.Guarded(st, data, point, nil, nil)
+	return session.Guarded(st, data, point, issued, nil)
 }
 
 // writeModel writes a released model with the study's public parameters
@@ -186,7 +216,7 @@ func writeModel(env *Env, path string, round int, final bool, st protocol.Study,
 // (nothing is sent after the hello: no ready, no update), forecasts every
 // area of the file under the guard and writes the model and hub files
 // asked for.
-func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, modelOut, hubOut string) error {
+func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, modelOut, hubOut, issuedOut string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	w, round, err := s.Latest(ctx)
@@ -202,7 +232,7 @@ func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *serie
 			return err
 		}
 	}
-	return writeGuarded(env, st, data, w, hubOut)
+	return writeGuarded(env, st, data, w, hubOut, issuedOut)
 }
 
 // rereader reads the LHA's file again at the start of each campaign of a

@@ -122,6 +122,17 @@ func checkForecastOnly(t *testing.T, ctx context.Context, link, data string) {
 	if _, err := os.Stat(filepath.Join(dir, "h.csv.methods.csv")); err != nil {
 		t.Error(err)
 	}
+	// --issued keeps the forecasts issued, one row per area and week.
+	issued := filepath.Join(dir, "issued.csv")
+	for range 2 {
+		if code, _, errs := runEnv(ctx, "forecast", "--model", model, "--data", data, "--issued", issued); code != 0 || !strings.Contains(errs, "recorded this forecast in") {
+			t.Fatalf("forecast --issued: exit %d %s", code, errs)
+		}
+	}
+	d, _ := series.ReadFile(data)
+	if b, err := os.ReadFile(issued); err != nil || strings.Count(string(b), "\n") != 1+len(d.Regions) {
+		t.Errorf("issued file (%v):\n%s", err, b)
+	}
 }
 
 func runEnv(ctx context.Context, args ...string) (int, string, string) {

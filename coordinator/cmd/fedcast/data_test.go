@@ -166,7 +166,7 @@ func TestPrintGuarded(t *testing.T) {
 	}
 	d := &series.Dataset{Regions: []*series.Region{{Name: "09162", Start: start, Cases: flat}}}
 	var b bytes.Buffer
-	gs, cov, err := guardedForecasts(st, d, model)
+	gs, cov, err := guardedForecasts(st, d, model, nil)
 	printGuarded(&b, st, gs, cov, err)
 	out := b.String()
 	for _, want := range []string{"  09162: 20.0 (no change) for 2020-12-04 (between ", "; input up to 2020-11-27)\n",
@@ -179,13 +179,13 @@ func TestPrintGuarded(t *testing.T) {
 		model[i] = 100
 	}
 	b.Reset()
-	gs, cov, err = guardedForecasts(st, d, model)
+	gs, cov, err = guardedForecasts(st, d, model, nil)
 	printGuarded(&b, st, gs, cov, err)
 	if out := b.String(); !strings.Contains(out, "09162: 20.0 (no change)") || !strings.Contains(out, "shared model's own forecast: 20000.0 (FLAGGED") {
 		t.Errorf("absurd model printed:\n%s", out)
 	}
 	b.Reset()
-	gs, cov, err = guardedForecasts(st, d, model[:3])
+	gs, cov, err = guardedForecasts(st, d, model[:3], nil)
 	printGuarded(&b, st, gs, cov, err)
 	if !strings.HasPrefix(b.String(), "no forecast: ") {
 		t.Errorf("printed %q for a model of the wrong size", b.String())

@@ -21,10 +21,11 @@ func init() {
 // the guarded forecast of every area with a model written by `fedcast
 // client --model`. It opens no connection.
 func runForecast(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--hub FILE]")
+	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--hub FILE] [--issued FILE]")
 	modelPath := fs.String("model", "", "the released model, as written by fedcast client --model; required")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	hubOut := fs.String("hub", "", "write the headlined forecast of every area as a hub CSV here, and the method each area used to FILE.methods.csv")
+	issued := fs.String("issued", "", "keep the forecasts issued in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,5 +47,5 @@ func runForecast(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "model of %q after round %d (model %.12s…), read from %s; nothing is sent: this command opens no connection\n",
 		m.Study.Name, m.Round, m.ModelSHA256, *modelPath)
-	return writeGuarded(env, *m.Study, data, m.Weights, *hubOut)
+	return writeGuarded(env, *m.Study, data, m.Weights, *hubOut, *issued)
 }
