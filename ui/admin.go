@@ -33,6 +33,9 @@ type LedgerExport struct {
 		Epsilon         float64 `json:"epsilon"`
 		Delta           float64 `json:"delta"`
 		ModelSHA256     string  `json:"model_sha256"`
+		// Rereleased: committed before a restart of the coordinator and
+		// released after it.
+		Rereleased bool `json:"rereleased"`
 	} `json:"rounds"`
 	Study struct {
 		ClipNorm float64 `json:"clip_norm"`
@@ -46,6 +49,9 @@ type AdminRoundRow struct {
 	Duration                            time.Duration
 	Epsilon                             float64
 	HasParticipation                    bool
+	// Rereleased: the round was committed before a restart of the
+	// coordinator and released at the first slot after it.
+	Rereleased bool
 }
 
 // AdminState is the state of the coordinator dashboard.
@@ -231,7 +237,7 @@ func roundRows(st *AdminStatus, led *LedgerExport) []AdminRoundRow {
 	rows := make([]AdminRoundRow, 0, len(led.Rounds))
 	for i := len(led.Rounds) - 1; i >= 0; i-- {
 		r := led.Rounds[i]
-		row := AdminRoundRow{Round: r.Round, Epsilon: r.Epsilon}
+		row := AdminRoundRow{Round: r.Round, Epsilon: r.Epsilon, Rereleased: r.Rereleased}
 		if p, ok := part[r.Round]; ok {
 			row.HasParticipation = true
 			row.Sampled, row.Online, row.Received, row.Rejected, row.Duration = p.Sampled, p.Online, p.Received, p.Rejected, p.Duration

@@ -113,6 +113,19 @@ func (c *AdminPage) stateWords() string {
 		s, FormatPercent(st.SampleRate), st.ExpectedClients, st.Clients, clip, c.S.Updated.Format("15:04:05"))
 }
 
+// WordRereleased marks a round in the dashboard's table that the
+// coordinator had finished before a restart and sent out after it.
+const WordRereleased = "(released after a restart)"
+
+// roundLabel is the round's number, marked when the round was released
+// after a restart of the coordinator (it had been finished, not yet sent).
+func (c *AdminPage) roundLabel(r AdminRoundRow) string {
+	if r.Rereleased {
+		return strconv.Itoa(r.Round) + " " + WordRereleased
+	}
+	return strconv.Itoa(r.Round)
+}
+
 func (c *AdminPage) duration(r AdminRoundRow) string {
 	if !r.HasParticipation {
 		return "–"

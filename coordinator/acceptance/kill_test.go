@@ -175,6 +175,19 @@ func TestSigkillResume(t *testing.T) {
 			t.Fatalf("round %d changed in the ledger after the last restart", r.Round)
 		}
 	}
+	// Every round a kill caught between its commit and its release was
+	// released after the restart and is marked so in the ledger (issue 22).
+	rereleased := 0
+	for _, r := range e.Rounds {
+		if r.Rereleased {
+			rereleased++
+		}
+	}
+	for _, rec := range records {
+		if r := rec.HookRound; r > 0 && r <= len(e.Rounds) && !e.Rounds[r-1].Rereleased {
+			t.Errorf("round %d was committed before kill %d and released after the restart, but the ledger export does not mark it rereleased", r, rec.Kill)
+		}
+	}
 	checked, problems := lhas.checkAgainst(e)
 	for _, pr := range problems {
 		t.Error(pr)
@@ -233,6 +246,6 @@ func TestSigkillResume(t *testing.T) {
 		"lhas": n, "expected_clients": m, "rounds": rounds, "kills": len(records), "kills_after_commit": hookKills,
 		"epsilon_spent": e.EpsilonSpent, "epsilon_expected": want, "models_checked_final": checked,
 		"round_results_received": results, "round_results_resent": resent, "updates_sent": updates,
-		"client_reconnects": cuts, "rounds_with_no_sampled_lha_online": empty, "kill_log": records,
+		"client_reconnects": cuts, "rounds_with_no_sampled_lha_online": empty, "rounds_rereleased": rereleased, "kill_log": records,
 	})
 }

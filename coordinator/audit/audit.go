@@ -155,6 +155,10 @@ func (o *Options) defaults() error {
 		return bad("delta %v, must be in (0, 1)", o.Delta)
 	case o.Clients < 2:
 		return bad("clients (N) %d, must be at least 2", o.Clients)
+	case o.Delta*float64(o.Clients) >= 1:
+		// As for a study file: δ ≥ 1/N admits a mechanism that publishes
+		// one client's data outright, so its ε means nothing.
+		return bad("delta %v, must be below 1/N = %v (N = %d clients): a larger δ admits releasing a client's data outright; lower --delta or raise --clients", o.Delta, 1/float64(o.Clients), o.Clients)
 	case o.Expected < 1 || o.Expected > o.Clients:
 		return bad("expected clients per round (m) %d, must be in [1, N=%d]", o.Expected, o.Clients)
 	case privacy.CheckRounds(o.Rounds) != nil:

@@ -154,3 +154,23 @@ func TestOptionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// δ must be below 1/N, as in a study file: δ·N ≥ 1 is refused with a
+// message naming both and the bound; δ just below it is accepted.
+func TestOptionsDeltaBelowOneOverN(t *testing.T) {
+	for _, o := range []Options{
+		{Epsilon: 2, Delta: 0.5, Clients: 10},
+		{Epsilon: 2, Delta: 0.1, Clients: 10, Canaries: 10},
+		{Epsilon: 2, Delta: 1e-4, Clients: 20000},
+	} {
+		_, err := Run(context.Background(), o)
+		if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "must be below 1/N") || !strings.Contains(err.Error(), "delta") {
+			t.Errorf("Run(δ=%g, N=%d) = %v, want the δ < 1/N refusal", o.Delta, o.Clients, err)
+		}
+	}
+	seed := uint64(1)
+	o := Options{Epsilon: 2, Delta: 0.099, Clients: 10, Canaries: 10, Rounds: 2, Seed: &seed}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Errorf("δ = 0.099 < 1/10: %v", err)
+	}
+}

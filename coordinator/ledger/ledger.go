@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -152,6 +153,10 @@ func Open(path string) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
 	if err := addMechanismColumns(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+	}
+	if _, err := db.Exec(releasesSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
@@ -466,6 +471,10 @@ type ExportRound struct {
 	Campaign  int       `json:"campaign,omitempty"`
 	Committed time.Time `json:"committed"`
 	protocol.Mechanism
+	// Rereleased marks a round committed before a crash of the
+	// coordinator and released after its restart, at the first slot (the
+	// committed model, unchanged). Absent for every other round.
+	Rereleased bool `json:"rereleased,omitempty"`
 }
 
 // ExportFinished says why and when the study ended.
@@ -498,11 +507,16 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	if json.Unmarshal(g.Study, &acct) == nil && acct.Accountant != "" {
 		e.Accountant = acct.Accountant
 	}
+	again, err := l.Rereleased()
+	if err != nil {
+		return nil, err
+	}
 	// A continuing study: the campaign of each round, from the public
 	// schedule (protocol.Study.CampaignOf).
 	sched := protocol.Study{Rounds: acct.Rounds, Campaigns: acct.Campaigns}
 	for _, r := range rs {
-		x := ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism}
+		x := ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism,
+			Rereleased: slices.Contains(again, r.Round)}
 		if acct.Campaigns > 1 {
 			x.Campaign, _ = sched.CampaignOf(r.Round)
 		}

@@ -59,7 +59,21 @@ func (s ledgerStore) Load() (*study.State, error) {
 	if !t0.IsZero() {
 		st.ScheduleStart = &t0
 	}
+	last, err := s.l.LastReleased()
+	if err != nil {
+		return nil, err
+	}
+	last = min(last, len(rounds))
+	st.Released = &last
+	if st.Rereleased, err = s.l.Rereleased(); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// Released implements study.ReleaseRecorder.
+func (s ledgerStore) Released(round int, at time.Time, rereleased bool) error {
+	return s.l.Release(round, at, rereleased)
 }
 
 func (s ledgerStore) Init(g *study.Genesis) error {

@@ -41,3 +41,15 @@ func (e *Engine) CheckFinishedAt(t time.Time) bool {
 	e.checkFinishedAt(t)
 	return e.finished != ""
 }
+
+// resumeRelease times the re-release of the round committed before a
+// restart (c.pending): the first slot end of its own schedule (its
+// opening plus a whole number of round lengths) at or after t, and the
+// next round opens at the first slot after that. Without campaigns this
+// is the first slot at or after t, as the schedule always had it.
+func (c *Coordinator) resumeRelease(t time.Time) {
+	opened := c.slot(int64(c.pending.res.Event.Round - 1))
+	m := max(int64((t.Sub(opened)+c.length-1)/c.length), 1)
+	c.releaseAt = opened.Add(time.Duration(m) * c.length)
+	c.j = max(c.j, c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, c.releaseAt))
+}

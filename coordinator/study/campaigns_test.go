@@ -138,3 +138,56 @@ func TestCampaignFileChecks(t *testing.T) {
 		}
 	}
 }
+
+// A crash between the commit and the release of a campaign's last round,
+// and a restart in the gap: the round is released at a slot end of its
+// own campaign at or after the restart, and the next campaign still
+// opens at its start.
+func TestCampaignReReleaseInTheGap(t *testing.T) {
+	f, raw := campaignStudy(t, 3)
+	seed := uint64(3)
+	store := &MemStore{}
+	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	c, err := NewCoordinator(e, DriverOptions{Transport: newFake(3)}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTo(t, c, t0, 2) // round 2, campaign 1's last, committed; the crash
+	if store.S.Released == nil || *store.S.Released != 1 {
+		t.Fatalf("before the crash: released %v", store.S.Released)
+	}
+	restart := t0.Add(5*time.Minute + 20*time.Second)
+	e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newFake(3)
+	c2, err := NewCoordinator(e2, DriverOptions{Transport: tr}, restart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := c2.Tick(restart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRelease := t0.Add(6 * time.Minute) // round 2 opened at 1 min; slot ends every minute after
+	if !next.At.Equal(wantRelease) {
+		t.Fatalf("after the restart the next tick is at %v, want the re-release at %v", next.At.Sub(t0), wantRelease.Sub(t0))
+	}
+	if next, err = c2.Tick(wantRelease); err != nil || !next.At.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("after the re-release: next %v (%v), want campaign 2's start", next.At.Sub(t0), err)
+	}
+	var got *protocol.RoundResult
+	for _, m := range tr.take(0) {
+		if r, ok := m.(*protocol.RoundResult); ok {
+			got = r
+		}
+	}
+	if got == nil || got.Event.Round != 2 || got.Schedule == nil || !got.Schedule.Opens.Equal(t0.Add(10*time.Minute)) {
+		t.Errorf("re-release %+v", got)
+	}
+}

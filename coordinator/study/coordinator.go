@@ -164,6 +164,8 @@ type verdict struct {
 type release struct {
 	res      *Result
 	verdicts map[int][]verdict
+	// rereleased: committed before a restart, released after it.
+	rereleased bool
 }
 
 // Msg is one frame for a connection.
@@ -221,6 +223,7 @@ func NewCoordinator(e *Engine, opt DriverOptions, now time.Time) (*Coordinator, 
 			return nil, err
 		}
 	}
+	c.recoverRelease(&snap, &state, now)
 	c.snap = snap
 	return c, nil
 }
@@ -278,7 +281,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 		switch c.phase {
 		case driveInit:
 			switch {
-			case c.eng.Finished() != "":
+			case c.eng.Finished() != "" && c.pending == nil:
 				c.finish(t)
 				c.phase = driveDone
 			case c.eng.ScheduleStart().IsZero() && c.eng.Rounds() == 0:
@@ -313,6 +316,9 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			}
 			c.log.Info("resuming rounds at the next slot", "reason", why, "online", online, "quorum", c.quorum)
 			c.j, c.phase = c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, t), driveSlot
+			if c.pending != nil {
+				c.resumeRelease(t)
+			}
 		case driveSlot:
 			if c.pending != nil {
 				// The committed round is released at its slot's end (in a
@@ -609,7 +615,7 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 		}
 		slices.Sort(lhas)
 		for _, lha := range lhas {
-			if v, ok := c.submit(lha, w.frames[lha]); !ok {
+			if v, ok := c.submit(lha, w.round, w.frames[lha]); !ok {
 				verdicts[lha] = append(verdicts[lha], v)
 			} else if c.hooks.Accepted != nil {
 				c.hooks.Accepted()
@@ -645,19 +651,26 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 	return &release{res: res, verdicts: verdicts}, nil
 }
 
-// submit decodes one buffered frame of LHA lha and hands it to the engine
-// (emu held); ok is false with the answer when it was not taken.
-func (c *Coordinator) submit(lha int, b []byte) (v verdict, ok bool) {
+// submit decodes one buffered frame of LHA lha, received in the window of
+// round, and hands it to the engine (emu held); ok is false with the
+// answer when it was not taken. A frame refused while decoding (NaN or ±Inf
+// weights, a length that does not match its header, …) is counted as a
+// rejected update of round, like one the engine refuses, and its answer
+// names the round.
+func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, ok bool) {
 	m, err := protocol.Decode(protocol.Binary, b)
-	switch {
-	case errors.Is(err, protocol.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, 0, err.Error()}, false
-	case errors.Is(err, protocol.ErrVersion):
-		return verdict{protocol.CodeVersion, 0, err.Error()}, false
-	case errors.Is(err, protocol.ErrTooLarge):
-		return verdict{protocol.CodeTooLarge, 0, err.Error()}, false
-	case err != nil:
-		return verdict{protocol.CodeBadFrame, 0, err.Error()}, false
+	if err != nil {
+		c.eng.Refused(lha, round)
+		msg := fmt.Sprintf("round %d: update refused: %v", round, err)
+		switch {
+		case errors.Is(err, protocol.ErrNotFinite):
+			return verdict{protocol.CodeBadUpdate, round, msg}, false
+		case errors.Is(err, protocol.ErrVersion):
+			return verdict{protocol.CodeVersion, round, msg}, false
+		case errors.Is(err, protocol.ErrTooLarge):
+			return verdict{protocol.CodeTooLarge, round, msg}, false
+		}
+		return verdict{protocol.CodeBadFrame, round, msg}, false
 	}
 	u, isUpdate := m.(*protocol.Update)
 	if !isUpdate {
@@ -676,7 +689,7 @@ func (c *Coordinator) submit(lha int, b []byte) (v verdict, ok bool) {
 	case errors.Is(err, ErrDuplicate):
 		return verdict{protocol.CodeDuplicateUpdate, u.Round, err.Error()}, false
 	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, u.Round, err.Error()}, false
+		return verdict{protocol.CodeBadUpdate, u.Round, fmt.Sprintf("round %d: update refused: %v", u.Round, err)}, false
 	}
 	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
 }
@@ -687,7 +700,7 @@ func (c *Coordinator) submit(lha int, b []byte) (v verdict, ok bool) {
 // the public snapshot moves to the tick. Releasing is idempotent by round
 // number: the engine refuses a second release of the same round.
 func (c *Coordinator) release(p *release, tick time.Time) error {
-	if err := c.eng.Release(); err != nil {
+	if _, err := c.eng.markReleased(p.rereleased); err != nil {
 		c.log.Error("release", "round", p.res.Event.Round, "err", err)
 		return nil // released already: nothing is sent twice
 	}
@@ -756,7 +769,12 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	if c.hooks.Released != nil {
 		c.hooks.Released(p.res.Event.Round, c.now(tick).Sub(tick.Add(-c.length)))
 	}
-	c.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256)
+	c.log.Info("round released", "round", p.res.Event.Round, "model_sha256", p.res.Event.ModelSHA256, "rereleased", p.rereleased)
+	// Recorded once sent: a crash before this line leaves the round
+	// unreleased in the store, and the restart sends it again.
+	if err := c.eng.recordRelease(p.res.Event.Round, tick, p.rereleased); err != nil {
+		c.log.Error("release not recorded", "round", p.res.Event.Round, "err", err)
+	}
 	return nil
 }
 

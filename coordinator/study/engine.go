@@ -150,6 +150,9 @@ type Engine struct {
 	cyc      *cyclicState // strategy "cyclic": a round of the engine is one turn (cyclic.go)
 	now      func() time.Time
 	broken   error
+	// unreleased: the last committed round was committed before a
+	// restart and not released (rerelease.go).
+	unreleased bool
 }
 
 // Open starts the study described by f (raw is the file's bytes) on
@@ -255,6 +258,7 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if e.finished == "" {
 		e.checkFinished()
 	}
+	e.unreleased = unreleasedIn(st)
 	return e, nil
 }
 
@@ -431,6 +435,9 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 	if e.current != nil {
 		return nil, fmt.Errorf("%w: round %d is %s", ErrRoundOpen, e.current.ID, e.current.phase)
 	}
+	if e.unreleased {
+		return nil, ErrNotReleased
+	}
 	e.checkFinishedAt(t)
 	if e.finished != "" {
 		return nil, ErrFinished
@@ -479,15 +486,38 @@ func (e *Engine) Abandon() error {
 }
 
 // Release marks the committed round as released (its model has been sent),
-// so that the next round may Begin.
-func (e *Engine) Release() error {
+// so that the next round may Begin; a Store that records releases records
+// it (see ReleaseAt).
+func (e *Engine) Release() error { return e.ReleaseAt(e.now()) }
+
+// ReleaseAt is Release at time at. If the store fails to record the
+// release, the round is released all the same and the error wraps
+// ErrReleaseNotRecorded.
+func (e *Engine) ReleaseAt(at time.Time) error {
+	round, err := e.markReleased(false)
+	if err != nil {
+		return err
+	}
+	return e.recordRelease(round, at, false)
+}
+
+// markReleased marks the committed round (the round committed before a
+// restart, if again) as released without recording it, and returns it.
+func (e *Engine) markReleased(again bool) (int, error) {
+	if again {
+		if !e.unreleased {
+			return 0, ErrNotCommitted
+		}
+		e.unreleased = false
+		return len(e.log), nil
+	}
 	r := e.current
 	if r == nil || r.phase != PhaseCommitted {
-		return ErrNotCommitted
+		return 0, ErrNotCommitted
 	}
 	r.phase = PhaseReleased
 	e.current = nil
-	return nil
+	return r.ID, nil
 }
 
 // Submit takes LHA lha's update for round. The update is checked (round
@@ -520,6 +550,18 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 	r.done[lha] = true
 	r.Received++
 	return nil
+}
+
+// Refused counts an update of LHA lha for round that was refused before
+// it reached Submit (the frame could not be decoded: NaN or ±Inf weights, a
+// wrong length) as rejected in the round's participation record, when round
+// is open, lha was sampled in it and its update was not taken already.
+func (e *Engine) Refused(lha, round int) {
+	r := e.current
+	if r == nil || round != r.ID || r.phase != PhaseOpen || !r.sampled[lha] || r.done[lha] {
+		return
+	}
+	r.Rejected++
 }
 
 // Complete closes the open round (open → aggregating → committed): the aggregate (÷ m) plus noise becomes

@@ -67,6 +67,13 @@ type State struct {
 	// ScheduleStart is t₀ of the public schedule once the start quorum was
 	// reached.
 	ScheduleStart *time.Time `json:"schedule_start,omitempty"`
+	// Released is the last round released to the LHAs, when the store
+	// records releases (ReleaseRecorder); nil: it does not, and every
+	// committed round counts as released.
+	Released *int `json:"released,omitempty"`
+	// Rereleased lists the rounds released after a restart (committed
+	// before a crash, released at the first slot after it).
+	Rereleased []int `json:"rereleased,omitempty"`
 }
 
 // Mechanism is a round's noise mechanism as recorded.
@@ -86,6 +93,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	}
 	if x.Version != StateVersion {
 		return fmt.Errorf("study: state version %d, this build reads %d", x.Version, StateVersion)
+	}
+	if x.Released != nil && (*x.Released < 0 || *x.Released > len(x.Events)) {
+		return fmt.Errorf("study: state says round %d was released, but %d rounds are committed", *x.Released, len(x.Events))
 	}
 	if len(x.Mechanisms) != 0 && len(x.Mechanisms) != len(x.Events) {
 		return fmt.Errorf("study: state has %d events but %d mechanisms", len(x.Events), len(x.Mechanisms))
@@ -114,6 +124,11 @@ func (s *State) Clone() *State {
 		t := *s.ScheduleStart
 		c.ScheduleStart = &t
 	}
+	if s.Released != nil {
+		r := *s.Released
+		c.Released = &r
+	}
+	c.Rereleased = slices.Clone(s.Rereleased)
 	return &c
 }
 
@@ -173,7 +188,7 @@ func (m *MemStore) Init(g *Genesis) error {
 	gc := *g
 	gc.Model = slices.Clone(g.Model)
 	gc.Study = slices.Clone(g.Study)
-	m.S = &State{Version: StateVersion, Genesis: gc, Model: slices.Clone(g.Model)}
+	m.S = &State{Version: StateVersion, Genesis: gc, Model: slices.Clone(g.Model), Released: new(int)}
 	m.Changes++
 	return nil
 }

@@ -80,7 +80,10 @@
 //
 // and Accountant.Epsilon reports the minimum over its orders (clamped at 0)
 // and the order that attains it. DefaultOrders are 1.1 … 10.9 (step 0.1),
-// 11 … 63, 64, 128, 256, 512, 1024. NoiseMultiplier inverts Epsilon with a
+// 11 … 63, 64, 128, 256, 512, 1024; the fractional ones count only while
+// every composed round is unsampled (q = 1): for 0 < q < 1 only integer
+// orders have a proof (see proven.go; ArguedEpsilon shows the fractional
+// figure beside). NoiseMultiplier inverts Epsilon with a
 // bracketing search on log c (secant steps, then Anderson–Björck regula
 // falsi with bisection as a safeguard) and returns the upper end of the
 // final bracket, so the guarantee of the returned c is always at most the

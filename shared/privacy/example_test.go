@@ -15,7 +15,7 @@ func ExampleEpsilon() {
 		fmt.Printf("c = %-9g ε = %.4f (order %.1f)\n", c, eps, order)
 	}
 	// Output:
-	// c = 4.8828125 ε = 1.9906 (order 9.9)
+	// c = 4.8828125 ε = 1.9907 (order 10.0)
 	// c = 8.984375  ε = 0.9964 (order 18.0)
 }
 
@@ -33,8 +33,8 @@ func ExampleNoiseMultiplier() {
 	}
 	// Output:
 	// ε = 1: c = 8.9556 (accounted ε = 1.000000)
-	// ε = 2: c = 4.8630 (accounted ε = 2.000000)
-	// ε = 5: c = 2.3015 (accounted ε = 5.000000)
+	// ε = 2: c = 4.8636 (accounted ε = 2.000000)
+	// ε = 5: c = 2.3028 (accounted ε = 5.000000)
 }
 
 // Heterogeneous rounds compose order by order; the state survives a

@@ -57,7 +57,7 @@ func TestCRVZ(t *testing.T) {
 // orders need 9) and agrees with RDP evaluated one order at a time (which
 // may take the linear or the log path differently, hence 1e-13).
 func TestPlanSharing(t *testing.T) {
-	p := defaultPlan()
+	p := arguedPlan()
 	if len(p.groups) != 9 {
 		t.Errorf("%d fractional groups, want 9", len(p.groups))
 	}
@@ -68,6 +68,22 @@ func TestPlanSharing(t *testing.T) {
 		for i, a := range p.orders {
 			if r := RDP(0.25, c, a); math.Abs(r-out[i]) > 1e-13*r {
 				t.Errorf("c=%g order %v: plan %v, RDP %v", c, a, out[i], r)
+			}
+		}
+	}
+	// The proven plan: the same integer orders, fractional ones unbounded
+	// at 0 < q < 1 and α/(2c²) at q = 1.
+	d := defaultPlan()
+	ds := newScratch(d)
+	for _, q := range []float64{0.25, 1} {
+		d.eval(q, 2.3, out, ds)
+		for i, a := range d.orders {
+			want := RDP(q, 2.3, a)
+			if q < 1 && a != math.Floor(a) {
+				want = math.Inf(1)
+			}
+			if !(out[i] == want || math.Abs(out[i]-want) <= 1e-13*want) {
+				t.Errorf("proven plan q=%g order %v: %v, want %v", q, a, out[i], want)
 			}
 		}
 	}

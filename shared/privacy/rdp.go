@@ -13,7 +13,9 @@ const MaxOrder = 1 << 16
 
 // DefaultOrders returns the Rényi orders fedcast accounts at (spec §6):
 // 1.1, 1.2, …, 10.9 (step 0.1), 11, 12, …, 63 (step 1), then 64, 128, 256,
-// 512 and 1024. The slice is freshly allocated.
+// 512 and 1024. The slice is freshly allocated. The accountants use the
+// fractional ones only while every release is unsampled (q = 1); see
+// proven.go.
 //
 // The fractional orders are n + f_d with f_d = d/10 rounded to a multiple of
 // 2⁻⁴⁹, so that orders with the same tenth share their fractional part bit
@@ -49,11 +51,17 @@ func DefaultOrders() []float64 {
 // cannot be certified to relative accuracy 1e-12 the order is reported as
 // +Inf (Accountant.Epsilon then skips it). Invalid arguments (NaN, q outside
 // [0, 1], c < 0, α ≤ 1 or α > MaxOrder) give NaN.
+//
+// For fractional α with 0 < q < 1 the value is that of the formula, which
+// bounds the mechanism's Rényi-DP only by an argument (Mironov et al. 2019
+// prove it for integer α): the accountants, the calibration and the budget
+// gate never use it (see ArguedEpsilon).
 func RDP(q, c, alpha float64) float64 {
 	if !(alpha > 1 && alpha <= MaxOrder) || !(q >= 0 && q <= 1) || !(c >= 0) {
 		return math.NaN()
 	}
 	p := newPlan([]float64{alpha})
+	p.argued = true
 	var out [1]float64
 	p.eval(q, c, out[:], newScratch(p))
 	return out[0]
@@ -124,6 +132,10 @@ type plan struct {
 	anchors []int
 	cands   []cand
 	skips   bool // planSkips was run
+	// argued: fractional orders of a subsampled curve (0 < q < 1) are
+	// evaluated (their bound is argued, not proven); otherwise they are
+	// +Inf there and the conversion skips them (see proven.go).
+	argued bool
 }
 
 // Anchor references of a cand: an order index, or one of these.
@@ -418,6 +430,8 @@ func (s *scratch) order(i int) float64 {
 			o := &s.p.ints[w]
 			s.ensureH(len(o.lb) - 1)
 			v = intRDP(&s.e, o, s, s.linOK)
+		} else if !s.p.argued {
+			v = math.Inf(1) // not proven for 0 < q < 1: skipped
 		} else {
 			o := &s.p.fracs[-1-w]
 			s.ensureGroup(o.g)

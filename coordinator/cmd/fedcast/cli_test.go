@@ -34,8 +34,9 @@ func TestPrivacyEpsilonJSON(t *testing.T) {
 			t.Errorf("missing %q in %s", k, out)
 		}
 	}
-	if e := v["epsilon"].(float64); e < 1.9900 || e > 1.9906 {
-		t.Errorf("ε = %v, want in [1.9900, 1.9906] (paper setting)", e)
+	// The proven bound (integer orders): 1.990715 at order 10.
+	if e := v["epsilon"].(float64); e < 1.9906 || e > 1.9908 || v["order"].(float64) != 10 {
+		t.Errorf("ε = %v at order %v, want in [1.9906, 1.9908] at order 10 (paper setting, integer orders)", e, v["order"])
 	}
 	if v["rounds"].(float64) != 75 || v["noise_multiplier"].(float64) != 4.8828125 {
 		t.Errorf("echoed parameters wrong: %s", out)
@@ -194,6 +195,9 @@ func TestAuditJSON(t *testing.T) {
 	code, out, errs = fedcast(t, "audit", "--epsilon", "2", "--clients", "400", "--canaries", "100", "--rounds", "10", "--seed", "3", "--noise-scale", "0.5", "--json")
 	if code != 0 || !strings.Contains(errs, "WARNING: --noise-scale 0.5 is for testing only") || !strings.Contains(out, `"method":"TESTING ONLY`) {
 		t.Errorf("--noise-scale not labelled: exit %d, stderr %q, stdout %s", code, errs, out)
+	}
+	if code, _, errs := fedcast(t, "audit", "--epsilon", "2", "--delta", "0.5", "--clients", "10"); code != 2 || !strings.Contains(errs, "must be below 1/N = 0.1") {
+		t.Errorf("--delta 0.5 --clients 10: exit %d, %q; want refused: δ < 1/N", code, errs)
 	}
 	if code, _, errs := fedcast(t, "audit", "--json"); code != 2 || !strings.Contains(errs, "--epsilon is required") {
 		t.Errorf("missing --epsilon: exit %d, %s", code, errs)

@@ -27,8 +27,12 @@ func init() {
 	})
 }
 
+// insecureAckFlag is the client's acknowledgement of a research-mode
+// (--insecure-seed) coordinator, the counterpart of the page's checkbox.
+const insecureAckFlag = "i-understand-insecure-seed"
+
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--i-understand-insecure-seed]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
@@ -39,6 +43,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	only := fs.Bool("forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
 	quiet := fs.Bool("quiet", false, "print only the summary")
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
+	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -80,7 +85,13 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(out, "joined %q as %s: N=%d, m=%d, T=%d, ε=%g, δ=%g, c=%.4f; %d training windows stay on this computer\n",
 		st.Name, s.LHA(), st.Clients, st.ExpectedClients, st.Rounds, st.Epsilon, st.Delta, st.NoiseMultiplier, len(y))
 	if st.InsecureSeed {
-		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee)")
+		if !*insecureAck {
+			// As the page needs its checkbox: nothing is trained or sent
+			// before an explicit acknowledgement.
+			return usagef("add --"+insecureAckFlag+" only if this is a research run on data that needs no protection",
+				"the coordinator runs with --insecure-seed (research mode): its noise is predictable, so the updates of this LHA's data would have NO privacy protection; refusing to take part")
+		}
+		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee); taking part because --"+insecureAckFlag+" was given")
 	}
 	printStrategy(out, st)
 	printMissed(out, len(s.Log()), st.Rounds)

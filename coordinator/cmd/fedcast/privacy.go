@@ -38,13 +38,16 @@ func runPrivacy(ctx context.Context, env *Env, args []string) error {
 // privacyResult is the --json output of both calculations. Order is the
 // best RDP order (0 with the PLD accountant, which has none);
 // DiscretisationError is the PLD's bound on how far Epsilon is above the
-// exact ε (PLD only).
+// exact ε (PLD only). Epsilon is always the proven bound; ArguedEpsilon (RDP
+// with 0 < q < 1 only) is the smaller figure of the fractional Rényi
+// orders, whose bound is argued, not proven: shown beside, never used.
 type privacyResult struct {
 	Accountant          privacy.AccountantKind `json:"accountant"`
 	Epsilon             float64                `json:"epsilon"`
 	DiscretisationError *float64               `json:"discretisation_error,omitempty"`
 	Delta               float64                `json:"delta"`
 	Order               float64                `json:"order"`
+	ArguedEpsilon       *float64               `json:"argued_epsilon,omitempty"`
 	SamplingRate        float64                `json:"sampling_rate"`
 	NoiseMultiplier     float64                `json:"noise_multiplier"`
 	Rounds              int                    `json:"rounds"`
@@ -97,6 +100,10 @@ func privacyEpsilon(kind privacy.AccountantKind, q, c float64, rounds int, delta
 		return res, nil
 	}
 	res.Epsilon, res.Order = privacy.Epsilon(q, c, rounds, delta)
+	if q > 0 && q < 1 {
+		a, _ := privacy.ArguedEpsilon(q, c, rounds, delta)
+		res.ArguedEpsilon = &a
+	}
 	return res, nil
 }
 
@@ -104,6 +111,9 @@ func privacyEpsilon(kind privacy.AccountantKind, q, c float64, rounds int, delta
 func (r privacyResult) method() string {
 	if r.Accountant == privacy.AccountantPLD {
 		return fmt.Sprintf("PLD accountant, at most %.2g above the exact ε", *r.DiscretisationError)
+	}
+	if r.ArguedEpsilon != nil {
+		return fmt.Sprintf("best RDP order %g, integer orders: proven; with fractional orders, argued not proven: %.6f", r.Order, *r.ArguedEpsilon)
 	}
 	return fmt.Sprintf("best RDP order %g", r.Order)
 }

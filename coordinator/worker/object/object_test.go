@@ -187,8 +187,9 @@ func TestAlarmsAreIdempotentAndCommitBeforeRelease(t *testing.T) {
 	}
 }
 
-// A restart resumes from the stored bytes: the committed round is in the
-// welcome and its result is re-sent; the open round was abandoned.
+// A restart resumes from the stored bytes: the open round was abandoned,
+// and the round committed before the crash and never released is released
+// at the first slot after the restart, marked as a re-release.
 func TestRestartResumesFromStoredState(t *testing.T) {
 	raw, sec := newStudy(t, 2)
 	o, fx, err := New(raw, nil, t0)
@@ -217,13 +218,37 @@ func TestRestartResumesFromStoredState(t *testing.T) {
 	o2.Connect(7, now)
 	fx = o2.Message(7, false, hello(t, sec.LHAs[1]), now)
 	ms := decode(t, fx, 7)
-	if len(ms) < 2 {
-		t.Fatalf("rejoin got %+v", ms)
+	if w, ok := ms[0].(*protocol.Welcome); !ok || len(w.Log) != 0 || len(ms) != 1 {
+		t.Fatalf("rejoin before the release: %+v; want only a welcome without round 1 (committed, not yet released)", ms)
 	}
-	w, ok1 := ms[0].(*protocol.Welcome)
-	rr, ok2 := ms[1].(*protocol.RoundResult)
-	if !ok1 || !ok2 || len(w.Log) != 1 || rr.Event.Round != 1 || rr.Event.ModelSHA256 != w.Log[0].ModelSHA256 {
-		t.Fatalf("rejoin: %+v", ms)
+	// Round 1 is released at the first slot after the restart, like any
+	// release, and recorded as a re-release (issue 22).
+	at := o2.Alarm(now).Alarm
+	var rr *protocol.RoundResult
+	for range 4 {
+		fx = o2.Alarm(at)
+		for _, m := range decode(t, fx, 7) {
+			if r, ok := m.(*protocol.RoundResult); ok {
+				rr = r
+			}
+		}
+		if fx.State != nil {
+			stored = fx.State
+		}
+		if rr != nil || fx.Alarm.IsZero() {
+			break
+		}
+		at = fx.Alarm
+	}
+	var st study.State
+	if err := st.UnmarshalBinary(stored); err != nil {
+		t.Fatal(err)
+	}
+	if rr == nil || rr.Event.Round != 1 || rr.Event.ModelSHA256 != st.Events[0].ModelSHA256 {
+		t.Fatalf("after the restart: round_result %+v, want round 1 with the stored model %s", rr, st.Events[0].ModelSHA256)
+	}
+	if st.Released == nil || *st.Released != 1 || len(st.Rereleased) != 1 || st.Rereleased[0] != 1 {
+		t.Errorf("stored state: released %v, re-released %v; want 1 and [1]", st.Released, st.Rereleased)
 	}
 }
 

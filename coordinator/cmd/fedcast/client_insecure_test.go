@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClientInsecureSeedAck: against a coordinator run with --insecure-seed,
+// `fedcast client` refuses to take part (exit 2, naming the flag to add)
+// unless --i-understand-insecure-seed is given, and then goes on with a
+// warning.
+func TestClientInsecureSeedAck(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	studyPath := filepath.Join(dir, "study.json")
+	code, out, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "2", "--addr", addr, "--out", studyPath)
+	if code != 0 {
+		t.Fatalf("study new: exit %d: %s", code, errs)
+	}
+	link := regexp.MustCompile(`http://\S+/join#\S+`).FindString(out)
+	if link == "" {
+		t.Fatalf("no join link in:\n%s", out)
+	}
+	cases := filepath.Join(dir, "cases.csv")
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", "2", "--days", "60", "--seed", "3", "--out", cases); code != 0 {
+		t.Fatalf("data synth: %s", errs)
+	}
+	serveOut := &syncBuffer{}
+	senv := &Env{Stdout: serveOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	served := make(chan int, 1)
+	sctx, stop := context.WithCancel(ctx)
+	go func() {
+		served <- run(sctx, senv, []string{"serve", "--study", studyPath, "--state", filepath.Join(dir, "state"), "--addr", addr,
+			"--web", filepath.Join(dir, "no-web"), "--insecure-seed", "7", "--log-level", "error"})
+	}()
+	// serve's first start pretrains the initial model (about 8 s on a
+	// busy machine; once per process).
+	defer func() { stop(); <-served }()
+	for !strings.Contains(serveOut.String(), "fedcast coordinator") {
+		select {
+		case c := <-served:
+			t.Fatalf("serve ended (exit %d):\n%s", c, serveOut.String())
+		case <-ctx.Done():
+			t.Fatal("serve did not start")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	code, _, errs = fedcast(t, "client", "--join", link, "--data", cases, "--quiet")
+	if code != 2 || !strings.Contains(errs, "--i-understand-insecure-seed") || !strings.Contains(errs, "NO privacy protection") {
+		t.Errorf("client without the acknowledgement: exit %d, %q; want refused naming --i-understand-insecure-seed", code, errs)
+	}
+
+	// With the flag it joins and waits for rounds; stop it once joined.
+	errb := &syncBuffer{}
+	cctx, cstop := context.WithCancel(ctx)
+	cenv := &Env{Stdout: io.Discard, Stderr: errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(cctx, cenv, []string{"client", "--join", link, "--data", cases, "--quiet", "--i-understand-insecure-seed"})
+	}()
+	for !strings.Contains(errb.String(), "WARNING") {
+		select {
+		case c := <-done:
+			t.Fatalf("client with the acknowledgement ended (exit %d):\n%s", c, errb.String())
+		case <-ctx.Done():
+			t.Fatalf("client with the acknowledgement did not go on:\n%s", errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cstop()
+	<-done
+	if s := errb.String(); !strings.Contains(s, "taking part because --i-understand-insecure-seed was given") || strings.Contains(s, "refusing") {
+		t.Errorf("client with the acknowledgement: %q", s)
+	}
+}
