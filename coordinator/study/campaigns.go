@@ -53,3 +53,30 @@ func (c *Coordinator) resumeRelease(t time.Time) {
 	c.releaseAt = opened.Add(time.Duration(m) * c.length)
 	c.j = max(c.j, c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, c.releaseAt))
 }
+
+// scheduleRelease times the release of round id, just committed at now
+// (emu held): at its slot's end, or, when committing overran the slack,
+// at the first slot end of its schedule after now; the next round opens
+// at the first slot from then on (in a continuing study, possibly the
+// next campaign's start).
+func (c *Coordinator) scheduleRelease(id int, now time.Time) {
+	opened := c.slot(c.j)
+	c.j++
+	c.releaseAt = opened.Add(c.length)
+	if now.After(c.releaseAt) {
+		skipped := int64((now.Sub(opened) + c.length - 1) / c.length)
+		c.releaseAt = opened.Add(time.Duration(skipped) * c.length)
+		c.log.Warn("committing overran the slack: the release moves to a later slot", "round", id,
+			"slots_skipped", skipped-1, "slack", c.slack, "took", now.Sub(c.closeAt).Round(time.Millisecond))
+		c.j = max(c.j, c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, c.releaseAt))
+	}
+}
+
+// nextOpening is when the next round opens, as announced with a release at
+// tick: at once, or at the next campaign's start.
+func (c *Coordinator) nextOpening(tick time.Time) time.Time {
+	if next := c.slot(c.j); next.After(tick) {
+		return next
+	}
+	return tick
+}

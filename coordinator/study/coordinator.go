@@ -371,16 +371,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				c.hooks.AfterCommit(p.res, r.Received)
 			}
 			c.round, c.pending = nil, p
-			opened := c.slot(c.j)
-			c.j++
-			c.releaseAt = opened.Add(c.length)
-			if now := c.now(t); now.After(c.releaseAt) {
-				skipped := int64((now.Sub(opened) + c.length - 1) / c.length)
-				c.releaseAt = opened.Add(time.Duration(skipped) * c.length)
-				c.log.Warn("committing overran the slack: the release moves to a later slot", "round", r.ID,
-					"slots_skipped", skipped-1, "slack", c.slack, "took", now.Sub(c.closeAt).Round(time.Millisecond))
-				c.j = max(c.j, c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, c.releaseAt))
-			}
+			c.scheduleRelease(r.ID, c.now(t))
 			c.phase = driveSlot
 			// A commit ends the call: the release comes from a later Tick,
 			// so a driver that persists its store after each call (a
@@ -711,10 +702,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	t0 := c.eng.ScheduleStart()
 	sch := &protocol.Schedule{Start: &t0, RoundLengthMillis: c.length.Milliseconds(), RoundSlackMillis: c.slack.Milliseconds()}
 	if finished == "" && p.res.Event.Round < c.eng.Study.Rounds {
-		opens := tick
-		if next := c.slot(c.j); next.After(tick) {
-			opens = next
-		}
+		opens := c.nextOpening(tick)
 		by, rel := opens.Add(c.length-c.slack), opens.Add(c.length)
 		sch.Round, sch.Opens, sch.TrainBy, sch.Release = p.res.Event.Round+1, &opens, &by, &rel
 	}

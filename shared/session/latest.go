@@ -63,22 +63,23 @@ func (s *Session) NextCampaign(now time.Time) (k int, at time.Time, ok bool) {
 	return s.study.NextCampaign(*sch.Start, now)
 }
 
-// refresh returns the training windows for round: at the first round of
-// a campaign after the first, those of Options.Refresh's data (the old
-// ones when there is no Refresh, or it fails, or the new file gives no
-// window).
-func (s *Session) refresh(round int, data *TrainingSet) *TrainingSet {
+// refresh returns the training windows for round, and keeps them in
+// *data: at the first round of a campaign after the first, those of
+// Options.Refresh's data (the old ones when there is no Refresh, or it
+// fails, or the new file gives no window).
+func (s *Session) refresh(round int, data **TrainingSet) *TrainingSet {
 	k, i := s.study.CampaignOf(round)
 	if s.opt.Refresh == nil || s.study.CampaignCount() <= 1 || k == 1 || i != 1 {
-		return data
+		return *data
 	}
 	d, err := s.opt.Refresh(k)
 	if err != nil || d == nil {
-		return data
+		return *data
 	}
 	set, err := PrepareTraining(s.study, d, s.opt.MaxWindows, s.opt.Yield)
 	if err != nil || set.Total() == 0 {
-		return data
+		return *data
 	}
+	*data = set
 	return set
 }

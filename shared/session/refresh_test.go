@@ -28,7 +28,11 @@ func TestRefreshAtCampaignStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for r := 1; r <= 6; r++ {
-		got := s.refresh(r, old)
+		cur := old
+		got := s.refresh(r, &cur)
+		if cur != got {
+			t.Errorf("round %d: the windows kept are not the ones returned", r)
+		}
 		if fresh := r == 3 || r == 5; (got != old) != fresh {
 			t.Errorf("round %d: new windows %v, want %v", r, got != old, fresh)
 		}
@@ -40,11 +44,11 @@ func TestRefreshAtCampaignStart(t *testing.T) {
 		t.Errorf("Refresh called for campaigns %v, want 2 and 3", asked)
 	}
 	fail = true
-	if got := s.refresh(3, old); got != old {
+	if cur := old; s.refresh(3, &cur) != old {
 		t.Error("a failed read replaced the windows")
 	}
 	one := &Session{study: protocol.Study{Rounds: 6}, opt: s.opt}
-	if got := one.refresh(3, old); got != old {
+	if cur := old; one.refresh(3, &cur) != old {
 		t.Error("a study of one campaign refreshed its windows")
 	}
 }

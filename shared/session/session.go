@@ -656,8 +656,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				set(StateWaiting)
 			}
 		case *protocol.RoundStart:
-			data = s.refresh(m.Round, data)
-			if err := s.train(ctx, tr, cfg, m, data, limit, obs, set); err != nil {
+			if err := s.train(ctx, tr, cfg, m, s.refresh(m.Round, &data), limit, obs, set); err != nil {
 				return err
 			}
 		case *protocol.Accepted:

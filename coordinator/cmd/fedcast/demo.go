@@ -140,12 +140,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  join as an LHA in your browser: %s/join#%s\n", base, secrets.Seat)
 		fmt.Fprintf(env.Stdout, "  your seat's synthetic case data: %s\n", filepath.Join(dir, "seat.csv"))
 		fmt.Fprintf(env.Stdout, "  coordinator dashboard:          %s/admin#%s\n", base, secrets.Admin)
-		fmt.Fprintf(env.Stdout, "  %d simulated LHAs + your seat; %d expected per round, %d rounds, ε=%g; rounds start every %v\n",
-			o.lhas, f.ExpectedClients, f.Rounds, f.Epsilon, time.Duration(f.RoundLength))
-		if f.Campaigns > 1 {
-			fmt.Fprintf(env.Stdout, "  a continuing study: %d campaigns of %d rounds, one every %v, ε=%g for all of them; between campaigns press \"Forecast this week with the latest model\" (nothing is sent)\n",
-				f.Campaigns, f.Rounds/f.Campaigns, time.Duration(f.Every), f.Epsilon)
-		}
+		printDemoStudy(env.Stdout, f, o.lhas)
 
 		if o.start == "seat" && c.engine.Rounds() == 0 {
 			waiting.Store(true)
@@ -428,4 +423,15 @@ func envAddr(env *Env) string {
 		return env.Getenv("FEDCAST_ADDR")
 	}
 	return "127.0.0.1:8080"
+}
+
+// printDemoStudy states the demo's study: its LHAs, rounds and budget,
+// and its campaigns when it is a continuing one.
+func printDemoStudy(w io.Writer, f *study.File, lhas int) {
+	fmt.Fprintf(w, "  %d simulated LHAs + your seat; %d expected per round, %d rounds, ε=%g; rounds start every %v\n",
+		lhas, f.ExpectedClients, f.Rounds, f.Epsilon, time.Duration(f.RoundLength))
+	if f.Campaigns > 1 {
+		fmt.Fprintf(w, "  a continuing study: %d campaigns of %d rounds, one every %v, ε=%g for all of them; between campaigns press \"Forecast this week with the latest model\" (nothing is sent)\n",
+			f.Campaigns, f.Rounds/f.Campaigns, time.Duration(f.Every), f.Epsilon)
+	}
 }

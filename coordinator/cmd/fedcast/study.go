@@ -146,10 +146,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(w, "Cyclic FL: each of the T=%d rounds gives every LHA one turn, in an order fixed by this file's SHA-256 (public); %d turns of %v each; each LHA's ε counts its own hand-offs only\n",
 			file.Rounds, file.Rounds*len(file.LHAs), *length)
 	}
-	if file.Campaigns > 1 {
-		fmt.Fprintf(w, "Continuing study: %d campaigns of %d rounds, one every %v (public, fixed now); ε=%g is the lifetime budget of all %d rounds, and the noise makes them compose to it exactly\n",
-			file.Campaigns, file.Rounds/file.Campaigns, time.Duration(file.Every), file.Epsilon, file.Rounds)
-	}
+	printCampaigns(w, file)
 	if cs != nil {
 		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
@@ -160,6 +157,15 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
 	return nil
+}
+
+// printCampaigns states a continuing study's schedule (nothing for one
+// campaign).
+func printCampaigns(w io.Writer, file *study.File) {
+	if file.Campaigns > 1 {
+		fmt.Fprintf(w, "Continuing study: %d campaigns of %d rounds, one every %v (public, fixed now); ε=%g is the lifetime budget of all %d rounds, and the noise makes them compose to it exactly\n",
+			file.Campaigns, file.Rounds/file.Campaigns, time.Duration(file.Every), file.Epsilon, file.Rounds)
+	}
 }
 
 // checkStudyFlags refuses flags given as 0 or less, then applies the
