@@ -67,7 +67,7 @@
 // LHA takes part; no content) and update (the round id and the clipped Δw
 // as float64s, binary layout in package protocol). Observer.Sent reports
 // each one's type and size in bytes.
-// [Evaluate], [Forecasts] and [Compare] work on this computer only.
+// [Evaluate], [Forecasts] and [Guarded] work on this computer only.
 //
 // # Driving a session without a network
 //
