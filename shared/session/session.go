@@ -148,7 +148,7 @@ type Session struct {
 	events  []protocol.Event
 	acct    *privacy.Accountant
 	kind    privacy.AccountantKind // the study's accountant
-	sampled map[int]bool // rounds this LHA sent a real update in
+	sampled map[int]bool           // rounds this LHA sent a real update in
 	// answered are the rounds this LHA sent a frame in (update or dummy),
 	// on any connection: each round is answered once.
 	answered map[int]bool
@@ -159,11 +159,11 @@ type Session struct {
 	// training is closed when the last training started has ended (nil
 	// before any): a round never trains while an earlier one still does.
 	training chan struct{}
-	pending        []Outgoing // sent before Run had an observer
-	finished       *protocol.Finished
-	schedule       *protocol.Schedule // the public round schedule, from the last welcome
-	strategy       strategyState      // MR-MTL personal model, local DP-SGD (strategy.go)
-	cyc            cyclicState        // a cyclic study: this LHA's turns and own hand-offs (cyclic.go)
+	pending  []Outgoing // sent before Run had an observer
+	finished *protocol.Finished
+	schedule *protocol.Schedule // the public round schedule, from the last welcome
+	strategy strategyState      // MR-MTL personal model, local DP-SGD (strategy.go)
+	cyc      cyclicState        // a cyclic study: this LHA's turns and own hand-offs (cyclic.go)
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
