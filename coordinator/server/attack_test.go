@@ -47,18 +47,13 @@ func attackDial(t *testing.T, f *fixture, token string) *attackConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, f.wsURL(), nil)
+	ws, _, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(protocol.MaxText + protocol.FrameSize(f.eng.Study.Params))
 	t.Cleanup(func() { ws.CloseNow() })
-	c := &attackConn{ws: ws}
-	_, b, _ := protocol.Encode(&protocol.Hello{Token: token})
-	if err := c.write(websocket.MessageText, b); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return &attackConn{ws: ws}
 }
 
 func (c *attackConn) write(typ websocket.MessageType, b []byte) error {

@@ -40,16 +40,12 @@ func FuzzServerFrame(f *testing.F) {
 	f.Cleanup(hs.Close)
 	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/api/ws"
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	honest, _, err := websocket.Dial(ctx, url, nil)
+	honest, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: protocol.Subprotocols(fx.secrets.LHAs[0])})
 	cancel()
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { honest.CloseNow() })
-	_, hello, _ := protocol.Encode(&protocol.Hello{Token: fx.secrets.LHAs[0]})
-	if err := honest.Write(context.Background(), websocket.MessageText, hello); err != nil {
-		f.Fatal(err)
-	}
 	// Wait until round 1 has started with the honest LHA online (its
 	// round_start arrives). Otherwise a fuzzed connection's hello could be
 	// handled first, round 1 would open with the honest LHA offline (a
@@ -98,16 +94,12 @@ func FuzzServerFrame(f *testing.F) {
 		// Generous: the machine is shared; a hang still fails.
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		ws, _, err := websocket.Dial(ctx, url, nil)
+		ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: protocol.Subprotocols(fx.secrets.LHAs[1])})
 		if err != nil {
 			t.Fatalf("dial: %v", err)
 		}
 		defer ws.CloseNow()
 		ws.SetReadLimit(1 << 20)
-		_, hello, _ := protocol.Encode(&protocol.Hello{Token: fx.secrets.LHAs[1]})
-		if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
-			t.Fatal(err)
-		}
 		typ := websocket.MessageText
 		if kind%2 == 0 {
 			typ = websocket.MessageBinary
