@@ -79,8 +79,10 @@ func (c *attackConn) read(ctx context.Context) (protocol.Message, time.Time, err
 	return m, at, err
 }
 
-// runLHA answers each round_start after delay with a small update and
-// records the rounds it was sampled in.
+// runLHA answers each round_start that picks it after delay with a small
+// update (and no other: this test looks at the coordinator's timing, not
+// at the clients', see TestWireObserver) and records the rounds it was
+// picked in.
 func runLHA(ctx context.Context, c *attackConn, delay time.Duration, sampled map[int]bool, mu *sync.Mutex) {
 	for {
 		m, _, err := c.read(ctx)
@@ -88,7 +90,7 @@ func runLHA(ctx context.Context, c *attackConn, delay time.Duration, sampled map
 			return
 		}
 		rs, ok := m.(*protocol.RoundStart)
-		if !ok {
+		if !ok || !rs.Picked {
 			continue
 		}
 		mu.Lock()

@@ -108,6 +108,7 @@ func TestEndToEnd(t *testing.T) {
 	sessions := make([]*session.Session, n)
 	errs := make([]error, n)
 	sentBytes := make([]int, n)
+	answers := make([]map[int]bool, n)
 	var clients []fl.ClientData
 	for i := range n {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
@@ -126,8 +127,16 @@ func TestEndToEnd(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
+			answers[i] = map[int]bool{}
 			errs[i] = sess.Run(ctx, one, session.Observer{Sent: func(o session.Outgoing) {
-				if o.Type != "hello" && o.Type != "update" {
+				switch o.Type {
+				case "hello":
+				case "update", "dummy":
+					answers[i][o.Round] = true
+					if want := int(protocol.FrameSize(f.eng.Study.Params)) - protocol.MaxMeta + len(`{"dummy":0}`); o.Bytes != want {
+						t.Errorf("LHA %d: %s of %d bytes, want %d", i, o.Type, o.Bytes, want)
+					}
+				default:
 					t.Errorf("client sent a %s", o.Type)
 				}
 				sentBytes[i] += o.Bytes
@@ -138,6 +147,9 @@ func TestEndToEnd(t *testing.T) {
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("LHA %d: %v", i, err)
+		}
+		if len(answers[i]) != 5 {
+			t.Errorf("LHA %d answered rounds %v, want each of the 5 once (an update or a dummy)", i, answers[i])
 		}
 	}
 	if err := <-f.done; err != nil {
@@ -351,8 +363,9 @@ func TestHostileUpdates(t *testing.T) {
 		t.Fatalf("round start %d with %d weights", rs.Round, dim)
 	}
 	_, nan, _ := protocol.Encode(&protocol.Update{Round: 1, Weights: make([]float64, dim)})
-	binary.LittleEndian.PutUint64(nan[protocol.HeaderSize:], math.Float64bits(math.NaN()))
-	sum := hashOf(nan[protocol.HeaderSize:])
+	wAt := protocol.HeaderSize + len(`{"dummy":0}`)
+	binary.LittleEndian.PutUint64(nan[wAt:], math.Float64bits(math.NaN()))
+	sum := hashOf(nan[wAt:])
 	copy(nan[16:48], sum[:])
 	for _, bad := range []struct {
 		name string
