@@ -161,15 +161,11 @@ func TestDropouts(t *testing.T) {
 // the study finishes or ctx ends.
 func stall(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/api/ws", nil)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/api/ws", &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(1 << 24)
-	_, hello, _ := protocol.Encode(&protocol.Hello{Token: token})
-	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
-		t.Fatal(err)
-	}
 	go func() {
 		defer ws.CloseNow()
 		for {
