@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,72 +22,20 @@ import (
 // failed attempts are counted per address, and past the limit an address
 // gets a bare HTTP 429 until its window ends.
 
-// Defaults of the failed-attempt limit (Options.MaxFailedAuth).
-const (
-	// DefaultMaxFailedAuth is how many refused handshakes an address may
-	// make per FailedAuthWindow before it is answered HTTP 429.
-	DefaultMaxFailedAuth = 20
-	// FailedAuthWindow is the window of the failed-attempt counts.
-	FailedAuthWindow = time.Minute
-	// maxTrackedAddrs bounds the addresses counted in a window; beyond
-	// it, new addresses share one count (memory stays bounded whatever
-	// the number of sources).
-	maxTrackedAddrs = 4096
-)
-
-// failures counts refused handshakes per address in fixed windows.
-type failures struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	start  time.Time
-	n      map[netip.Prefix]int
-}
-
-func newFailures(max int, window time.Duration) *failures {
-	return &failures{max: max, window: window, n: map[netip.Prefix]int{}}
-}
-
-// overflow is the shared key of the addresses beyond maxTrackedAddrs.
-var overflow = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
-
-// addrKey is the unit a limit applies to: an IPv4 address, or the /64 of
-// an IPv6 address (one host usually holds a whole /64).
-func addrKey(host string) netip.Prefix {
+// addrKey is the unit the failed-attempt limit applies to: an IPv4
+// address, or the /64 of an IPv6 address (one host usually holds a whole
+// /64).
+func addrKey(host string) string {
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return overflow
+		return host
 	}
 	a = a.Unmap()
 	if a.Is4() {
-		return netip.PrefixFrom(a, 32)
+		return a.String()
 	}
 	p, _ := a.Prefix(64)
-	return p
-}
-
-// fail counts a refused handshake of host at now. It returns the count
-// in the current window and whether it is the first (for logging once).
-func (f *failures) fail(host string, now time.Time) (n int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if now.Sub(f.start) >= f.window || now.Before(f.start) {
-		f.start = now
-		clear(f.n)
-	}
-	k := addrKey(host)
-	if _, ok := f.n[k]; !ok && len(f.n) >= maxTrackedAddrs {
-		k = overflow
-	}
-	f.n[k]++
-	return f.n[k]
-}
-
-// tracked returns the number of addresses counted in the current window.
-func (f *failures) tracked() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.n)
+	return p.String()
 }
 
 // acceptOptions are the websocket options of every upgrade: the allowed
@@ -112,11 +59,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) int {
 			return lha
 		}
 	}
-	host := remoteHost(r)
-	n := s.fails.fail(host, time.Now())
-	if n > s.fails.max {
+	n := s.fails.Fail(addrKey(remoteHost(r)), time.Now())
+	if n > s.fails.Max() {
 		s.m.refused.WithLabelValues("rate_limited").Inc()
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.fails.window/time.Second)))
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.fails.Window()/time.Second)))
 		w.Header().Set("Connection", "close")
 		http.Error(w, "too many failed attempts to join from this address: check the join link, then retry in a minute", http.StatusTooManyRequests)
 		return -1

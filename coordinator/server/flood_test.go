@@ -147,11 +147,11 @@ func TestFloodLockOut(t *testing.T) {
 	n, limited := attempts.Load(), tooMany.Load()
 	growth := int64(peak.Load()) - int64(before.HeapInuse)
 	t.Logf("flood: %d handshakes from %d addresses, %d answered HTTP 429; heap in use %.1f MB before, peak %.1f MB (all of the test's process); %d addresses counted",
-		n, flooders, limited, float64(before.HeapInuse)/(1<<20), float64(peak.Load())/(1<<20), f.srv.fails.tracked())
+		n, flooders, limited, float64(before.HeapInuse)/(1<<20), float64(peak.Load())/(1<<20), f.srv.fails.Tracked())
 	if n < 10*flooders || limited == 0 {
 		t.Errorf("the flood was %d handshakes, %d of them limited: not a flood", n, limited)
 	}
-	if tr := f.srv.fails.tracked(); tr > flooders {
+	if tr := f.srv.fails.Tracked(); tr > flooders {
 		t.Errorf("%d addresses counted, want at most the %d flooders", tr, flooders)
 	}
 	if growth > 64<<20 {

@@ -73,8 +73,8 @@ type Options struct {
 	// disconnected, so it cannot keep the others waiting.
 	FrameReadTimeout time.Duration
 	// MaxFailedAuth is how many refused websocket handshakes (no or an
-	// unknown join token) one address may make per FailedAuthWindow
-	// before it is answered HTTP 429 (0: DefaultMaxFailedAuth). A
+	// unknown join token) one address may make per study.FailedAuthWindow
+	// before it is answered HTTP 429 (0: study.DefaultMaxFailedAuth). A
 	// handshake with a valid token is never refused for its address.
 	MaxFailedAuth int
 }
@@ -104,7 +104,7 @@ type Server struct {
 	slots        chan struct{}
 	bufs         sync.Pool
 	frameTimeout time.Duration
-	fails        *failures // refused handshakes per address (auth.go)
+	fails        *study.AuthFailures // refused handshakes per address (auth.go)
 
 	mu     sync.Mutex
 	conns  map[int]*conn
@@ -155,7 +155,7 @@ func New(opt *Options) (*Server, error) {
 	}
 	s.slots = make(chan struct{}, slots)
 	s.frameTimeout = cmp.Or(opt.FrameReadTimeout, DefaultFrameReadTimeout)
-	s.fails = newFailures(cmp.Or(opt.MaxFailedAuth, DefaultMaxFailedAuth), FailedAuthWindow)
+	s.fails = study.NewAuthFailures(opt.MaxFailedAuth, study.FailedAuthWindow)
 	// coder/websocket reads up to one byte past the read limit (to reach a
 	// final frame) and fails, closing with 1009, on the read after that;
 	// two spare bytes let that read happen before the buffer is full.
