@@ -116,22 +116,15 @@ func TestStudyEndToEnd(t *testing.T) {
 // it with its welcome.
 func dial(ctx context.Context, t *testing.T, base, link string) (*websocket.Conn, *protocol.Welcome) {
 	t.Helper()
-	ws, _, err := websocket.Dial(ctx, "ws"+base[len("http"):]+"/api/ws", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadLimit(64 << 20)
 	token := link[len(link)-43:]
 	if i := len(link) - len(token) - 1; link[i] != '#' {
 		t.Fatalf("join link %q has no 43-character token", link)
 	}
-	_, hb, err := protocol.Encode(&protocol.Hello{Token: token})
+	ws, _, err := websocket.Dial(ctx, "ws"+base[len("http"):]+"/api/ws", &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.Write(ctx, websocket.MessageText, hb); err != nil {
-		t.Fatal(err)
-	}
+	ws.SetReadLimit(64 << 20)
 	m := read(ctx, t, ws)
 	wl, ok := m.(*protocol.Welcome)
 	if !ok {
