@@ -975,6 +975,8 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 		e.What = "the join code from your link (says who you are to the coordinator)"
 	case "update":
 		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
+	case "dummy":
+		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (sent when this computer was not picked, so that nobody watching the network can tell)", round)
 	default:
 		e.What = typ
 	}

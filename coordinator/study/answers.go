@@ -1,6 +1,7 @@
 package study
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,6 +76,9 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 // nothing about who was picked. A dummy of another round is stale, as
 // an update of another round is.
 func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
+	if len(b) == protocol.DummyHead { // a dummy's head (see Frame)
+		return dummyVerdict(int(binary.LittleEndian.Uint32(b[4:])), round), false
+	}
 	m, err := protocol.Decode(protocol.Binary, b)
 	switch {
 	case errors.Is(err, protocol.ErrNotFinite):
@@ -91,11 +95,7 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
 		return verdict{protocol.CodeBadFrame, 0, fmt.Sprintf("a client may not send %s", m.Type())}, false
 	}
 	if u.Dummy {
-		if u.Round != round {
-			// The engine's words for a stale update: the same bytes.
-			return verdict{protocol.CodeStaleRound, u.Round, fmt.Errorf("%w: update for round %d", ErrStaleRound, u.Round).Error()}, false
-		}
-		return verdict{}, false
+		return dummyVerdict(u.Round, round), false
 	}
 	err = c.eng.Submit(lha, u.Round, u.Weights)
 	switch {
@@ -113,4 +113,14 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
 		return verdict{protocol.CodeBadUpdate, u.Round, err.Error()}, false
 	}
 	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
+}
+
+// dummyVerdict answers a dummy for round r in the window of round: none,
+// or stale_round, in the engine's words for a stale update (the same
+// bytes as the answer to a stale real update).
+func dummyVerdict(r, round int) verdict {
+	if r != round {
+		return verdict{protocol.CodeStaleRound, r, fmt.Errorf("%w: update for round %d", ErrStaleRound, r).Error()}
+	}
+	return verdict{}
 }

@@ -10,7 +10,8 @@ import (
 // TestDummiesNotSummed: every LHA answers round 1 with a dummy (picked
 // or not); none is summed, none is answered, and the round's model is
 // the one of a round nobody answered (same insecure seed: same noise).
-// A dummy for another round is stale, answered as a stale update is.
+// A dummy for another round is stale, answered as a stale update is;
+// the window keeps only a dummy's head.
 func TestDummiesNotSummed(t *testing.T) {
 	run := func(answer bool) (model string, received int, codes map[int][]protocol.Code) {
 		f, raw, _ := small(t, 6)
@@ -42,6 +43,11 @@ func TestDummiesNotSummed(t *testing.T) {
 					t.Fatal(err)
 				}
 				c.Frame(lha, b, t0.Add(time.Second), func(protocol.Kind, []byte) {})
+			}
+			for lha, b := range c.window.frames {
+				if len(b) != protocol.DummyHead {
+					t.Errorf("LHA %d's dummy: %d bytes kept, want its %d-byte head", lha, len(b), protocol.DummyHead)
+				}
 			}
 		}
 		for lha := range 6 {

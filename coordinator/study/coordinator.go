@@ -516,6 +516,11 @@ func (c *Coordinator) Frame(lha int, b []byte, t time.Time, reply func(k protoco
 	case w.frames[lha] != nil:
 		w.extra[lha]++
 	default:
+		if _, dummy := protocol.PeekDummy(b); dummy {
+			// Only its head is kept (its round): every LHA answers every
+			// round, and the window holds the m real updates, not N frames.
+			b = b[:protocol.DummyHead]
+		}
 		w.frames[lha] = bytes.Clone(b)
 	}
 }

@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -92,3 +94,25 @@ func AnswerAfter(timeLeft time.Duration) time.Duration {
 // AnswerMargin is the most time AnswerAfter keeps between an answer and
 // the close of its window (for the frame to cross the network).
 const AnswerMargin = 5 * time.Second
+
+// PeekDummy reports whether binary frame b is a well-formed dummy
+// answer (see Update.Dummy) and returns its round, reading only the
+// header and the metadata: a coordinator keeps no more of a dummy than
+// that. It costs the same whatever the frame holds.
+func PeekDummy(b []byte) (round int, ok bool) {
+	if len(b) < HeaderSize+len(updateMeta[1]) || b[0] != 'f' || b[1] != 'c' || b[2] != Version || Type(b[3]) != TypeUpdate {
+		return 0, false
+	}
+	n := uint64(binary.LittleEndian.Uint32(b[8:]))
+	l := uint64(binary.LittleEndian.Uint32(b[12:]))
+	if l != uint64(len(updateMeta[1])) || !bytes.Equal(b[HeaderSize:HeaderSize+l], updateMeta[1]) {
+		return 0, false
+	}
+	if n > MaxWeights || uint64(len(b)) != HeaderSize+l+8*n {
+		return 0, false
+	}
+	return int(binary.LittleEndian.Uint32(b[4:])), true
+}
+
+// DummyHead is the part of a dummy frame that PeekDummy reads.
+const DummyHead = HeaderSize + len(`{"dummy":1}`)

@@ -126,3 +126,20 @@ func FuzzParseAuth(f *testing.F) {
 		}
 	})
 }
+
+func TestPeekDummy(t *testing.T) {
+	_, d, _ := Encode(&Update{Round: 9, Dummy: true, Weights: make([]float64, 5)})
+	_, u, _ := Encode(&Update{Round: 9, Weights: make([]float64, 5)})
+	_, rs, _ := Encode(&RoundStart{Round: 9, Picked: true, Weights: make([]float64, 5)})
+	if r, ok := PeekDummy(d); !ok || r != 9 {
+		t.Errorf("dummy: %d, %v", r, ok)
+	}
+	if len(updateMeta[1]) != DummyHead-HeaderSize {
+		t.Error("DummyHead does not cover the dummy's metadata")
+	}
+	for name, b := range map[string][]byte{"update": u, "round_start": rs, "truncated dummy": d[:len(d)-1], "dummy head only": d[:DummyHead], "empty": nil} {
+		if _, ok := PeekDummy(b); ok {
+			t.Errorf("%s taken for a dummy", name)
+		}
+	}
+}
