@@ -31,7 +31,7 @@ type Session interface {
 	Close() error
 }
 
-// Connector dials the coordinator for a join link, sends hello and
+// Connector dials the coordinator for a join link (the token in the handshake) and
 // returns the session and its welcome (study, LHA name, round log).
 type Connector func(ctx context.Context, link string) (Session, *protocol.Welcome, error)
 
@@ -79,7 +79,7 @@ const (
 // SentEntry is one message that left this computer.
 type SentEntry struct {
 	At    time.Time
-	Type  string // protocol message type: hello or update
+	Type  string // protocol message type: hello, update or dummy
 	Bytes int64  // websocket frame payload size
 	Round int    // 0 for hello
 	What  string // in words
