@@ -654,20 +654,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				return err
 			}
 		case *protocol.Accepted:
-			if m.Round > 0 { // a coordinator that says which round
-				if obs.Accepted != nil {
-					obs.Accepted(m.Round)
-				}
-				break
-			}
-			// The coordinator acknowledges every frame at once, in order:
-			// this is the oldest frame not yet acknowledged.
-			s.mu.Lock()
-			if len(s.unacked) > 0 {
-				s.acked = append(s.acked, s.unacked[0])
-				s.unacked = s.unacked[1:]
-			}
-			s.mu.Unlock()
+			s.accepted(m, obs)
 		case *protocol.Finished:
 			s.mu.Lock()
 			s.finished = m
@@ -680,29 +667,51 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				s.ws.Close(CloseAbort, "")
 				return m
 			}
-			// A refusal resolves the update it names; a stale_round for
-			// round 0 (frames that arrived while no round took updates)
-			// resolves every acknowledged one.
-			s.mu.Lock()
-			var refused []sentFrame
-			switch {
-			case m.Round > 0:
-				s.acked = slices.DeleteFunc(s.acked, func(f sentFrame) bool { return f.round == m.Round })
-			case m.Code == protocol.CodeStaleRound:
-				refused, s.acked = s.acked, nil
-			}
-			s.mu.Unlock()
-			if obs.Error != nil {
-				for _, f := range refused {
-					if !f.dummy {
-						obs.Error(&protocol.Error{Code: m.Code, Round: f.round, Message: m.Message})
-					}
-				}
-				obs.Error(m)
-			}
+			s.refused(m, obs)
 		default:
 			return fmt.Errorf("%w: unexpected %s from the coordinator", protocol.ErrMalformed, m.Type())
 		}
+	}
+}
+
+// accepted takes the coordinator's acknowledgement of a frame.
+func (s *Session) accepted(m *protocol.Accepted, obs Observer) {
+	if m.Round > 0 { // a coordinator that says which round
+		if obs.Accepted != nil {
+			obs.Accepted(m.Round)
+		}
+		return
+	}
+	// The coordinator acknowledges every frame at once, in order: this is
+	// the oldest frame not yet acknowledged.
+	s.mu.Lock()
+	if len(s.unacked) > 0 {
+		s.acked = append(s.acked, s.unacked[0])
+		s.unacked = s.unacked[1:]
+	}
+	s.mu.Unlock()
+}
+
+// refused takes a non-fatal coordinator error. A refusal resolves the
+// update it names; a stale_round for round 0 (frames that arrived while no
+// round took updates) resolves every acknowledged one.
+func (s *Session) refused(m *protocol.Error, obs Observer) {
+	s.mu.Lock()
+	var refused []sentFrame
+	switch {
+	case m.Round > 0:
+		s.acked = slices.DeleteFunc(s.acked, func(f sentFrame) bool { return f.round == m.Round })
+	case m.Code == protocol.CodeStaleRound:
+		refused, s.acked = s.acked, nil
+	}
+	s.mu.Unlock()
+	if obs.Error != nil {
+		for _, f := range refused {
+			if !f.dummy {
+				obs.Error(&protocol.Error{Code: m.Code, Round: f.round, Message: m.Message})
+			}
+		}
+		obs.Error(m)
 	}
 }
 
