@@ -14,19 +14,7 @@ import (
 // the window keeps only a dummy's head.
 func TestDummiesNotSummed(t *testing.T) {
 	run := func(answer bool) (model string, received int, codes map[int][]protocol.Code) {
-		f, raw, _ := small(t, 6)
-		seed := uint64(5)
-		store := &MemStore{}
-		e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := newFake(6)
-		t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-		c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, e, store, tr, c, t0 := seededCoordinator(t)
 		L, slack := time.Duration(f.RoundLength), time.Duration(f.RoundSlack)
 		if _, err := c.Tick(t0); err != nil {
 			t.Fatal(err)

@@ -75,11 +75,10 @@ func encodeUpdate(t *testing.T, round int, w []float64) []byte {
 	return b
 }
 
-// TestCoordinatorRound drives one round through the pure API with a fake
-// clock: quorum → open (round_start to every LHA, picked or not), frames
-// acknowledged at once and answered at the release, the commit in the
-// store before the release, and a repeated Tick that sends nothing twice.
-func TestCoordinatorRound(t *testing.T) {
+// seededCoordinator is the driver of a small study of 6 LHAs, all
+// online, in research mode (seed 5), on a fake transport; t0 is its clock.
+func seededCoordinator(t *testing.T) (*File, *Engine, *MemStore, *fakeTransport, *Coordinator, time.Time) {
+	t.Helper()
 	f, raw, _ := small(t, 6)
 	seed := uint64(5)
 	store := &MemStore{}
@@ -93,6 +92,15 @@ func TestCoordinatorRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, e, store, tr, c, t0
+}
+
+// TestCoordinatorRound drives one round through the pure API with a fake
+// clock: quorum → open (round_start to every LHA, picked or not), frames
+// acknowledged at once and answered at the release, the commit in the
+// store before the release, and a repeated Tick that sends nothing twice.
+func TestCoordinatorRound(t *testing.T) {
+	f, e, store, tr, c, t0 := seededCoordinator(t)
 	L, slack := time.Duration(f.RoundLength), time.Duration(f.RoundSlack)
 
 	next, err := c.Tick(t0)

@@ -49,6 +49,27 @@ func (c coordinator) recv() (protocol.Message, error) {
 	return protocol.Decode(k, b)
 }
 
+// pickedRounds plays rounds 1, 2, 3 with this LHA picked in each, from
+// w[r−1] to w[r], released by release, then the end of the study; the
+// LHA's budget covers two rounds: it must answer rounds 1 and 2 with
+// updates and round 3 with a dummy.
+func (c coordinator) pickedRounds(st protocol.Study, w [][]float64, release func(protocol.Study, int, []float64) *protocol.RoundResult) error {
+	for r := 1; r <= 3; r++ {
+		c.send(&protocol.RoundStart{Round: r, TimeLeft: answerIn, Picked: true, Weights: w[r-1]})
+		m, err := c.recv()
+		if err != nil {
+			return err
+		}
+		if u, ok := m.(*protocol.Update); !ok || u.Round != r || u.Dummy != (r == 3) {
+			return errors.New("no update for a round within the example-level budget, or no dummy past it")
+		}
+		c.send(&protocol.Accepted{})
+		c.send(release(st, r, w[r]))
+	}
+	c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[3])})
+	return nil
+}
+
 // released is round r's event and model as a coordinator releases them,
 // with ε from the study's accountant.
 func released(st protocol.Study, r int, w []float64) *protocol.RoundResult {

@@ -31,19 +31,9 @@ func TestSessionLocalDPSGDAndMRMTL(t *testing.T) {
 		serverDone <- func() error {
 			c := coordinator{t, <-d.ends}
 			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
-			for r := 1; r <= 3; r++ {
-				c.send(&protocol.RoundStart{Round: r, TimeLeft: answerIn, Picked: true, Weights: w[r-1]})
-				m, err := c.recv()
-				if err != nil {
-					return err
-				}
-				if u, ok := m.(*protocol.Update); !ok || u.Round != r || u.Dummy != (r == 3) {
-					return errors.New("no update for a round within the example-level budget, or no dummy past it")
-				}
-				c.send(&protocol.Accepted{})
-				c.send(released(st, r, w[r]))
+			if err := c.pickedRounds(st, w, released); err != nil {
+				return err
 			}
-			c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[3])})
 			return nil
 		}()
 	}()
