@@ -33,8 +33,8 @@ func TestFloodLockOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a flood of a few seconds")
 	}
-	const lhas, flooders, rounds, perFlooder = 20, 50, 4, 3000
-	L := 2 * time.Second
+	const lhas, flooders, rounds, perFlooder = 20, 50, 3, 3000
+	L := 1500 * time.Millisecond
 	seed := uint64(7)
 	f := start(t, study.File{Name: "flood", Epsilon: 100, Rounds: rounds, ExpectedClients: 10, Hidden: []int{4},
 		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(L / 5)}, lhaNames(lhas), &seed)

@@ -103,7 +103,7 @@ func (tp *tap) relay(i int, from, to net.Conn, up bool) {
 // every round from the round_start bytes alone (only they got one).
 func TestWireObserver(t *testing.T) {
 	const n, rounds = 4, 20
-	L, slack := 500*time.Millisecond, 100*time.Millisecond
+	L, slack := 400*time.Millisecond, 80*time.Millisecond
 	seed := uint64(3)
 	f := start(t, study.File{Name: "wire observer", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
 		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack)}, lhaNames(n), &seed)
