@@ -61,8 +61,9 @@
 // joins. serve and the worker behave the same.
 //
 // A Durable Object drives it like this: on each websocket message it calls
-// Frame (binary) or answers with TextVerdict (text) after the hello was
-// checked with [Tokens]; on each alarm and each connect or close it calls
+// Frame (binary) or answers with TextVerdict (text) on connections whose
+// handshake token was checked with [Tokens] (failed handshakes counted in
+// [AuthFailures]); on each alarm and each connect or close it calls
 // Tick(now) and sets its next alarm to Next.At; its Store persists the
 // state in Durable Object storage (a MemStore whose S.MarshalBinary is
 // written after every call that raised Changes will do: a Tick that
