@@ -365,8 +365,11 @@ export class Study {
     });
     server.addEventListener("close", gone);
     server.addEventListener("error", gone);
-    // The protocol's subprotocol is selected (a browser that offered
-    // subprotocols needs one back); the token's is never echoed.
-    return new Response(null, { status: 101, webSocket: client, headers: { "Sec-WebSocket-Protocol": "fedcast.v1" } });
+    // The protocol's subprotocol is selected when offered (a browser that
+    // offered subprotocols needs one back, one that offered none must get
+    // none); the token's is never echoed.
+    const offered = protocols.split(",").some((p) => p.trim() === "fedcast.v1");
+    const headers = offered ? { "Sec-WebSocket-Protocol": "fedcast.v1" } : {};
+    return new Response(null, { status: 101, webSocket: client, headers });
   }
 }
