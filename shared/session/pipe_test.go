@@ -109,7 +109,7 @@ func (d *pipeDialer) dial(ctx context.Context, url string, protocols []string) (
 
 // answerIn is the time left in the tests' round_starts: the session
 // answers a fifth of it before the window closes (protocol.AnswerAfter).
-const answerIn = 250 * time.Millisecond
+const answerIn = 500 * time.Millisecond
 
 // windows are training windows of H=3 (x) and targets (y).
 func windows() (x, y []float64) {
