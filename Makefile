@@ -34,9 +34,11 @@ worker:
 	rm -rf $(WORKER)/assets
 	cp coordinator/worker/js/worker.mjs coordinator/worker/workerd.capnp $(WORKER)/
 
-## run: the built-in demo (coordinator + simulated LHAs + a seat for you in the browser)
+## run: the built-in demo (coordinator + simulated LHAs + a seat for you in the browser);
+## make run ADDR=host:port (or the environment variable FEDCAST_ADDR) changes its address
+ADDR ?= $(or $(FEDCAST_ADDR),127.0.0.1:8080)
 run: build
-	$(BIN)/fedcast demo --state state/demo
+	$(BIN)/fedcast demo --state state/demo --addr $(ADDR)
 
 ## test: vet (native and wasm), unit tests, wasm tests under node, browser tests
 test: vet

@@ -199,17 +199,12 @@ func (c *AdminPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						{
 							vgparent := vgn
 							_ = vgparent
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "admin-lhas"}}}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(FormatCount(float64(c.S.Status.Online)) + ` / ` + FormatCount(float64(c.S.Status.Enrolled)))
+							vgn.SetInnerHTML(c.lhaCounts())
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-label"}}}
 							vgparent.AppendChild(vgn)
-							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "LHAs online / enrolled"}
-								vgparent.AppendChild(vgn)
-							}
+							vgn.SetInnerHTML(c.lhaCountsLabel())
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 						vgparent.AppendChild(vgn)
@@ -1854,6 +1849,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
+						if c.S.MissedWords() != `` {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "label missed"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "missed"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(c.S.MissedWords())
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "label"}}}
 						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(c.trainWords())
@@ -2270,7 +2272,7 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Days checked"}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Forecasts checked"}
 										vgparent.AppendChild(vgn)
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
@@ -2281,7 +2283,7 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									{
 										vgparent := vgn
 										_ = vgparent
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "test windows, all areas together"}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "past forecasts on the test days, all areas together"}
 										vgparent.AppendChild(vgn)
 									}
 								}

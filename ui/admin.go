@@ -164,7 +164,7 @@ func adminProblem(err error) *Problem {
 		return &Problem{Title: "The coordinator did not accept this dashboard link",
 			Fix: "Open the exact dashboard link printed when the study was started. Anyone without it sees nothing here."}
 	}
-	return &Problem{Title: "The coordinator cannot be reached", Detail: err.Error(),
+	return &Problem{Title: "The coordinator cannot be reached", Detail: TechLine(err),
 		Fix: "Check that the coordinator is running; this page retries by itself."}
 }
 

@@ -75,11 +75,13 @@ func (c *AdminPage) stateWords() string {
 	s := ""
 	switch st.State {
 	case protocol.StateWaiting:
-		s = "Waiting for LHAs to come online before round 1."
+		s = fmt.Sprintf("Waiting for enough LHAs to be ready before round 1: %s online, %s ready. An LHA is ready once it has chosen and checked its file and pressed Join; a page that is only open does not count.",
+			FormatCount(float64(st.Online)), FormatCount(float64(st.Ready)))
 	case protocol.StateRunning:
 		s = "Running."
 		if o := st.OpenRound; o != nil {
-			s = fmt.Sprintf("Round %d open: %d sampled, %d updates received so far.", o.Round, len(o.Sampled), o.Received)
+			s = fmt.Sprintf("Round %d open: %d updates received so far; %s online, %s ready.", o.Round, o.Received,
+				FormatCount(float64(st.Online)), FormatCount(float64(st.Ready)))
 		}
 	case protocol.StateFinished:
 		s = "Finished"
@@ -121,4 +123,15 @@ func (c *AdminPage) lhaClass(l AdminLHA) string {
 
 func (c *AdminPage) onLedger(event vugu.DOMEvent) {
 	c.S.ExportLedger()
+}
+
+// lhaCounts is the dashboard's tile of LHAs: how many are ready and how
+// many online (counts only: never who was picked).
+func (c *AdminPage) lhaCounts() string {
+	st := c.S.Status
+	return FormatCount(float64(st.Ready)) + " ready · " + FormatCount(float64(st.Online)) + " online"
+}
+
+func (c *AdminPage) lhaCountsLabel() string {
+	return fmt.Sprintf("of %s enrolled; ready: file checked and Join pressed (only they count for the start)", FormatCount(float64(c.S.Status.Enrolled)))
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // A Chart describes a line chart; Layout turns it into SVG geometry that
@@ -188,8 +189,9 @@ func (c *Chart) Layout() *Plot {
 	sx := func(x float64) float64 { return p.Left + (x-xmin)/(xmax-xmin)*(p.Right-p.Left) }
 	sy := func(y float64) float64 { return p.Bottom - (y-ymin)/(ymax-ymin)*(p.Bottom-p.Top) }
 
+	p.Left = max(p.Left, leftFor(yticks))
 	for _, v := range yticks {
-		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: FormatCount(v)})
+		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: AxisLabel(v)})
 	}
 	if c.Dates {
 		for _, x := range dateTicks(xmin, xmax) {
@@ -497,6 +499,39 @@ func FormatCount(v float64) string {
 		s = "−" + s
 	}
 	return s
+}
+
+// leftFor is the left margin the y ticks' labels need: they end 8 units
+// left of the plot and the y-axis title sits at 14, so 30 units plus about
+// 7.5 a character at the page's chart font.
+func leftFor(ticks []float64) float64 {
+	longest := 0
+	for _, v := range ticks {
+		longest = max(longest, utf8.RuneCountInString(AxisLabel(v)))
+	}
+	return 30 + 7.5*float64(longest)
+}
+
+// AxisLabel formats an axis tick: FormatCount below 100,000 (at most
+// "99,999"), then k, M or B with at most one decimal ("250k", "1.5M"), so
+// that labels stay short at any magnitude.
+func AxisLabel(v float64) string {
+	a := math.Abs(v)
+	if a < 1e5 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return FormatCount(v)
+	}
+	unit, div := "k", 1e3
+	switch {
+	case a >= 1e9:
+		unit, div = "B", 1e9
+	case a >= 1e6:
+		unit, div = "M", 1e6
+	}
+	s := strings.TrimSuffix(strconv.FormatFloat(math.Round(a/div*10)/10, 'f', 1, 64), ".0")
+	if v < 0 {
+		s = "−" + s
+	}
+	return s + unit
 }
 
 func groupThousands(s string) string {

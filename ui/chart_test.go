@@ -99,3 +99,27 @@ func TestDecimate(t *testing.T) {
 		t.Errorf("a short line changed: %v", short)
 	}
 }
+
+func TestAxisLabel(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 950: "950", 12000: "12,000", 99999: "99,999", 100000: "100k",
+		250000: "250k", 1.5e6: "1.5M", 2e6: "2M", 1.25e9: "1.3B", -3e6: "−3M"} {
+		if got := AxisLabel(v); got != want {
+			t.Errorf("AxisLabel(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestChartLabelsFit: at any magnitude the y-axis labels are short and
+// the plot's left margin leaves room for the longest one.
+func TestChartLabelsFit(t *testing.T) {
+	for _, top := range []float64{3, 870, 45000, 2.4e6, 7e9} {
+		c := &Chart{Lines: []Line{{Points: []Point{{X: 0, Y: 0}, {X: 1, Y: top}}}}}
+		p := c.Layout()
+		for _, tk := range p.YTicks {
+			n := float64(len([]rune(tk.Label)))
+			if n > 6 || p.Left < 30+7.5*n {
+				t.Errorf("max %v: label %q does not fit a left margin of %v", top, tk.Label, p.Left)
+			}
+		}
+	}
+}

@@ -79,9 +79,9 @@ const (
 // SentEntry is one message that left this computer.
 type SentEntry struct {
 	At    time.Time
-	Type  string // protocol message type: hello, update or dummy
+	Type  string // protocol message type: hello, ready, update or dummy
 	Bytes int64  // websocket frame payload size
-	Round int    // 0 for hello
+	Round int    // 0 for hello and ready
 	What  string // in words
 	// Outcome of an update: "" while the coordinator has not answered,
 	// OutcomeCounted, or OutcomeRefused with Reason in plain words.
@@ -242,8 +242,11 @@ type JoinState struct {
 	EpsilonMatch          bool
 	Rounds                []RoundReport
 	TrainTime             time.Duration // wall time of the last local training
-	RunProblem            *Problem
-	Sent                  []SentEntry
+	// JoinedAt is when Join was pressed: the page then says ready (it
+	// counts for the coordinator from then on; see Missed).
+	JoinedAt   time.Time
+	RunProblem *Problem
+	Sent       []SentEntry
 
 	// After training.
 	Forecasts    []Forecast
@@ -369,10 +372,10 @@ func JoinProblem(err error) *Problem {
 			return &Problem{Title: "This study has already ended", Detail: pe.Message,
 				Fix: "Nothing to do: the study coordinator has the final model."}
 		}
-		return &Problem{Title: "The coordinator refused the connection", Detail: pe.Error(),
+		return &Problem{Title: "The coordinator refused the connection", Detail: TechLine(pe),
 			Fix: "Reload the page in a minute. If it persists, tell your study coordinator."}
 	}
-	return &Problem{Title: "The study coordinator cannot be reached", Detail: err.Error(),
+	return &Problem{Title: "The study coordinator cannot be reached", Detail: TechLine(err),
 		Fix: "Check your internet connection and reload the page. If it persists, the coordinator may be offline: tell your study coordinator."}
 }
 
@@ -527,9 +530,9 @@ func (s *JoinState) checkStudy() {
 		}
 		if err != nil {
 			p := DataProblem(err)
-			if st := w.Study; st.From != "" || st.To != "" {
-				p.Fix = fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them (plus 3 days before and %d after), then choose it again.",
-					orDash(st.From), orDash(st.To), st.Horizon+3)
+			var ce *series.CoverageError
+			if st := w.Study; !errors.As(err, &ce) && (st.From != "" || st.To != "") {
+				p.Fix = studyDaysFix(st)
 			}
 			s.DataProblem = p
 			s.Data = nil
@@ -654,10 +657,10 @@ func (s *JoinState) ShownNotices() []series.Notice {
 			info = append(info, n)
 		case n.AboutDays() && known && !n.From.IsZero():
 			if (to.IsZero() || !n.From.After(to)) && (from.IsZero() || !n.To.Before(from)) {
-				warn = append(warn, n)
+				warn = append(warn, n.ForLHA())
 			}
 		default:
-			warn = append(warn, n)
+			warn = append(warn, n.ForLHA())
 		}
 	}
 	return append(warn, info...)
@@ -778,6 +781,7 @@ func (s *JoinState) Join(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.Phase = PhaseRunning
 	s.Status = StatusWaiting
+	s.JoinedAt = time.Now()
 	sess, d := s.session, s.Data
 	if l, ok := sess.(interface {
 		SetMaxEpsilon(float64)
@@ -851,13 +855,13 @@ func (s *JoinState) WatchForNext(ctx context.Context) {
 func RunProblem(err error) *Problem {
 	var pe *protocol.Error
 	if errors.As(err, &pe) {
-		return &Problem{Title: "The coordinator stopped this session", Detail: pe.Error(),
+		return &Problem{Title: "The coordinator stopped this session", Detail: TechLine(pe),
 			Fix: "Reload the page to join again. If it persists, tell your study coordinator."}
 	}
 	if errors.Is(err, context.Canceled) {
 		return &Problem{Title: "You stopped taking part", Fix: "Reload the page to join again."}
 	}
-	return &Problem{Title: "Training stopped", Detail: err.Error(),
+	return &Problem{Title: "Training stopped", Detail: TechLine(err),
 		Fix: "Reload the page to join again; the study goes on without you meanwhile. If it persists, tell your study coordinator."}
 }
 
@@ -973,6 +977,8 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 	switch typ {
 	case "hello":
 		e.What = "the join code from your link (says who you are to the coordinator)"
+	case "ready":
+		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
 	case "update":
 		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
 	case "dummy":
@@ -1041,7 +1047,7 @@ func evaluationNote(err error) string {
 	case errors.Is(err, session.ErrNoTestDays):
 		return "Your file has no test days: all its windows were used for training."
 	}
-	return err.Error()
+	return TechLine(err)
 }
 
 // ForecastsPerPage is the number of areas whose forecast chart is shown at

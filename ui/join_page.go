@@ -34,8 +34,13 @@ func (c *JoinPage) studyState() string {
 		return "The study has ended."
 	case c.S.Round > 0 || w.State == protocol.StateRunning:
 		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
+	case c.S.Phase == PhaseRunning:
+		// After Join the stage knows more than the welcome did.
+		if st, r := c.S.RunStage(time.Now()); st != StageStarting {
+			return fmt.Sprintf("The study is running (%d of %d rounds done).", r-btoi(st == StageTraining || st == StageSent), w.Study.Rounds)
+		}
 	}
-	return "The study has not started yet: rounds begin when the coordinator starts it."
+	return "The study has not started yet: round 1 begins when enough authorities have chosen their file and pressed Join."
 }
 
 // verdict says in words whether the forecast is worth having: it compares
@@ -53,8 +58,8 @@ func Verdict(m, base *metrics.Result) string {
 	if !ok {
 		return ""
 	}
-	days := fmt.Sprintf("Checked on %d recent days of your data kept out of the training (all areas together), the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
-		c.Days, FormatCount(c.ModelMAE), FormatCount(c.BaselineMAE))
+	days := fmt.Sprintf("On the test days kept out of the training (%s), the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
+		CheckedWords(c.Days), FormatCount(c.ModelMAE), FormatCount(c.BaselineMAE))
 	switch {
 	case c.Alike:
 		return days + " The model is about as good as assuming no change: its forecast adds little."
@@ -138,62 +143,91 @@ func (c *JoinPage) areaRowClass(name string) string {
 
 func (c *JoinPage) clock(t time.Time) string { return t.Format("15:04:05") }
 
+// The status line: roundWords, statusWords, scheduleWords and trainWords
+// all read one stage (JoinState.RunStage), so they name the same round.
+
 func (c *JoinPage) roundWords() string {
-	return fmt.Sprintf("Round %d of %d", c.S.Round, c.S.Welcome.Study.Rounds)
+	st, r := c.S.RunStage(time.Now())
+	T := c.S.Welcome.Study.Rounds
+	switch st {
+	case StageStarting:
+		return fmt.Sprintf("Waiting for round 1 of %d", T)
+	case StageTraining, StageSent:
+		return fmt.Sprintf("Round %d of %d", r, T)
+	case StageFinished:
+		return fmt.Sprintf("Study ended: %d of %d rounds done", r, T)
+	}
+	if r == 0 {
+		return fmt.Sprintf("Round 1 of %d under way", T)
+	}
+	return fmt.Sprintf("Round %d of %d done", r, T)
 }
 
 func (c *JoinPage) statusWords() string {
-	switch c.S.Status {
-	case StatusWaiting:
-		return "waiting for the next round"
-	case StatusSampled:
-		return "picked for this round"
-	case StatusTraining:
+	st, _ := c.S.RunStage(time.Now())
+	switch st {
+	case StageStarting:
+		return "ready: waiting for the other authorities"
+	case StageTraining:
 		return "training on your data"
-	case StatusSent:
-		return "changes sent, waiting for the others"
-	case StatusReconnecting:
+	case StageSent:
+		return "changes sent, waiting for the round's result"
+	case StageReconnecting:
 		return "connection lost, reconnecting…"
-	case StatusFinished:
+	case StageFinished:
 		return "study finished"
 	}
-	return c.S.Status
+	return "waiting for the next round"
 }
 
 // scheduleWords says when the next round opens and by when an update
-// must arrive, from the study's public schedule ("" when there is none
-// yet, or the study has ended). Times are this computer's clock.
+// must arrive, from the study's public schedule ("" when the stage has
+// nothing to add). Times are this computer's clock.
 func (c *JoinPage) scheduleWords() string {
 	if c.S.Phase != PhaseRunning {
 		return ""
 	}
-	opens, trainBy, ok := c.S.NextRound(time.Now())
-	if !ok {
-		return "The rounds start when enough authorities have joined."
+	now := time.Now()
+	st, r := c.S.RunStage(now)
+	opens, trainBy, ok := c.S.NextRound(now)
+	clock := func(t time.Time) string { return t.Local().Format("15:04:05") }
+	switch {
+	case st == StageStarting:
+		return "Round 1 starts when enough authorities have chosen their file and pressed Join. You are ready: keep this page open."
+	case !ok:
+		return ""
+	case st == StageSent:
+		return fmt.Sprintf("Round %d's result comes at %s.", r, clock(opens))
+	case st == StageTraining:
+		return fmt.Sprintf("Round %d ends at %s: the changes must be sent by then.", r, clock(opens))
+	case st == StageWaiting:
+		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s; if this computer is picked, its training must be sent by %s.",
+			clock(opens), clock(trainBy))
 	}
-	return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s; if this computer is picked, its training must be sent by %s.",
-		opens.Local().Format("15:04:05"), trainBy.Local().Format("15:04:05"))
+	return ""
 }
 
 func (c *JoinPage) trainWords() string {
-	if c.S.Phase == PhaseFinished {
-		if c.S.Steps == 0 {
-			return "Local training: the study has ended; this computer was not picked."
-		}
-		w := fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.", c.S.TrainRound)
-		if c.S.TrainTime > 0 {
-			w += fmt.Sprintf(" It took %s in this browser.", c.S.TrainTime.Round(time.Millisecond))
-		}
-		return w
+	st, r := c.S.RunStage(time.Now())
+	took := ""
+	if c.S.TrainTime > 0 {
+		took = fmt.Sprintf(" It took %s in this browser.", FormatDuration(c.S.TrainTime))
 	}
-	if c.S.Steps == 0 {
+	switch {
+	case st == StageTraining && c.S.TrainRound == r && c.S.Steps > 0:
+		return fmt.Sprintf("Local training in round %d: step %d of %d.", r, c.S.Step, c.S.Steps)
+	case st == StageTraining:
+		return fmt.Sprintf("Local training in round %d: starting.", r)
+	case st == StageSent:
+		return fmt.Sprintf("Local training in round %d: done.%s", r, took)
+	case c.S.Steps == 0 && st == StageFinished:
+		return "Local training: the study has ended; this computer was not picked."
+	case c.S.Steps == 0:
 		return "Local training: not picked yet."
+	case st == StageFinished:
+		return fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.%s", c.S.TrainRound, took)
 	}
-	w := fmt.Sprintf("Local training in round %d: step %d of %d.", c.S.TrainRound, c.S.Step, c.S.Steps)
-	if c.S.Step == c.S.Steps && c.S.TrainTime > 0 {
-		w += fmt.Sprintf(" It took %s in this browser.", c.S.TrainTime.Round(time.Millisecond))
-	}
-	return w
+	return fmt.Sprintf("Local training: last in round %d.%s", c.S.TrainRound, took)
 }
 
 func (c *JoinPage) roundFraction() float64 {
@@ -439,8 +473,8 @@ func (c *JoinPage) recentWords() string {
 	if r.N == 0 {
 		return "Your file is too short to check the ranges on your own past days."
 	}
-	return fmt.Sprintf("On your own recent days (%d past forecasts, all areas together) the outcome fell inside the 19-in-20 range %d times "+
-		"and inside the half-the-time range %d times. Worked out in this browser; not sent anywhere.", r.N, r.In95, r.In50)
+	return fmt.Sprintf("On your own recent days (%s), the outcome fell inside the 19-in-20 range %d times "+
+		"and inside the half-the-time range %d times. Worked out in this browser; not sent anywhere.", CheckedWords(r.N), r.In95, r.In50)
 }
 
 // hubHref is the download link of the forecast as a hub CSV: a blob: URL
@@ -454,4 +488,23 @@ func (c *JoinPage) hubFileName() string {
 		name += "-" + c.S.Forecasts[0].InputEnd.Format(time.DateOnly)
 	}
 	return name + ".csv"
+}
+
+// CheckedWords is how the page quotes every count of forecasts checked
+// against what happened (the test days' errors and the ranges' check):
+// one unit, one phrasing, so two checks are never read as contradicting
+// each other; a handful is called what it is.
+func CheckedWords(n int) string {
+	w := Plural(n, "past forecast") + ", all areas together"
+	if n < 10 {
+		w += "; only a few, so a rough indication"
+	}
+	return w
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

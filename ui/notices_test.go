@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
@@ -53,5 +54,32 @@ func TestDataNotices(t *testing.T) {
 	s.FileError("x.csv", os.ErrNotExist)
 	if s.ShownNotices() != nil {
 		t.Errorf("notices kept after a failed read")
+	}
+}
+
+// TestDataProblemWords: a file that is not text names what it looks like;
+// a file that falls short of the study names the days it needs and says
+// what to do, with no Go package prefix in what the page shows.
+func TestDataProblemWords(t *testing.T) {
+	_, err := series.ParseBytes([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), "cases.csv")
+	p := DataProblem(err)
+	if p.Title != "This is not a text (CSV) file" || !strings.Contains(p.Detail, "It looks like a PNG image") {
+		t.Errorf("PNG: %+v", p)
+	}
+	r := &series.Region{Name: "05315", Start: time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC), Cases: make([]float64, 120)}
+	_, err = series.MakeWindows(&series.Dataset{Regions: []*series.Region{r}}, series.WindowOptions{History: 13, Horizon: 7,
+		From: time.Date(2022, 2, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2022, 4, 30, 0, 0, 0, 0, time.UTC)})
+	p = DataProblem(err)
+	for _, want := range []string{"2022-01-29 to 2022-05-03", "tell your coordinator", "2022-04-27"} {
+		if !strings.Contains(p.Fix, want) {
+			t.Errorf("coverage fix %q lacks %q", p.Fix, want)
+		}
+	}
+	if !strings.Contains(p.Detail, "2022-05-01 … 2022-05-03") || strings.Contains(p.Detail, "series:") {
+		t.Errorf("coverage detail %q", p.Detail)
+	}
+	fix := studyDaysFix(protocol.Study{From: "2022-02-01", To: "2022-04-30", Smoothing: "centered"})
+	if !strings.Contains(fix, "every day from 2022-01-29 to 2022-05-03") || !strings.Contains(fix, "3 days before and 3 after") {
+		t.Errorf("study days fix %q", fix)
 	}
 }

@@ -32,8 +32,8 @@ func TestScheduleWords(t *testing.T) {
 	}{
 		{"running", PhaseRunning, &scheduledSession{opens: opens, trainBy: opens.Add(18 * time.Second), ok: true},
 			"the next opens at 15:02:10; if this computer is picked, its training must be sent by 15:02:28."},
-		{"not started", PhaseRunning, &scheduledSession{}, "The rounds start when enough authorities have joined."},
-		{"no schedule", PhaseRunning, &fakeSession{}, "The rounds start when enough authorities have joined."},
+		{"not started", PhaseRunning, &scheduledSession{}, "Round 1 starts when enough authorities have chosen their file and pressed Join."},
+		{"no schedule", PhaseRunning, &fakeSession{}, "Round 1 starts when enough authorities have chosen their file and pressed Join."},
 		{"finished", PhaseFinished, &scheduledSession{opens: opens, ok: true}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

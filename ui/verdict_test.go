@@ -16,7 +16,7 @@ func TestVerdict(t *testing.T) {
 		not         []string
 	}{
 		{"better", &metrics.Result{N: 12, MAE: 8, R2: -3}, &metrics.Result{N: 12, MAE: 10},
-			[]string{"Checked on 12 recent days of your data", "missed by 8 cases per day", "missed by 10.", "better by 2 cases per day (20 % smaller error)"},
+			[]string{"On the test days kept out of the training (12 past forecasts, all areas together)", "missed by 8 cases per day", "missed by 10.", "better by 2 cases per day (20 % smaller error)"},
 			[]string{"R²", "worse", "do not rely"}},
 		{"worse", &metrics.Result{N: 5, MAE: 15.5, R2: 0.99}, &metrics.Result{N: 5, MAE: 10},
 			[]string{"worse by 5.5 cases per day", "do not rely on its forecast", "assuming no change is the better guess"},

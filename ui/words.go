@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -23,6 +27,7 @@ type Problem struct {
 // DataProblem explains an error from reading or checking a CSV file.
 func DataProblem(err error) *Problem {
 	var pe *series.ParseError
+	var ce *series.CoverageError
 	if errors.As(err, &pe) {
 		p := &Problem{Title: parseTitle(pe.Err), Fix: pe.Hint}
 		switch {
@@ -37,17 +42,22 @@ func DataProblem(err error) *Problem {
 		if pe.Value != "" {
 			p.Detail = "The cell holds " + strconv.Quote(pe.Value) + "."
 		}
+		if _, kind, ok := strings.Cut(pe.Err.Error(), "; it looks like "); ok && errors.Is(pe.Err, series.ErrNotText) {
+			p.Detail = "It looks like " + kind + ", judged from its content, not its name."
+		}
 		if p.Fix == "" {
 			p.Fix = "Correct the file in your spreadsheet program, save it as CSV and choose it again."
 		}
 		return p
 	}
 	switch {
+	case errors.As(err, &ce):
+		return &Problem{Title: "The file does not cover the days this study needs", Detail: TechLine(err), Fix: ce.Hint()}
 	case errors.Is(err, series.ErrNotCovered), errors.Is(err, series.ErrTooShort):
-		return &Problem{Title: "The file does not cover the days this study needs", Detail: err.Error(),
+		return &Problem{Title: "The file does not cover the days this study needs", Detail: TechLine(err),
 			Fix: "Export a file that includes every day of the study period (and a few days around it), then choose it again."}
 	}
-	return &Problem{Title: "The file could not be read", Detail: err.Error(),
+	return &Problem{Title: "The file could not be read", Detail: TechLine(err),
 		Fix: "Check that it is the CSV export of your daily case counts (columns date, region, cases) and choose it again."}
 }
 
@@ -72,6 +82,7 @@ func parseTitle(err error) string {
 		{series.ErrDuplicate, "The same day appears twice for one area"},
 		{series.ErrSpan, "The dates span too many years"},
 		{series.ErrSpreadsheet, "This is a spreadsheet or an archive, not a CSV file"},
+		{series.ErrNotText, "This is not a text (CSV) file"},
 	} {
 		if errors.Is(err, c.sentinel) {
 			return c.text
@@ -118,11 +129,13 @@ func FormatPercent(f float64) string {
 	return strings.TrimSuffix(v, ".0") + " %"
 }
 
-// FormatDuration formats a duration for people: "0.4 seconds", "12
-// seconds", "3.5 minutes".
+// FormatDuration formats a duration for people: "less than a tenth of a
+// second", "0.4 seconds", "1 second", "12 seconds", "3.5 minutes".
 func FormatDuration(d time.Duration) string {
 	s := d.Seconds()
 	switch {
+	case math.Round(s*10) == 0:
+		return "less than a tenth of a second"
 	case math.Round(s*10) == 10:
 		return "1 second"
 	case s < 10:
@@ -131,4 +144,46 @@ func FormatDuration(d time.Duration) string {
 		return strconv.FormatFloat(math.Round(s), 'f', -1, 64) + " seconds"
 	}
 	return strconv.FormatFloat(math.Round(s/6)/10, 'f', -1, 64) + " minutes"
+}
+
+// Plural gives a count with its noun: "1 area", "3 areas", "0 areas"
+// (nouns with a plain -s plural).
+func Plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return FormatCount(float64(n)) + " " + one + "s"
+}
+
+// goPrefix matches Go package prefixes in an error message ("series: ").
+var goPrefix = regexp.MustCompile(`\b(series|session|protocol|study|privacy|fl|nn|model|forecast|strconv|json): `)
+
+// TechLine is an error's message as the page shows it under a problem:
+// the technical detail, without Go package prefixes.
+// The first letter is capitalised: it stands as a sentence.
+func TechLine(err error) string {
+	s := goPrefix.ReplaceAllString(err.Error(), "")
+	if r, n := utf8.DecodeRuneInString(s); n > 0 {
+		s = string(unicode.ToUpper(r)) + s[n:]
+	}
+	return s
+}
+
+// studyDaysFix says which days a file must cover for the study, the same
+// days as study new and serve print (series.NeededDays).
+func studyDaysFix(st protocol.Study) string {
+	opt, err := st.WindowOptions()
+	if err != nil {
+		return fmt.Sprintf("This study uses the days from %s to %s. Export a file that covers them, then choose it again.", orDash(st.From), orDash(st.To))
+	}
+	first, last := series.NeededDays(opt)
+	day := func(t time.Time) string {
+		if t.IsZero() {
+			return "–"
+		}
+		return t.Format(time.DateOnly)
+	}
+	return fmt.Sprintf("This study needs every day from %s to %s (the study period %s to %s, plus %s for the 7-day average). "+
+		"Export a file that covers them, then choose it again; if those days cannot be had, tell your coordinator.",
+		day(first), day(last), orDash(st.From), orDash(st.To), opt.Smoothing.Margin())
 }

@@ -157,8 +157,8 @@ func TestDropouts(t *testing.T) {
 	})
 }
 
-// stall joins with token and then only reads (never sends an update) until
-// the study finishes or ctx ends.
+// stall joins with token, says ready, and then only reads (never sends an
+// update) until the study finishes or ctx ends.
 func stall(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/api/ws", &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
@@ -166,6 +166,10 @@ func stall(t *testing.T, ctx context.Context, base, token string) {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(1 << 24)
+	_, ready, _ := protocol.Encode(&protocol.Ready{})
+	if err := ws.Write(ctx, websocket.MessageText, ready); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		defer ws.CloseNow()
 		for {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -84,8 +83,8 @@ func TestLHAJourney(t *testing.T) {
 	// 3. Join and train.
 	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")),
 		chromedp.WaitVisible(chromedp.CSS("#round")))
-	within(t, ctx, 90*time.Second, "first round released",
-		poll(`(document.getElementById("round")||{}).textContent !== "Round 0 of 4"`))
+	within(t, ctx, 90*time.Second, "round 1 under way",
+		poll(`/^Round [1-4] of 4/.test((document.getElementById("round")||{}).textContent||"")`))
 	shot(t, ctx, "3-training")
 	shotOf(t, ctx, "#train", "3-training-card")
 
@@ -111,7 +110,7 @@ func TestLHAJourney(t *testing.T) {
 	if cls, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#epsilon-check"), "class")); err != nil || !strings.Contains(cls.Value, "ok") {
 		t.Errorf("ε recomputation check: class %q (%v): %s", cls.Value, err, text(t, ctx, "#epsilon-check"))
 	}
-	if got := text(t, ctx, "#round"); got != "Round 4 of 4" || len(led.Rounds) != 4 {
+	if got := text(t, ctx, "#round"); got != "Study ended: 4 of 4 rounds done" || len(led.Rounds) != 4 {
 		t.Errorf("round shown %q, ledger has %d rounds", got, len(led.Rounds))
 	}
 
@@ -146,7 +145,7 @@ func TestLHAJourney(t *testing.T) {
 	model.Persistence(tx, persist)
 	base := metrics.Compute(ty, persist)
 	verdict := text(t, ctx, "#verdict")
-	wantBase := fmt.Sprintf("Checked on %d recent days of your data", base.N)
+	wantBase := "On the test days kept out of the training (" + ui.CheckedWords(base.N) + ")"
 	wantNoChange := "assuming no change (today's 7-day average) missed by " + ui.FormatCount(base.MAE) + "."
 	if !strings.Contains(verdict, wantBase) || !strings.Contains(verdict, wantNoChange) ||
 		!regexp.MustCompile(`The model is (better by \S+ cases per day|worse by \S+ cases per day|about as good as assuming no change)`).MatchString(verdict) ||
@@ -169,22 +168,27 @@ func TestLHAJourney(t *testing.T) {
 	// What left this computer: the page's log and the network agree, and
 	// nothing carries a raw row, an area name or the row count.
 	// The join token leaves in the websocket handshake (a subprotocol),
-	// then one answer per round: an update or a dummy, binary frames.
+	// then ready (once, when Join is pressed) and one answer per round: an
+	// update or a dummy, binary frames.
 	frames, reqs := tr.snapshot()
 	hs := tr.handshakesSeen()
-	var hellos, updates int
+	var hellos, readies, updates int
 	for _, h := range hs {
 		if strings.Contains(string(h.Body), "fedcast.auth.") {
 			hellos++
 		}
 	}
 	for _, f := range frames {
-		if f.Opcode == 2 {
+		switch {
+		case f.Opcode == 1 && string(f.Payload) == `{"v":1,"type":"ready"}`:
+			readies++ // carries nothing but its type
+		case f.Opcode == 2:
 			updates++
 		}
 	}
-	if hellos != 1 || updates != 4 || len(frames) != 4 {
-		t.Errorf("sent %d frames (%d binary) after %d handshakes with the token, want 1 handshake and 4 answers", len(frames), updates, hellos)
+	if hellos != 1 || readies != 1 || updates != 4 || len(frames) != 5 {
+		t.Errorf("sent %d frames (%d ready, %d binary) after %d handshakes with the token, want 1 handshake, 1 ready and 4 answers",
+			len(frames), readies, updates, hellos)
 	}
 	logRows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#sent-log tbody tr").length`))
 	if err != nil || logRows != len(frames)+hellos {
@@ -272,7 +276,7 @@ func checkForecastRange(t *testing.T, ctx chromedpCtx, d *series.Dataset, target
 	if got := text(t, ctx, "#forecast .forecast-range"); !strings.Contains(got, "Likely range: between") || !strings.Contains(got, "19 times out of 20") {
 		t.Errorf("range in words: %q", got)
 	}
-	if got := text(t, ctx, "#recent-coverage"); !regexp.MustCompile(`\(\d+ past forecasts.*inside the 19-in-20 range \d+ times`).MatchString(got) {
+	if got := text(t, ctx, "#recent-coverage"); !regexp.MustCompile(`\(\d+ past forecasts?, all areas together.*inside the 19-in-20 range \d+ times`).MatchString(got) {
 		t.Errorf("recent coverage: %q", got)
 	}
 	link, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#hub-download"), "href"))

@@ -319,8 +319,12 @@ func (s *stats) fail(err error) {
 	s.firstErr.CompareAndSwap(nil, err.Error())
 }
 
+// readyFrame is the ready message (protocol.Ready): every connection
+// starts not ready, and only a ready one gets round_start.
+var readyFrame = []byte(`{"v":1,"type":"ready"}`)
+
 // client is one lightweight LHA: it joins with its token in the
-// handshake, then answers every round_start with the precomputed update
+// handshake and says ready (its file is checked), then answers every round_start with the precomputed update
 // when picked and the round's dummy when not; round results are read but
 // not decoded. ready is called once, when the client is welcomed or has
 // failed to join.
@@ -333,6 +337,11 @@ func client(ctx context.Context, url, token string, hc *http.Client, up *updates
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(protocol.FrameSize(up.params) + protocol.MaxText)
+	if err := ws.Write(ctx, websocket.MessageText, readyFrame); err != nil {
+		st.fail(err)
+		ready()
+		return
+	}
 	first := true
 	var hdr [protocol.HeaderSize + 64]byte // the header and a round_start's metadata
 	for {

@@ -53,7 +53,12 @@ func attackDial(t *testing.T, f *fixture, token string) *attackConn {
 	}
 	ws.SetReadLimit(protocol.MaxText + protocol.FrameSize(f.eng.Study.Params))
 	t.Cleanup(func() { ws.CloseNow() })
-	return &attackConn{ws: ws}
+	c := &attackConn{ws: ws}
+	_, ready, _ := protocol.Encode(&protocol.Ready{})
+	if err := c.write(websocket.MessageText, ready); err != nil { // counted from now on
+		t.Fatal(err)
+	}
+	return c
 }
 
 func (c *attackConn) write(typ websocket.MessageType, b []byte) error {

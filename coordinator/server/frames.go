@@ -110,6 +110,14 @@ func (s *Server) readLoop(ctx context.Context, c *conn) {
 			done()
 			continue
 		}
+		if study.IsReady(b) {
+			done()
+			if s.co.Ready(c.lha, time.Now(), func(k protocol.Kind, m []byte) { s.send(c, k, m) }) {
+				s.log.Debug("LHA ready", "lha", s.eng.File.LHAs[c.lha].Name)
+				s.signal()
+			}
+			continue
+		}
 		code, msg := study.TextVerdict(b)
 		done()
 		s.m.rejected.WithLabelValues(code.String()).Inc()

@@ -84,7 +84,7 @@ func expectClosedErr(r *raw) error {
 func TestHostileInputsTable(t *testing.T) {
 	f := start(t, study.File{Name: "hostile-table", Epsilon: 10, Rounds: 200, ExpectedClients: 4, Hidden: []int{4},
 		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}, lhaNames(4), nil)
-	a := dialRaw(t, f, f.secrets.LHAs[0]) // honest; answers only after the table
+	a := readyRaw(t, f, f.secrets.LHAs[0]) // honest; answers only after the table
 	expect[*protocol.Welcome](a)
 	rs := expect[*protocol.RoundStart](a)
 	dim := len(rs.Weights)
@@ -116,7 +116,7 @@ func TestHostileInputsTable(t *testing.T) {
 	// joined dials as LHA lha and waits until a round's window has time
 	// left (q = 1: every LHA gets every round_start).
 	joined := func(lha int) *raw {
-		c := dialRaw(t, f, f.secrets.LHAs[lha])
+		c := readyRaw(t, f, f.secrets.LHAs[lha])
 		expect[*protocol.Welcome](c)
 		round = inWindow(c).Round
 		return c

@@ -56,8 +56,9 @@ func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 	// record covers every round the snapshot counts (a "finished" state
 	// comes with all rounds' records).
 	st, open := s.co.Admin()
+	counts := s.co.Counts()
 	s.mu.Lock()
-	a := AdminStatus{Status: st, Enrolled: len(s.eng.File.LHAs), Online: len(s.conns), OpenRound: open}
+	a := AdminStatus{Status: st, Enrolled: len(s.eng.File.LHAs), Online: len(s.conns), Ready: counts.Ready, OpenRound: open}
 	for i, l := range s.eng.File.LHAs {
 		x := AdminLHA{Name: l.Name}
 		if c := s.conns[i]; c != nil {

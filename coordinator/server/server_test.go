@@ -129,7 +129,7 @@ func TestEndToEnd(t *testing.T) {
 			answers[i] = map[int]bool{}
 			errs[i] = sess.Run(ctx, one, session.Observer{Sent: func(o session.Outgoing) {
 				switch o.Type {
-				case "hello":
+				case "hello", "ready":
 				case "update", "dummy":
 					answers[i][o.Round] = true
 					if want := int(protocol.FrameSize(f.eng.Study.Params)) - protocol.MaxMeta + len(`{"dummy":0}`); o.Bytes != want {
@@ -206,6 +206,16 @@ func dialRaw(t *testing.T, f *fixture, token string) *raw {
 		protos = protocol.Subprotocols(token)
 	}
 	return dialProtos(t, f, protos)
+}
+
+// readyRaw dials with token and says ready, as a client whose file is
+// checked: only then does the LHA count towards the quorum and get
+// round_start (every connection starts not ready).
+func readyRaw(t *testing.T, f *fixture, token string) *raw {
+	t.Helper()
+	r := dialRaw(t, f, token)
+	r.send(&protocol.Ready{})
+	return r
 }
 
 // dialProtos dials offering the subprotocols protos.
@@ -351,7 +361,7 @@ func verdictOf(c *raw) *protocol.Error {
 
 func TestHostileUpdates(t *testing.T) {
 	f := hostile(t)
-	c := dialRaw(t, f, f.secrets.LHAs[0])
+	c := readyRaw(t, f, f.secrets.LHAs[0])
 	w := expect[*protocol.Welcome](c)
 	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier || w.Study.RoundLengthMillis != 400 || w.Study.RoundSlackMillis != 100 {
 		t.Fatalf("welcome %+v", w)
@@ -403,7 +413,7 @@ func TestHostileUpdates(t *testing.T) {
 		{protocol.Text, []byte(`not json`)},
 		{protocol.Binary, []byte("fc")},
 	} {
-		b := dialRaw(t, f, f.secrets.LHAs[1])
+		b := readyRaw(t, f, f.secrets.LHAs[1])
 		expect[*protocol.Welcome](b)
 		inWindow(b)
 		b.write(bad.kind, bad.b)
@@ -454,7 +464,7 @@ func hashOf(p []byte) [32]byte {
 
 func TestDuplicateUpdateInRound(t *testing.T) {
 	f := hostile(t)
-	a := dialRaw(t, f, f.secrets.LHAs[0])
+	a := readyRaw(t, f, f.secrets.LHAs[0])
 	rs := inWindow(a)
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
@@ -473,7 +483,7 @@ func TestDuplicateUpdateInRound(t *testing.T) {
 // stale_round at the release, without being read.
 func TestLateFrame(t *testing.T) {
 	f := hostile(t)
-	a := dialRaw(t, f, f.secrets.LHAs[0])
+	a := readyRaw(t, f, f.secrets.LHAs[0])
 	rs := inWindow(a)
 	time.Sleep(rs.TimeLeft + 30*time.Millisecond) // inside the 100 ms slack
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
@@ -630,7 +640,7 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 		defer hs.Close()
 		defer srv.Close()
 		f := &fixture{http: hs, eng: eng}
-		c := dialRaw(t, f, secrets.LHAs[0])
+		c := readyRaw(t, f, secrets.LHAs[0])
 		expect[*protocol.Welcome](c)
 		var hash string
 		var eps float64

@@ -122,6 +122,10 @@ type Coordinator struct {
 	window *window
 	late   map[int]int // LHA → binary frames received outside a window since the last release
 	snap   snapshot
+	// waiting: the LHAs whose current connection has not said ready yet
+	// (see Join, Ready). Only an LHA online and not waiting counts towards
+	// the quorum and gets round_start.
+	waiting map[int]bool
 }
 
 // snapshot is everything a non-admin can see of the study, taken at
@@ -178,7 +182,7 @@ func NewCoordinator(e *Engine, opt DriverOptions, now time.Time) (*Coordinator, 
 	f := e.File
 	c := &Coordinator{eng: e, tr: opt.Transport, log: opt.Logger, hooks: opt.Hooks, clock: opt.Clock,
 		length: time.Duration(f.RoundLength), slack: time.Duration(f.RoundSlack),
-		grace: opt.RestartGrace, quorum: f.Quorum(), late: map[int]int{}}
+		grace: opt.RestartGrace, quorum: f.Quorum(), late: map[int]int{}, waiting: map[int]bool{}}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -279,10 +283,10 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			default:
 				c.phase, c.deadline = driveResume, t.Add(c.grace)
 				c.log.Info("resumed: waiting for the LHAs to reconnect before the next round", "quorum", c.quorum,
-					"online", c.tr.Connected(), "grace", c.grace)
+					"online", c.tr.Connected(), "ready", c.Counts().Ready, "grace", c.grace)
 			}
 		case driveQuorum:
-			if c.tr.Connected() < c.quorum {
+			if c.Counts().Ready < c.quorum {
 				return Next{}, nil
 			}
 			if err := c.eng.SetScheduleStart(t); err != nil {
@@ -291,7 +295,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			c.log.Info("start quorum reached: the round schedule starts", "t0", t.Format(time.RFC3339Nano), "round_length", c.length, "slack", c.slack)
 			c.j, c.phase = 0, driveSlot // round 1 opens at t₀
 		case driveResume:
-			online := c.tr.Connected()
+			online := c.Counts().Ready
 			if online < c.quorum && t.Before(c.deadline) {
 				return Next{At: c.deadline}, nil
 			}
@@ -318,7 +322,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				}
 				c.pending = nil
 			}
-			r, err := c.eng.BeginAt(tick, c.tr.Online)
+			r, err := c.eng.BeginAt(tick, c.live)
 			if errors.Is(err, ErrFinished) {
 				c.finish(tick)
 				c.phase = driveDone
@@ -429,9 +433,10 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 }
 
 // open starts round r's window at tick (emu held): the public snapshot
-// moves to the tick, and every LHA online gets the round's round_start,
-// in enrolment order, the same frame for all but its picked digit (see
-// roundStarts): who was sampled stays inside the encrypted channel.
+// moves to the tick, and every LHA online and ready gets the round's
+// round_start, in enrolment order, the same frame for all but its picked
+// digit (see roundStarts): who was sampled stays inside the encrypted
+// channel.
 func (c *Coordinator) open(r *Round, tick time.Time) {
 	weights := c.eng.Global()
 	w := &window{round: r.ID, sampled: map[int]bool{}, closeAt: c.closeAt, weights: weights,
@@ -448,7 +453,7 @@ func (c *Coordinator) open(r *Round, tick time.Time) {
 	c.snap.status = c.statusOf(protocol.StateRunning, tick, w)
 	online := 0
 	for i := range c.eng.File.LHAs {
-		if starts[0] == nil || !c.tr.Online(i) || !c.startsFor(w, i) {
+		if starts[0] == nil || !c.liveLocked(i) || !c.startsFor(w, i) {
 			continue
 		}
 		if w.sampled[i] {
@@ -535,8 +540,9 @@ func (c *Coordinator) Buffered() int {
 	return len(c.window.frames)
 }
 
-// TextVerdict answers a text frame from an authenticated LHA: LHAs send
-// only hello (once) and binary updates, so every text frame is an error;
+// TextVerdict answers a text frame from an authenticated LHA other than
+// ready (see IsReady): LHAs send only ready and binary updates, so every
+// other text frame is an error;
 // its answer depends on that frame alone.
 func TextVerdict(b []byte) (protocol.Code, string) {
 	m, err := protocol.Decode(protocol.Text, b)
@@ -556,14 +562,18 @@ func TextVerdict(b []byte) (protocol.Code, string) {
 
 // Join returns, for LHA lha authenticated at t, the frames its connection
 // starts with: the welcome (the study, the schedule and the log as of the
-// last tick), the last released round_result, then the finished message
-// or, if a window is open and it has not answered it yet, the round's
-// round_start (picked or not, see open). deliver is called with them under the lock a
+// last tick), the last released round_result, then the finished message if
+// the study has ended. deliver is called with them under the lock a
 // release takes, so the driver registers the connection and queues them
 // there: the LHA gets every release either in them or after them.
+//
+// Every connection starts not ready: it gets no round_start and does not
+// count towards the quorum until its ready frame (see Ready), which the
+// LHA sends once its file is chosen and checked and it has joined.
 func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
+	c.waiting[lha] = true
 	snap := c.snap
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
@@ -581,11 +591,6 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	}
 	if snap.finished != nil {
 		msgs = append(msgs, Msg{protocol.Text, snap.finished})
-	} else if w := c.window; w != nil && c.startsFor(w, lha) && w.frames[lha] == nil {
-		if _, sb, err := protocol.Encode(&protocol.RoundStart{Round: w.round, TimeLeft: max(0, w.closeAt.Sub(t)),
-			Picked: w.sampled[lha], Weights: w.weights}); err == nil {
-			msgs = append(msgs, Msg{protocol.Binary, sb})
-		}
 	}
 	deliver(msgs)
 	return nil

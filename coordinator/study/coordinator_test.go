@@ -390,3 +390,60 @@ func TestCommitEndsTheCall(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatorWaitsForReady: an LHA whose connection joined (every
+// connection starts not ready) and has not said ready does not count towards the start quorum and
+// gets no round_start; once it says ready the quorum is reached, and a
+// repeated ready changes nothing.
+func TestCoordinatorWaitsForReady(t *testing.T) {
+	f, raw, _ := small(t, 2)
+	seed := uint64(5)
+	e, err := Open(f, raw, &MemStore{}, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newFake(2)
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Join(1, t0, func([]Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Counts(); got != (Counts{Online: 2, Ready: 1}) {
+		t.Fatalf("counts %+v, want 2 online, 1 ready", got)
+	}
+	for _, at := range []time.Duration{0, time.Minute, time.Hour} {
+		if _, err := c.Tick(t0.Add(at)); err != nil {
+			t.Fatal(err)
+		}
+		if st := c.Status(); st.State != protocol.StateWaiting {
+			t.Fatalf("after %v with one of two LHAs ready: state %q, want waiting", at, st.State)
+		}
+	}
+	var replies []protocol.Kind
+	if !c.Ready(1, t0.Add(time.Hour), func(k protocol.Kind, b []byte) { replies = append(replies, k) }) {
+		t.Fatal("Ready of a waiting LHA returned false")
+	}
+	if len(replies) != 0 {
+		t.Fatalf("ready before any round got %d replies", len(replies))
+	}
+	if c.Ready(1, t0.Add(time.Hour), func(protocol.Kind, []byte) {}) {
+		t.Fatal("a repeated ready returned true")
+	}
+	if _, err := c.Tick(t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Status(); st.State != protocol.StateRunning || !st.Schedule.Start.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("after both LHAs are ready: state %q, schedule %+v; want the schedule to start then", st.State, st.Schedule)
+	}
+}
+
+func TestIsReady(t *testing.T) {
+	_, ready, _ := protocol.Encode(&protocol.Ready{})
+	_, hello, _ := protocol.Encode(&protocol.Hello{Token: "x"})
+	if !IsReady(ready) || IsReady(hello) || IsReady([]byte("ready")) {
+		t.Fatal("IsReady: want true for a ready frame only")
+	}
+}

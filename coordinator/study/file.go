@@ -121,7 +121,12 @@ type File struct {
 	// committing the round: updates are taken until L − RoundSlack.
 	// Defaults to L/10; must be in (0, L/2].
 	RoundSlack Duration `json:"round_slack"`
-	// StartQuorum is how many LHAs must be online before round 1 starts,
+	// LinksFile is where `study new --links` wrote the join and admin
+	// links (a secret CSV kept by the coordinator; this file holds only
+	// its path, so that serve can say where the links are).
+	LinksFile string `json:"links_file,omitempty"`
+	// StartQuorum is how many LHAs must be online and ready (file checked,
+	// Join pressed; see protocol.Ready) before round 1 starts,
 	// and again after a coordinator restart before the next round opens
 	// (there for at most RestartGrace). Rounds in between never wait. 0
 	// means all N. Rounds sample from all N enrolled LHAs either way: the

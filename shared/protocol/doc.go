@@ -44,7 +44,7 @@
 //	                            study state and the round log (privacy events);
 //	                            the coordinator's first frame
 //	round_start   s→c   binary  round id, time left, picked (0 or 1), global
-//	                            weights; sent to every online LHA
+//	                            weights; sent to every online and ready LHA
 //	update        c→s   binary  round id, dummy (0 or 1) and the clipped Δw
 //	                            (a dummy: zeros of the same length); every LHA
 //	                            answers every round_start once
@@ -53,9 +53,15 @@
 //	                            after it, δ) and the new global weights; to all
 //	finished      s→c   text    rounds completed, final ε, reason, model hash
 //	error         s→c   text    code (table below), message, round
+//	ready (9)     c→s   text    nothing: the LHA's file is chosen and checked
+//	                            and it joined; only now does it count towards
+//	                            the start quorum and get round_start
 //
-// A client sends one kind of message: update (real or dummy). No client
-// message carries its number of rows or any other statistic of its data.
+// A client sends two kinds of message: ready (once per connection, when
+// its file is chosen and checked and it joined) and update (real or
+// dummy). No client message carries its number of rows or any other
+// statistic of its data; ready depends only on a file having been chosen
+// and parsed, never on what it holds.
 //
 // # Handshake
 //
@@ -68,7 +74,7 @@
 // # Trust model (spec §5)
 //
 // Who was sampled, how many, and round timings are admin-only. Every
-// online LHA gets the same round_start every round (only its one-digit
+// online and ready LHA gets the same round_start every round (only its one-digit
 // picked field differs, inside the encrypted channel) and answers it once,
 // [AnswerAfter] its arrival, with its update if picked and trained in time,
 // else a dummy of the same size: an observer of the frames' sizes and times

@@ -75,6 +75,11 @@ const (
 	TypeRoundResult Type = 6
 	TypeFinished    Type = 7
 	TypeError       Type = 8
+	// TypeReady (client → coordinator, text) says the LHA's file is
+	// chosen and checked and it pressed Join: from then on it counts
+	// towards the start quorum and gets round_start. It carries nothing
+	// about the file.
+	TypeReady Type = 9
 )
 
 var typeNames = map[Type]string{
@@ -86,6 +91,7 @@ var typeNames = map[Type]string{
 	TypeRoundResult: "round_result",
 	TypeFinished:    "finished",
 	TypeError:       "error",
+	TypeReady:       "ready",
 }
 
 func (t Type) String() string {
@@ -101,14 +107,14 @@ func (t Type) Kind() Kind {
 	switch t {
 	case TypeRoundStart, TypeUpdate, TypeRoundResult:
 		return Binary
-	case TypeHello, TypeWelcome, TypeAccepted, TypeFinished, TypeError:
+	case TypeHello, TypeWelcome, TypeAccepted, TypeFinished, TypeError, TypeReady:
 		return Text
 	}
 	return 0
 }
 
 // Message is one protocol message: *Hello, *Welcome, *RoundStart, *Update,
-// *Accepted, *RoundResult, *Finished or *Error.
+// *Accepted, *RoundResult, *Finished, *Error or *Ready.
 type Message interface {
 	Type() Type
 }
@@ -117,6 +123,13 @@ type Message interface {
 type Hello struct {
 	Token string `json:"token"`
 }
+
+// Ready is sent by an LHA once its file is chosen and checked and it has
+// pressed Join (the headless client: once its file is checked), and again
+// on each later connection: every connection starts not ready, and only a
+// ready one counts towards the start quorum and gets round_start. It has
+// no fields: whether an LHA is ready never depends on what its file holds.
+type Ready struct{}
 
 // Study holds the public parameters of a study, everything a client needs
 // to train and to recompute the privacy budget itself. Nothing in it is
@@ -410,6 +423,7 @@ func (*Accepted) Type() Type    { return TypeAccepted }
 func (*RoundResult) Type() Type { return TypeRoundResult }
 func (*Finished) Type() Type    { return TypeFinished }
 func (*Error) Type() Type       { return TypeError }
+func (*Ready) Type() Type       { return TypeReady }
 
 // HashWeights returns the SHA-256 of w as 8·len(w) little-endian float64
 // bytes: the hash in binary frames and in the privacy ledger.
@@ -466,7 +480,7 @@ func Encode(m Message) (Kind, []byte, error) {
 		}
 		b, err := encodeBinary(TypeRoundResult, m.Event.Round, meta, m.Weights)
 		return Binary, b, err
-	case *Hello, *Welcome, *Accepted, *Finished, *Error:
+	case *Hello, *Welcome, *Accepted, *Finished, *Error, *Ready:
 		b, err := encodeText(m)
 		return Text, b, err
 	case nil:
@@ -691,6 +705,8 @@ func decodeText(b []byte) (Message, error) {
 		m = &Finished{}
 	case "error":
 		m = &Error{}
+	case "ready":
+		m = &Ready{}
 	default:
 		return nil, fmt.Errorf("%w: unknown or non-text message type %q", ErrMalformed, env.Type)
 	}

@@ -275,3 +275,14 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestReadyMessage: ready is text type 9 and carries nothing but its type.
+func TestReadyMessage(t *testing.T) {
+	k, b, err := Encode(&Ready{})
+	if err != nil || k != Text || string(b) != `{"v":1,"type":"ready"}` {
+		t.Fatalf("Encode(ready) = %v %q %v", k, b, err)
+	}
+	if m, err := Decode(Text, b); err != nil || m.Type() != TypeReady || TypeReady != 9 || TypeReady.Kind() != Text {
+		t.Fatalf("Decode: %v %v", m, err)
+	}
+}

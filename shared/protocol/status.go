@@ -61,8 +61,11 @@ type Turn struct {
 // participation.
 type AdminStatus struct {
 	Status
-	Enrolled      int             `json:"enrolled"`
-	Online        int             `json:"online"`
+	Enrolled int `json:"enrolled"`
+	Online   int `json:"online"`
+	// Ready counts the LHAs online whose file is checked and who joined:
+	// the ones the start quorum and the rounds count.
+	Ready         int             `json:"ready"`
 	LHAs          []AdminLHA      `json:"lhas"`
 	OpenRound     *AdminRound     `json:"open_round"`
 	Participation []Participation `json:"participation"`

@@ -43,7 +43,12 @@ var (
 	ErrDuplicate = errors.New("series: duplicate row")
 	// ErrSpreadsheet: the file is a spreadsheet workbook (.xlsx, .xls) or
 	// a compressed archive, not CSV text.
-	ErrSpreadsheet = errors.New("series: not a CSV file")
+	// It is an ErrNotText, with the same message.
+	ErrSpreadsheet error = sameText{ErrNotText}
+	// ErrNotText: the file's content is not text at all (an image, a
+	// program, a PDF, an archive, …), whatever its name says. The error
+	// reads "this is not a text (CSV) file; it looks like <kind>".
+	ErrNotText = errors.New("series: this is not a text (CSV) file")
 	// ErrSpan: one region's dates span more than MaxSpanDays (usually a
 	// mistyped year).
 	ErrSpan = errors.New("series: date range too long")
@@ -105,3 +110,9 @@ func (e *ParseError) Error() string {
 
 // Unwrap returns the underlying error (a sentinel, possibly wrapped).
 func (e *ParseError) Unwrap() error { return e.Err }
+
+// sameText is a distinct sentinel that reads, and errors.Is, as err.
+type sameText struct{ err error }
+
+func (e sameText) Error() string { return e.err.Error() }
+func (e sameText) Unwrap() error { return e.err }

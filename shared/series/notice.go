@@ -116,9 +116,32 @@ func (d *Dataset) MissingDaysIn(from, to time.Time) []Notice {
 		if !to.IsZero() && n.From.After(Date(to)) || !from.IsZero() && n.To.Before(Date(from)) {
 			continue
 		}
-		out = append(out, n)
+		out = append(out, n.ForLHA())
 	}
 	return out
+}
+
+// ForLHA rewrites the hint of a notice about missing or unreported days
+// that fall inside a study's period for the person who can act on it: the
+// LHA can export the days; only the coordinator can move the study
+// period, so that part says "tell your coordinator". Other notices are
+// returned as they are.
+func (n Notice) ForLHA() Notice {
+	if n.Code == NoticeCorrection {
+		n.Hint = strings.Replace(n.Hint, "or keep the study period away from them.",
+			"or tell your coordinator: the study period should stay away from them.", 1)
+	}
+	if !n.AboutDays() || n.From.IsZero() {
+		return n
+	}
+	a, b := n.From.Format(time.DateOnly), n.To.Format(time.DateOnly)
+	what := "has no rows"
+	if n.Code == NoticeZeroRun {
+		what = "has only zeros"
+	}
+	n.Hint = fmt.Sprintf("Your file %s for %s to %s, inside the study period. If there were cases on those days, export them and choose the file again. "+
+		"If they cannot be had, tell your coordinator: the study period should lie wholly before %s or after %s.", what, a, b, a, b)
+	return n
 }
 
 // listAreas names an area, or up to three areas and how many more.

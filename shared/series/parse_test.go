@@ -138,6 +138,9 @@ func TestParseBad(t *testing.T) {
 		{"noarea_repeated.csv", ErrMissingHeader, 4, 0, "", "No column holds the area"},
 		{"workbook.xlsx", ErrSpreadsheet, 0, 0, "", "CSV UTF-8"},
 		{"workbook.xls", ErrSpreadsheet, 0, 0, "", "CSV UTF-8"},
+		{"png-image.csv", ErrNotText, 0, 0, "", "file type CSV"},
+		{"elf-program.csv", ErrNotText, 0, 0, "", "file type CSV"},
+		{"workbook.xlsx", ErrNotText, 0, 0, "", "CSV UTF-8"},
 		{"deaths_only.tsv", ErrMissingHeader, 1, 0, "", "were not taken"},
 		{"date_us.csv", ErrBadDate, 2, 1, "date", "cannot be told apart"},
 		{"date_feb30.csv", ErrBadDate, 3, 1, "date", "no such day"},
@@ -341,5 +344,26 @@ func TestDaysFromCivil(t *testing.T) {
 		if _, ok := parseDay(s); ok {
 			t.Errorf("parseDay(%s) accepted", s)
 		}
+	}
+}
+
+// TestNotTextMessage: a PNG and an ELF program saved as .csv get "this is
+// not a text (CSV) file; it looks like …" from their content, and a text
+// file that merely starts like a signature is still read.
+func TestNotTextMessage(t *testing.T) {
+	for file, kind := range map[string]string{"png-image.csv": "a PNG image", "elf-program.csv": "a program (ELF executable)"} {
+		_, err := parseFixture(t, filepath.Join("testdata", "bad", file))
+		if want := "this is not a text (CSV) file; it looks like " + kind; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+	if _, err := ParseBytes([]byte("date,region,cases\n2020-11-01,x,1\n"), "ok.csv"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseBytes([]byte("MZ,date,cases\nA,2020-11-01,1\n"), "mz.csv"); errors.Is(err, ErrNotText) {
+		t.Errorf("a CSV whose header starts with MZ: %v", err)
+	}
+	if _, err := ParseBytes([]byte("date,region,cases\n2020-11-01,x\x00,1\n"), "nul.csv"); !errors.Is(err, ErrNotText) {
+		t.Errorf("NUL bytes: %v, want ErrNotText", err)
 	}
 }

@@ -47,17 +47,22 @@ func refuseSpreadsheet(data []byte, file string) error {
 	switch {
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
 		if ext == ".zip" || ext == ".gz" {
-			return &ParseError{File: file, Err: fmt.Errorf("%w: a ZIP archive, not CSV text", ErrSpreadsheet),
+			return &ParseError{File: file, Err: fmt.Errorf("%w; it looks like a ZIP archive", ErrSpreadsheet),
 				Hint: "This is a compressed archive. Unpack it first and choose the .csv file inside."}
 		}
-		return &ParseError{File: file, Err: fmt.Errorf("%w: an Excel workbook (.xlsx) or other ZIP file, not CSV text", ErrSpreadsheet),
+		return &ParseError{File: file, Err: fmt.Errorf("%w; it looks like an Excel workbook (.xlsx) or another ZIP file", ErrSpreadsheet),
 			Hint: "This is a spreadsheet workbook, not a CSV file. " + how}
 	case bytes.HasPrefix(data, []byte("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1")):
-		return &ParseError{File: file, Err: fmt.Errorf("%w: an Excel 97-2003 workbook (.xls), not CSV text", ErrSpreadsheet),
+		return &ParseError{File: file, Err: fmt.Errorf("%w; it looks like an Excel 97-2003 workbook (.xls)", ErrSpreadsheet),
 			Hint: "This is an old-style Excel workbook, not a CSV file. " + how}
 	case bytes.HasPrefix(data, []byte("\x1F\x8B")):
-		return &ParseError{File: file, Err: fmt.Errorf("%w: a gzip archive, not CSV text", ErrSpreadsheet),
+		return &ParseError{File: file, Err: fmt.Errorf("%w; it looks like a gzip archive", ErrSpreadsheet),
 			Hint: "This is a compressed file. Unpack it first (for example with gunzip or 7-Zip) and choose the .csv file."}
+	}
+	if kind := binaryKind(data); kind != "" {
+		return &ParseError{File: file, Err: fmt.Errorf("%w; it looks like %s", ErrNotText, kind),
+			Hint: "Choose the CSV export of your daily case counts (a text file with the columns date, region and cases). " +
+				"If you saved it from a spreadsheet, use Save As with the file type CSV."}
 	}
 	return nil
 }

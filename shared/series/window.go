@@ -183,10 +183,8 @@ func studyDays(r *Region, opt WindowOptions) (lo, hi int, err error) {
 		}
 		msg += fmt.Sprintf("%s … %s", r.Date(max(n, needLo)).Format(time.DateOnly), r.Date(needHi).Format(time.DateOnly))
 	}
-	return 0, 0, fmt.Errorf("%w: region %q has no data for %s (its data run %s … %s; the study window %s … %s with the %s 7-day average needs %s … %s)",
-		ErrNotCovered, r.Name, msg, r.Start.Format(time.DateOnly), r.End().Format(time.DateOnly),
-		r.Date(lo).Format(time.DateOnly), r.Date(hi).Format(time.DateOnly), opt.Smoothing,
-		r.Date(needLo).Format(time.DateOnly), r.Date(needHi).Format(time.DateOnly))
+	return 0, 0, &CoverageError{Region: r.Name, Missing: msg, DataFirst: r.Start, DataLast: r.End(),
+		From: r.Date(lo), To: r.Date(hi), NeedFirst: r.Date(needLo), NeedLast: r.Date(needHi), Smoothing: opt.Smoothing}
 }
 
 // LatestInput returns the most recent complete input window of r, for a

@@ -30,6 +30,9 @@ func TestAnswerOnTime(t *testing.T) {
 		serverDone <- func() error {
 			c := coordinator{t, <-d.ends}
 			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
+			if err := c.awaitReady(); err != nil {
+				return err
+			}
 			for r, picked := range []bool{false, true} {
 				sent := time.Now()
 				c.send(&protocol.RoundStart{Round: r + 1, TimeLeft: answerIn, Picked: picked, Weights: w})

@@ -66,10 +66,13 @@
 //
 // # What leaves this computer
 //
-// The join token, in the websocket handshake (reported as "hello"), and one
-// answer per round: an update (the round id and the clipped Δw as
-// float64s, binary layout in package protocol) or a dummy (zeros of the
-// same length). Observer.Sent reports each one's type and size in bytes.
+// The join token, in the websocket handshake (reported as "hello"); ready
+// (no content), once Run starts and again on each reconnection during Run:
+// the file is checked and the LHA takes part (every connection starts not
+// ready, and only a ready one gets round_start); and one answer per round:
+// an update (the round id and the clipped Δw as float64s, binary layout in
+// package protocol) or a dummy (zeros of the same length). Observer.Sent
+// reports each one's type and size in bytes.
 // [Evaluate], [Forecasts] and [Compare] work on this computer only.
 //
 // # Driving a session without a network

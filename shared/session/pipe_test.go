@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -39,14 +40,37 @@ func (c coordinator) send(m protocol.Message) {
 	}
 }
 
+// recv reads the session's next message, passing over its ready (sent
+// once Run starts; TestSessionSaysReady checks it).
 func (c coordinator) recv() (protocol.Message, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	k, b, err := c.conn.Read(ctx, protocol.FrameSize(1<<10))
-	if err != nil {
-		return nil, err
+	for {
+		k, b, err := c.conn.Read(ctx, protocol.FrameSize(1<<10))
+		if err != nil {
+			return nil, err
+		}
+		m, err := protocol.Decode(k, b)
+		if _, ready := m.(*protocol.Ready); ready && err == nil {
+			continue
+		}
+		return m, err
 	}
-	return protocol.Decode(k, b)
+}
+
+// awaitReady reads the session's next message and fails unless it is
+// ready: a coordinator sends round_start to ready connections only.
+func (c coordinator) awaitReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	k, b, err := c.conn.Read(ctx, protocol.MaxText)
+	if err != nil {
+		return err
+	}
+	if m, err := protocol.Decode(k, b); err != nil || m.Type() != protocol.TypeReady {
+		return fmt.Errorf("the session's first message is %v (%v), want ready", m, err)
+	}
+	return nil
 }
 
 // pickedRounds plays rounds 1, 2, 3 with this LHA picked in each, from
@@ -200,8 +224,9 @@ func TestSessionOverPipe(t *testing.T) {
 	if err := <-serverDone; err != nil {
 		t.Fatalf("coordinator side: %v", err)
 	}
-	if got := strings.Join(sent, ","); got != "hello,update,hello,dummy" {
-		t.Errorf("sent %s, want hello,update,hello,dummy", got)
+	// Every connection starts not ready: the redial says ready again.
+	if got := strings.Join(sent, ","); got != "hello,ready,update,hello,ready,dummy" {
+		t.Errorf("sent %s, want hello,ready,update,hello,ready,dummy", got)
 	}
 	if len(accepted) != 1 || accepted[0] != 1 {
 		t.Errorf("accepted %v, want [1]", accepted)

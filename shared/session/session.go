@@ -53,8 +53,8 @@ const (
 
 // Outgoing describes one message that left this computer.
 type Outgoing struct {
-	Type  string // "hello" (the join token, in the websocket handshake), "update" or "dummy"
-	Round int    // 0 for hello
+	Type  string // "hello" (the join token, in the websocket handshake), "ready", "update" or "dummy"
+	Round int    // 0 for hello and ready
 	Bytes int    // frame size (for hello: the handshake header's value)
 }
 
@@ -135,6 +135,7 @@ type Options struct {
 type Session struct {
 	wsURL, token string
 	opt          Options
+	running      bool // Run has started: the LHA is ready, and says so on every connection
 
 	ws    Conn
 	limit int64 // the read limit: MaxText until the welcome, then a frame of the model
@@ -251,6 +252,13 @@ func (s *Session) connect(ctx context.Context) error {
 		return fmt.Errorf("%w: expected welcome, got %s", protocol.ErrMalformed, m.Type())
 	}
 	s.limit = max(protocol.MaxText, protocol.FrameSize(s.study.Params))
+	if s.running {
+		// A redial during Run: a new connection starts not ready.
+		if err := s.writeReady(ctx, ws); err != nil {
+			ws.Close(CloseAbort, "")
+			return err
+		}
+	}
 	s.ws = ws
 	return nil
 }
@@ -581,6 +589,9 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				obs.Sent(o)
 			}
 		}
+	}
+	if err := s.sendReady(ctx); err != nil {
+		return err
 	}
 	flush()
 	if s.state == protocol.StateFinished {

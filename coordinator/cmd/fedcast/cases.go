@@ -35,7 +35,7 @@ func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.D
 func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
 	for _, n := range d.Notices {
 		if n.Level == series.Warning && !n.AboutDays() {
-			printNotice(w, n)
+			printNotice(w, n.ForLHA())
 		}
 	}
 	for _, n := range d.MissingDaysIn(from, to) {
@@ -52,11 +52,16 @@ type hintError struct {
 func (e *hintError) Error() string { return e.err.Error() + "\n  how to fix it: " + e.hint }
 func (e *hintError) Unwrap() error { return e.err }
 
-// withHint adds the hint of a *series.ParseError to the error's message.
+// withHint adds the hint of a *series.ParseError or *series.CoverageError
+// to the error's message.
 func withHint(err error) error {
 	var pe *series.ParseError
 	if errors.As(err, &pe) && pe.Hint != "" {
 		return &hintError{err: err, hint: pe.Hint}
+	}
+	var ce *series.CoverageError
+	if errors.As(err, &ce) {
+		return &hintError{err: err, hint: ce.Hint()}
 	}
 	return err
 }

@@ -63,7 +63,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	st := s.Study()
 	x, y, err := session.TrainingData(st, data)
 	if err != nil {
-		return err
+		return withHint(err)
 	}
 	// The file's warnings, in the page's words; missing days only where
 	// the study window meets them.
@@ -76,6 +76,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(out, "WARNING: the coordinator runs with --insecure-seed (research mode: no privacy guarantee)")
 	}
 	printStrategy(out, st)
+	printMissed(out, len(s.Log()), st.Rounds)
 	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
 	if !*quiet {
 		obs.Sent = func(o session.Outgoing) {
@@ -93,7 +94,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 				fmt.Fprintln(out, "connection lost, reconnecting…")
 			}
 		}
-		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %v\n", e) }
+		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
 	}
 	if err := s.RunWindows(ctx, x, y, obs); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -114,7 +115,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.HubForecasts(fcs)) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote the forecast of %d areas to %s (7 quantiles each)\n", len(fcs), *hubOut)
+		fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each)\n", plural(len(fcs), "area"), *hubOut)
 	}
 	if *modelOut != "" {
 		w := s.GlobalModel() // the released model (an MR-MTL personal model stays out of files)
@@ -133,7 +134,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 // cases per day (never below zero), as the browser page shows them.
 func printForecasts(w io.Writer, st protocol.Study, fcs []session.AreaForecast, cov session.RecentCoverage, err error) {
 	if err != nil {
-		fmt.Fprintf(w, "no forecast: %v\n", err)
+		fmt.Fprintf(w, "no forecast: %s\n", forPeople(err.Error()))
 		return
 	}
 	if len(fcs) == 0 {
@@ -161,4 +162,25 @@ func studyDays(st protocol.Study) (from, to time.Time) {
 	from, _ = time.Parse(time.DateOnly, st.From)
 	to, _ = time.Parse(time.DateOnly, st.To)
 	return from, to
+}
+
+// printMissed says which rounds ran before this LHA joined, and why that
+// is fine (nothing when none did).
+func printMissed(w io.Writer, released, rounds int) {
+	var which string
+	switch {
+	case released <= 0:
+		return
+	case released >= rounds:
+		fmt.Fprintf(w, "all %d rounds ran before this LHA joined: its data were not used (no privacy spent on them); the final model's forecast follows\n", rounds)
+		return
+	case released == 1:
+		which = "round 1 ran"
+	case released == 2:
+		which = "rounds 1 and 2 ran"
+	default:
+		which = fmt.Sprintf("rounds 1 to %d ran", released)
+	}
+	fmt.Fprintf(w, "%s before this LHA joined: that is fine, the shared model it starts from learnt from them and its data were not used in them; it takes part from round %d on\n",
+		which, released+1)
 }

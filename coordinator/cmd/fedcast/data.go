@@ -160,6 +160,9 @@ which column was taken for what, and warnings with what to do.`
 func runDataCheck(env *Env, args []string) error {
 	fs := newFlagSet(env, "data check", dataCheckUsage)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := seeFlags(fs); err != nil {
+		return err
+	}
 	// The file may come before or after the flags.
 	var files []string
 	for {
@@ -188,7 +191,7 @@ func runDataCheck(env *Env, args []string) error {
 		if !*asJSON {
 			return withHint(err)
 		}
-		p := &checkProblem{Message: err.Error()}
+		p := &checkProblem{Message: forPeople(err.Error())}
 		var pe *series.ParseError
 		if errors.As(err, &pe) {
 			p.Line, p.Column, p.Field, p.Value, p.Hint = pe.Line, pe.Column, pe.Field, pe.Value, pe.Hint

@@ -129,7 +129,9 @@ func TestDataCheckProblems(t *testing.T) {
 		file, want, hint string
 	}{
 		{"noarea_repeated.csv", "no column holds the area", "No column holds the area"},
-		{"workbook.xlsx", "not a CSV file", "CSV UTF-8"},
+		{"workbook.xlsx", "this is not a text (CSV) file; it looks like an Excel workbook", "CSV UTF-8"},
+		{"png-image.csv", "this is not a text (CSV) file; it looks like a PNG image", "file type CSV"},
+		{"elf-program.csv", "this is not a text (CSV) file; it looks like a program (ELF executable)", "file type CSV"},
 		{"negative.csv", "negative count", "cannot be negative"},
 	} {
 		path := seriesFixture("bad", tc.file)

@@ -60,7 +60,7 @@ const demoSeatName = "Your seat (browser)"
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "demo", "demo [--addr 127.0.0.1:8080] [--state DIR] [--web DIR]")
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	addr := fs.String("addr", envAddr(env), "listen address (default from the environment variable FEDCAST_ADDR when set)")
 	state := fs.String("state", filepath.Join(os.TempDir(), "fedcast-demo"), "state directory (a restart with the same one resumes)")
 	webDir := fs.String("web", "", "directory of a built browser app to serve instead of the one built into this binary")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -403,4 +403,13 @@ func simulateLHA(ctx context.Context, link string, data *series.Dataset, log *sl
 			time.Sleep(time.Second)
 		}
 	}
+}
+
+// envAddr is the demo's default address: FEDCAST_ADDR when set (make run
+// ADDR=…), else 127.0.0.1:8080.
+func envAddr(env *Env) string {
+	if env.Getenv != nil && env.Getenv("FEDCAST_ADDR") != "" {
+		return env.Getenv("FEDCAST_ADDR")
+	}
+	return "127.0.0.1:8080"
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -91,9 +92,16 @@ func run(ctx context.Context, env *Env, args []string) int {
 		}
 		return 2
 	}
-	fmt.Fprintf(env.Stderr, "fedcast %s: %v\n", c.Name, err)
+	fmt.Fprintf(env.Stderr, "fedcast %s: %s\n", c.Name, forPeople(err.Error()))
 	return 1
 }
+
+// goPrefix matches the package prefixes of Go errors ("series: ",
+// "session: ", …), which mean nothing to the people reading the CLI.
+var goPrefix = regexp.MustCompile(`\b(series|session|protocol|study|privacy|fl|nn|model|forecast|ledger|server|lhaconn|experiment|audit|synth|metrics|strconv|json): `)
+
+// forPeople drops the Go package prefixes from an error message.
+func forPeople(msg string) string { return goPrefix.ReplaceAllString(msg, "") }
 
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "fedcast: federated, differentially private case-count forecasting")
@@ -122,8 +130,26 @@ func newFlagSet(env *Env, name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// flagSetHook, when set (the docs test), receives each command's flag set
+// instead of parsing it: the command stops there with errFlagsSeen.
+var flagSetHook func(fs *flag.FlagSet)
+
+var errFlagsSeen = errors.New("flags seen")
+
+// seeFlags hands fs to flagSetHook if one is set (errFlagsSeen), else nil.
+func seeFlags(fs *flag.FlagSet) error {
+	if flagSetHook == nil {
+		return nil
+	}
+	flagSetHook(fs)
+	return errFlagsSeen
+}
+
 // parseFlags parses args and turns flag errors into usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := seeFlags(fs); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

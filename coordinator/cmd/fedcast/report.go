@@ -22,6 +22,9 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 	figures := fs.String("figures", "", "also redraw the privacy–utility and convergence figures of each file into DIR/<file name>/")
 	compare := fs.Bool("compare", false, "one table per study window and split comparing the files' designs with each other and with the no-change forecast")
 	epsList := fs.String("epsilon", "", "with --compare: only these ε, e.g. 0.5,1,2,inf (default: all)")
+	if err := seeFlags(fs); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

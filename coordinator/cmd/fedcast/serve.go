@@ -105,7 +105,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	defer c.close()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(env.Stdout, "fedcast coordinator for %q on %s (state %s)\n", f.Name, base, *state)
-	fmt.Fprintf(env.Stdout, "  public status: %s/api/status\n  dashboard:     %s/admin#ADMINTOKEN\n", base, base)
+	fmt.Fprintf(env.Stdout, "  public status: %s/api/status\n", base)
+	printLinksHint(env.Stdout, f, base)
+	for _, l := range f.WindowLines() {
+		fmt.Fprintln(env.Stdout, "  "+l)
+	}
 	if seed.v != nil {
 		fmt.Fprintf(env.Stdout, "  WARNING: --insecure-seed %d: reproducible noise, NO privacy guarantee\n", *seed.v)
 	}
@@ -177,4 +181,19 @@ func (c *coordinator) serve(ctx context.Context, ln net.Listener, untilFinished 
 	}
 	c.log.Info("coordinator stopped", "rounds_committed", c.engine.Rounds())
 	return err
+}
+
+// printLinksHint says where the join and admin links are: the links file
+// study new wrote, or, without one, that they were printed once.
+func printLinksHint(w io.Writer, f *study.File, base string) {
+	if f.LinksFile != "" {
+		if _, err := os.Stat(f.LinksFile); err == nil {
+			fmt.Fprintf(w, "  join and admin links: %s (a secret; written by study new)\n", f.LinksFile)
+			return
+		}
+		fmt.Fprintf(w, "  join and admin links: not found at %s (study new wrote them there, and printed them once)\n", f.LinksFile)
+		return
+	}
+	fmt.Fprintf(w, "  join and admin links: printed once by study new (no copy was kept; next time use study new --links FILE)\n")
+	fmt.Fprintf(w, "  dashboard:     %s/admin#<the admin token study new printed>\n", base)
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -34,6 +37,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
 	out := fs.String("out", "", "study file to write (must not exist); required")
 	addr := fs.String("addr", "127.0.0.1:8080", "coordinator address used in the printed links")
+	links := fs.String("links", "", "also write the join links to this CSV file (name,link; the admin link last; mode 0600; a secret, must not exist)")
 	var f study.File
 	fs.StringVar(&f.Name, "name", "fedcast study", "study name")
 	fs.Float64Var(&f.Epsilon, "epsilon", 0, "privacy budget ε; required")
@@ -83,6 +87,12 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if *out == "" {
 		return usagef("e.g. --out study.json", "--out is required")
 	}
+	if *links != "" {
+		if _, err := os.Stat(*links); err == nil {
+			return usagef("choose another --links", "%s exists: a links file is never overwritten", *links)
+		}
+		f.LinksFile = *links
+	}
 	if f.Strategy == "fedavg" {
 		f.Strategy = "" // the default, written as before
 	}
@@ -114,19 +124,16 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fh, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
+	if err := writeNew(*out, b); errors.Is(err, os.ErrExist) {
 		return usagef("choose another --out", "%s exists: a study file is never overwritten", *out)
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
-	if _, err := fh.Write(b); err != nil {
-		fh.Close()
-		return err
-	}
-	if err := fh.Close(); err != nil {
-		return err
+	base := "http://" + *addr
+	if *links != "" {
+		if err := writeNew(*links, linksCSV(file, secrets, base)); err != nil {
+			return fmt.Errorf("the study file %s was written, but the links file could not be: %w", *out, err)
+		}
 	}
 	w := env.Stdout
 	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
@@ -140,13 +147,55 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
 	}
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
-	fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256).")
-	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
-	for i, l := range file.LHAs {
-		fmt.Fprintf(w, "  %-20s http://%s/join#%s\n", l.Name, *addr, secrets.LHAs[i])
-	}
-	fmt.Fprintf(w, "Admin dashboard (keep secret): http://%s/admin#%s\n", *addr, secrets.Admin)
+	printLinks(w, file, secrets, base, *links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
 	return nil
+}
+
+// writeNew writes b to a new file path with mode 0600 (os.ErrExist if it
+// exists).
+func writeNew(path string, b []byte) error {
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.Write(b); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// linksCSV is the links file: a header name,link, one row per LHA with its
+// full join link, and the admin dashboard's link as the last row.
+func linksCSV(f *study.File, sec *study.Secrets, base string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"name", "link"})
+	for i, l := range f.LHAs {
+		w.Write([]string{l.Name, base + "/join#" + sec.LHAs[i]})
+	}
+	w.Write([]string{"admin", base + "/admin#" + sec.Admin})
+	w.Flush()
+	return b.Bytes()
+}
+
+// printLinks prints the days every file must cover, where the links file
+// is (or that the tokens are shown once), and the links.
+func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, links string) {
+	for _, l := range file.WindowLines() {
+		fmt.Fprintln(w, l)
+	}
+	if links != "" {
+		fmt.Fprintf(w, "Wrote the join links and the admin link to %s (CSV name,link; mode 0600). It is a SECRET: anyone with a link can join as that LHA or run the dashboard. Keep it safe; delete it once the links are sent.\n", links)
+		fmt.Fprintln(w, "The study file keeps only the tokens' SHA-256; the links are in that file and below, nowhere else.")
+	} else {
+		fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256; --links FILE keeps them as a CSV).")
+	}
+	fmt.Fprintln(w, "Send each LHA its own link over a trusted channel:")
+	for i, l := range file.LHAs {
+		fmt.Fprintf(w, "  %-20s %s/join#%s\n", l.Name, base, secrets.LHAs[i])
+	}
+	fmt.Fprintf(w, "Admin dashboard (keep secret): %s/admin#%s\n", base, secrets.Admin)
 }

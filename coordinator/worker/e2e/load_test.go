@@ -95,6 +95,11 @@ func TestLoad(t *testing.T) {
 			}
 			defer ws.CloseNow()
 			ws.SetReadLimit(64 << 20)
+			if err := ws.Write(ctx, websocket.MessageText, []byte(`{"v":1,"type":"ready"}`)); err != nil {
+				connected.Done()
+				t.Errorf("LHA %d: ready: %v", i, err)
+				return
+			}
 			connected.Done()
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			var sent time.Time

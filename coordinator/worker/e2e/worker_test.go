@@ -112,8 +112,8 @@ func TestStudyEndToEnd(t *testing.T) {
 		len(state.Model), protocol.FrameSize(len(state.Model)), lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)-1])
 }
 
-// dial opens a websocket to base as the LHA of join link link and returns
-// it with its welcome.
+// dial opens a websocket to base as the LHA of join link link, says
+// ready, and returns it with its welcome.
 func dial(ctx context.Context, t *testing.T, base, link string) (*websocket.Conn, *protocol.Welcome) {
 	t.Helper()
 	token := link[len(link)-43:]
@@ -129,6 +129,9 @@ func dial(ctx context.Context, t *testing.T, base, link string) (*websocket.Conn
 	wl, ok := m.(*protocol.Welcome)
 	if !ok {
 		t.Fatalf("first message %T %+v, want welcome", m, m)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"v":1,"type":"ready"}`)); err != nil {
+		t.Fatal(err)
 	}
 	return ws, wl
 }

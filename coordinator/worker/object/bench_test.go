@@ -39,6 +39,7 @@ func BenchmarkRound(b *testing.B) {
 				if _, err := o.Connect(i, protocol.Subprotocols(tok), "", t0); err != nil {
 					b.Fatal(err)
 				}
+				o.Message(i, false, []byte(`{"v":1,"type":"ready"}`), t0)
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			u := make([]float64, len(o.eng.Global()))

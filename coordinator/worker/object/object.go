@@ -211,7 +211,7 @@ func (o *Object) Model() Model {
 // AdminStatus returns the admin-only status.
 func (o *Object) AdminStatus() protocol.AdminStatus {
 	st, open := o.co.Admin()
-	a := protocol.AdminStatus{Status: st, Enrolled: len(o.file.LHAs), Online: len(o.lhas), OpenRound: open,
+	a := protocol.AdminStatus{Status: st, Enrolled: len(o.file.LHAs), Online: len(o.lhas), Ready: o.co.Counts().Ready, OpenRound: open,
 		Participation: []protocol.Participation{}}
 	for i, l := range o.file.LHAs {
 		x := protocol.AdminLHA{Name: l.Name}
@@ -353,6 +353,10 @@ func (o *Object) Message(c int, binary bool, b []byte, now time.Time) *Effects {
 		case !ok, k.lha < 0:
 		case int64(len(b)) > o.limit:
 			o.closeConn(c, CloseTooBig, protocol.CodeTooLarge, "a frame of %d bytes is over the limit of %d", len(b), o.limit)
+		case !binary && study.IsReady(b):
+			if o.co.Ready(k.lha, now, func(kind protocol.Kind, b []byte) { o.fx.send(c, kind == protocol.Binary, b) }) && o.waiting(now) {
+				o.tick(now)
+			}
 		case !binary:
 			code, msg := study.TextVerdict(b)
 			if code.Fatal() {

@@ -35,14 +35,38 @@ func newStudy(t *testing.T, n int) ([]byte, *study.Secrets) {
 }
 
 // join connects c with token in its handshake (as the JavaScript glue
-// passes the Sec-WebSocket-Protocol header).
+// passes the Sec-WebSocket-Protocol header) and says ready, as an LHA
+// whose file is checked; the effects of both, in order (the alarm and
+// stored state as of the ready).
 func join(t *testing.T, o *Object, c int, token string, now time.Time) *Effects {
+	t.Helper()
+	fx := connect(t, o, c, token, now)
+	r := o.Message(c, false, readyFrame(t), now)
+	fx.Sends, fx.Closes, fx.Log = append(fx.Sends, r.Sends...), append(fx.Closes, r.Closes...), append(fx.Log, r.Log...)
+	fx.Alarm = r.Alarm
+	if r.State != nil {
+		fx.State = r.State
+	}
+	return fx
+}
+
+// connect connects c with token in its handshake; it is not ready.
+func connect(t *testing.T, o *Object, c int, token string, now time.Time) *Effects {
 	t.Helper()
 	fx, err := o.Connect(c, []string{strings.Join(protocol.Subprotocols(token), ", ")}, "203.0.113.7", now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return fx
+}
+
+func readyFrame(t *testing.T) []byte {
+	t.Helper()
+	_, b, err := protocol.Encode(&protocol.Ready{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // decode reads the frames fx sends to connection c.

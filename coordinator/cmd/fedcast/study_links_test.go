@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+)
+
+// TestStudyNewWindowAndLinks: study new prints the days every file must
+// cover and the last usable --to, writes the links file (name,link, the
+// admin link last, mode 0600) and says it is a secret; the links work as
+// tokens; an existing links file is never overwritten.
+func TestStudyNewWindowAndLinks(t *testing.T) {
+	dir := t.TempDir()
+	out, links := filepath.Join(dir, "s.json"), filepath.Join(dir, "links.csv")
+	code, stdout, stderr := fedcast(t, "study", "new", "--names", "Kreis A,Kreis B", "--epsilon", "1", "--from", "2022-02-01", "--to", "2022-04-30",
+		"--addr", "coord.example:9000", "--out", out, "--links", links)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"every LHA's file must cover 2022-01-29 … 2022-05-03, so files must reach 2022-05-03",
+		"the last usable --to is 2022-04-27", "Wrote the join links and the admin link to " + links, "SECRET"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("study new output lacks %q:\n%s", want, stdout)
+		}
+	}
+	fi, err := os.Stat(links)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("links file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	fh, _ := os.Open(links)
+	rows, err := csv.NewReader(fh).ReadAll()
+	fh.Close()
+	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != "name,link" || rows[1][0] != "Kreis A" || rows[3][0] != "admin" {
+		t.Fatalf("links rows %q (%v)", rows, err)
+	}
+	f, _, err := study.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := study.NewTokens(f)
+	for i, r := range rows[1:3] {
+		tok := strings.TrimPrefix(r[1], "http://coord.example:9000/join#")
+		if tokens.LHA(tok) != i || !strings.Contains(stdout, r[1]) {
+			t.Errorf("row %q: not LHA %d's printed join link", r, i)
+		}
+	}
+	if !tokens.Admin(strings.TrimPrefix(rows[3][1], "http://coord.example:9000/admin#")) {
+		t.Errorf("last row %q is not the admin link", rows[3])
+	}
+	if f.LinksFile != links {
+		t.Errorf("study file records links_file %q, want %q", f.LinksFile, links)
+	}
+	var b strings.Builder
+	printLinksHint(&b, f, "http://x")
+	if !strings.Contains(b.String(), "join and admin links: "+links) {
+		t.Errorf("serve's links line: %q", b.String())
+	}
+	if code, _, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "1", "--out", out+"2", "--links", links); code != 2 || !strings.Contains(errs, "never overwritten") {
+		t.Errorf("existing links file: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(out + "2"); err == nil {
+		t.Error("a study file was written although its links file could not be")
+	}
+}
+
+// TestClientRefusesNotText: client --data with a PNG or an ELF program
+// (named .csv) says it is not a text file and what it looks like, with no
+// Go package prefix, before connecting anywhere.
+func TestClientRefusesNotText(t *testing.T) {
+	for file, kind := range map[string]string{"png-image.csv": "a PNG image", "elf-program.csv": "a program (ELF executable)"} {
+		code, _, errs := fedcast(t, "client", "--join", "http://127.0.0.1:1/join#T", "--data", seriesFixture("bad", file))
+		if code != 1 || !strings.Contains(errs, "this is not a text (CSV) file; it looks like "+kind) || strings.Contains(errs, "series:") {
+			t.Errorf("%s: exit %d, %q", file, code, errs)
+		}
+	}
+}
+
+func TestPrintMissed(t *testing.T) {
+	for _, tc := range []struct {
+		released int
+		want     string
+	}{{0, ""}, {1, "round 1 ran before this LHA joined"}, {2, "rounds 1 and 2 ran"}, {3, "rounds 1 to 3 ran"}, {5, "all 5 rounds ran"}} {
+		var b strings.Builder
+		printMissed(&b, tc.released, 5)
+		if got := b.String(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%d released: %q, want %q", tc.released, got, tc.want)
+		}
+	}
+}

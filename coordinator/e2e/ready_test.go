@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/internal/testkit"
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// readyStudy is a small study of fedcast's default design.
+func readyStudy(name string, rounds int, length time.Duration, quorum int) study.File {
+	d := model.Default
+	return study.File{Name: name, Epsilon: 3, Rounds: rounds, ExpectedClients: 2, StartQuorum: quorum,
+		Hidden: d.Hidden, Features: string(d.Features), LearningRate: d.LearningRate, Damping: d.Damping,
+		RoundLength: study.Duration(length)}
+}
+
+// openJoinLink opens the browser seat's join link and waits for the study
+// card.
+func openJoinLink(t *testing.T, ctx chromedpCtx, c *coordinator) {
+	t.Helper()
+	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
+		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
+}
+
+// adminCounts reads the dashboard's online and ready counts.
+func adminCounts(t *testing.T, c *coordinator) (online, ready int, st protocol.AdminStatus) {
+	t.Helper()
+	c.adminGet(t, "/api/admin/status", &st)
+	return st.Online, st.Ready, st
+}
+
+// TestRoundOneWaitsForTheBrowser is issue 23's first finding: in a 2-LHA
+// study the browser user chooses the file 20 s after opening the link.
+// The open page alone is online but not ready: round 1 does not start
+// (the quorum counts ready LHAs; there is no ready timeout), the dashboard
+// shows 2 online and 1 ready, and once the user presses Join round 1
+// starts with both and the browser's update is counted in it.
+func TestRoundOneWaitsForTheBrowser(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, readyStudy("Ready test study", 2, 6*time.Second, 0), 2)
+	csv := fixture(t, "lha.csv")
+	openJoinLink(t, ctx, c)
+	opened := time.Now()
+	if got := text(t, ctx, "#study"); !strings.Contains(got, "round 1 begins when enough authorities have chosen their file and pressed Join") {
+		t.Errorf("study card before the start: %q", got)
+	}
+	shot(t, ctx, "1-opened")
+	shotOf(t, ctx, "#train", "1-opened-card")
+
+	// The user reads the page for 20 s before choosing the file;
+	// meanwhile the coordinator opens the dashboard.
+	admin := browser(t)
+	within(t, admin, 60*time.Second, "opening the dashboard", chromedp.Navigate(c.url+"/admin#"+c.secrets.Admin),
+		chromedp.WaitVisible(chromedp.CSS(`#admin-lhas`)))
+	time.Sleep(time.Until(opened.Add(20 * time.Second)))
+	if st := c.srv.PublicStatus(); st.State != protocol.StateWaiting || st.Round != 0 {
+		t.Fatalf("20 s after the page opened, before any file was chosen: state %q, round %d; want waiting", st.State, st.Round)
+	}
+	if online, ready, _ := adminCounts(t, c); online != 2 || ready != 1 {
+		t.Errorf("dashboard counts before the file: %d online, %d ready; want 2 and 1", online, ready)
+	}
+	if got := text(t, admin, "#admin-lhas"); got != "1 ready · 2 online" {
+		t.Errorf("dashboard tile %q, want 1 ready · 2 online", got)
+	}
+	shotOf(t, admin, "#overview", "1-dashboard-waiting")
+
+	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
+		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`))
+	if st := c.srv.PublicStatus(); st.State != protocol.StateWaiting {
+		t.Fatalf("a chosen file without Join started the study: state %q", st.State)
+	}
+	shot(t, ctx, "2-file-chosen")
+
+	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")), chromedp.WaitVisible(chromedp.CSS("#round")))
+	shot(t, ctx, "3-joined")
+	shotOf(t, ctx, "#train", "3-joined-card")
+	within(t, ctx, 60*time.Second, "round 1 released", poll(`/^Round [12] of 2/.test(document.getElementById("round").textContent)`))
+	shot(t, ctx, "4-round-1")
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#missed").length`)); err != nil || n != 0 {
+		t.Errorf("the page speaks of missed rounds (%d, %v): %s", n, err, text(t, ctx, "#train"))
+	}
+
+	within(t, ctx, 90*time.Second, "the forecast", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
+	shot(t, ctx, "5-finished")
+	shotOf(t, ctx, "#train", "5-finished-card")
+	shotOf(t, ctx, "#forecast", "5-finished-forecast")
+	c.waitFinished(t, 30*time.Second)
+	_, _, st := adminCounts(t, c)
+	if len(st.Participation) == 0 || st.Participation[0].Round != 1 || st.Participation[0].Received != 2 {
+		t.Errorf("round 1's participation %+v: want both LHAs' updates counted", st.Participation)
+	}
+	if got := text(t, ctx, "#round"); got != "Study ended: 2 of 2 rounds done" {
+		t.Errorf("round line at the end: %q", got)
+	}
+}
+
+// TestLateJoinerIsToldWhatItMissed: with a quorum of 1 the study starts
+// without the browser; it joins after two rounds have run, and its page
+// says, in plain words, which rounds ran before it joined and why that is
+// fine.
+func TestLateJoinerIsToldWhatItMissed(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, readyStudy("Late join study", 5, 4*time.Second, 1), 2)
+	csv := fixture(t, "lha.csv")
+	openJoinLink(t, ctx, c)
+	for deadline := time.Now().Add(30 * time.Second); c.srv.PublicStatus().Round < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("two rounds did not run without the browser: %+v", c.srv.PublicStatus())
+		}
+	}
+	within(t, ctx, 30*time.Second, "choosing the CSV and joining", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{csv}),
+		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`),
+		chromedp.Click(chromedp.CSS("#join-button")), chromedp.WaitVisible(chromedp.CSS("#missed")))
+	got := text(t, ctx, "#missed")
+	if !strings.Contains(got, "ran before you joined") || !strings.Contains(got, "cost you no privacy") || !regexp.MustCompile(`Rounds? 1 (ran|and 2|to \d+)`).MatchString(got) {
+		t.Errorf("missed rounds in words: %q", got)
+	}
+	t.Logf("missed: %s", got)
+	shot(t, ctx, "1-joined-late")
+	shotOf(t, ctx, "#train", "1-joined-late-card")
+}
+
+// TestPageNamesFileProblems: on the page, a PNG and an ELF program named
+// .csv are "not a text (CSV) file" with what they look like, and a file
+// that ends on the study's last day names the days the study needs, the
+// last usable end, and what to do, in the same words as the client.
+func TestPageNamesFileProblems(t *testing.T) {
+	ctx := browser(t)
+	f := readyStudy("Window study", 2, 30*time.Second, 0)
+	f.From, f.To = "2020-11-01", "2020-12-31" // lha.csv ends on 2020-12-31
+	c := startCoordinator(t, f, 2)
+	openJoinLink(t, ctx, c)
+	root := testkit.RepoRoot()
+	for i, tc := range []struct{ file, kind string }{{"png-image.csv", "a PNG image"}, {"elf-program.csv", "a program (ELF executable)"}} {
+		within(t, ctx, 30*time.Second, "choosing "+tc.file,
+			chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{filepath.Join(root, "shared/series/testdata/bad", tc.file)}),
+			poll(`(document.getElementById("data-problem")||{textContent:""}).textContent.includes(`+jsString(tc.kind)+`)`))
+		got := text(t, ctx, "#data-problem")
+		if !strings.Contains(got, "This is not a text (CSV) file") || !strings.Contains(got, "It looks like "+tc.kind) || strings.Contains(got, "series:") {
+			t.Errorf("%s: %q", tc.file, got)
+		}
+		shotOf(t, ctx, "#data", fmt.Sprintf("%d-not-text-card", i+1))
+	}
+	within(t, ctx, 30*time.Second, "choosing a file that ends on the study's last day",
+		chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{fixture(t, "lha.csv")}),
+		poll(`(document.getElementById("data-problem")||{textContent:""}).textContent.includes("2021-01-03")`))
+	got := text(t, ctx, "#data-problem")
+	for _, want := range []string{"does not cover the days this study needs", "2020-10-29 to 2021-01-03", "tell your coordinator",
+		"can end on 2020-12-28 at the latest", "2021-01-01 … 2021-01-03"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("coverage problem lacks %q:\n%s", want, got)
+		}
+	}
+	shotOf(t, ctx, "#data", "3-coverage-card")
+}

@@ -1,0 +1,131 @@
+package ui
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// timetableSession is a fakeSession with a public schedule.
+type timetableSession struct {
+	fakeSession
+	sch *protocol.Schedule
+}
+
+func (s *timetableSession) Schedule() *protocol.Schedule { return s.sch }
+
+func (s *timetableSession) NextRound(now time.Time) (time.Time, time.Time, bool) {
+	if s.sch == nil || s.sch.Start == nil {
+		return time.Time{}, time.Time{}, false
+	}
+	l := time.Duration(s.sch.RoundLengthMillis) * time.Millisecond
+	opens := *s.sch.Start
+	for !opens.After(now) {
+		opens = opens.Add(l)
+	}
+	return opens, opens.Add(l - time.Duration(s.sch.RoundSlackMillis)*time.Millisecond), true
+}
+
+// TestStatusLineOneRound: every part of the status line reads one stage,
+// so none names another round than the others, and "waiting for the
+// start" never shows while a round is trained or sent (the states of
+// issue 23: round 0 released, round 1 trained and sent, no timetable yet).
+func TestStatusLineOneRound(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Rounds: 5}}
+	start := time.Now().Add(-5 * time.Second)
+	sch := &protocol.Schedule{Start: &start, RoundLengthMillis: 60000, RoundSlackMillis: 6000}
+	for _, tc := range []struct {
+		name  string
+		s     JoinState
+		stage Stage
+		round string // the round every part names ("" none)
+	}{
+		{"sent before any timetable", JoinState{Status: StatusSent, Round: 0, TrainRound: 1, Step: 30, Steps: 30, session: &fakeSession{}}, StageSent, "1"},
+		{"training", JoinState{Status: StatusTraining, Round: 2, TrainRound: 3, Step: 4, Steps: 30, session: &timetableSession{sch: sch}}, StageTraining, "3"},
+		{"picked, no step yet", JoinState{Status: StatusSampled, Round: 2, TrainRound: 2, Steps: 30, Step: 30, session: &timetableSession{sch: sch}}, StageTraining, "3"},
+		{"waiting to start", JoinState{Status: StatusWaiting, session: &timetableSession{}}, StageStarting, "1"},
+		{"between rounds", JoinState{Status: StatusWaiting, Round: 2, TrainRound: 2, Steps: 30, Step: 30, session: &timetableSession{sch: sch}}, StageWaiting, "2"},
+		{"sent, released since", JoinState{Status: StatusSent, Round: 3, TrainRound: 3, Steps: 30, Step: 30, session: &timetableSession{sch: sch}}, StageWaiting, "3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			s.Phase, s.Welcome = PhaseRunning, w
+			c := &JoinPage{S: &s}
+			if st, _ := s.RunStage(time.Now()); st != tc.stage {
+				t.Fatalf("stage %d, want %d", st, tc.stage)
+			}
+			line := strings.Join([]string{c.roundWords(), c.statusWords(), c.scheduleWords(), c.trainWords()}, " / ")
+			for _, m := range regexp.MustCompile(`[Rr]ounds? (\d+)`).FindAllStringSubmatch(line, -1) {
+				if m[1] != tc.round {
+					t.Errorf("%q names round %s, want only round %s", line, m[1], tc.round)
+				}
+			}
+			if tc.stage != StageStarting && strings.Contains(line, "when enough authorities") {
+				t.Errorf("%q: speaks of the start during a round", line)
+			}
+			if strings.Contains(line, "Round 0") {
+				t.Errorf("%q: round 0", line)
+			}
+		})
+	}
+}
+
+// TestMissedWords: a page that joined after rounds ran is told which, and
+// why that is fine; one that joined during a round's window may still
+// take part in it; one that joined before the start missed nothing.
+func TestMissedWords(t *testing.T) {
+	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	sch := &protocol.Schedule{Start: &start, RoundLengthMillis: 60000, RoundSlackMillis: 6000}
+	w := &protocol.Welcome{Study: protocol.Study{Rounds: 5}}
+	for _, tc := range []struct {
+		joined time.Duration // after the start
+		want   []string
+	}{
+		{-time.Minute, nil},
+		{20 * time.Second, []string{"Round 1 was already under way", "otherwise from round 2 on"}},
+		{58 * time.Second, []string{"Round 1 ran before you joined.", "cost you no privacy", "You take part from round 2 on."}},
+		{150 * time.Second, []string{"Rounds 1 and 2 ran before you joined.", "Round 3 was already under way"}},
+		{210 * time.Second, []string{"Rounds 1 to 3 ran before you joined.", "Round 4 was already under way"}},
+		{time.Hour, []string{"All 5 rounds ran before you joined"}},
+	} {
+		s := &JoinState{Welcome: w, session: &timetableSession{sch: sch}, JoinedAt: start.Add(tc.joined)}
+		got := s.MissedWords()
+		if tc.want == nil && got != "" {
+			t.Errorf("joined at %v: %q, want nothing", tc.joined, got)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(got, want) {
+				t.Errorf("joined at %v: %q lacks %q", tc.joined, got, want)
+			}
+		}
+	}
+}
+
+func TestPluralAndDuration(t *testing.T) {
+	if got := Plural(1, "area") + "/" + Plural(0, "area") + "/" + Plural(1200, "area"); got != "1 area/0 areas/1,200 areas" {
+		t.Errorf("Plural: %s", got)
+	}
+	for d, want := range map[time.Duration]string{0: "less than a tenth of a second", 20 * time.Millisecond: "less than a tenth of a second",
+		400 * time.Millisecond: "0.4 seconds", time.Second: "1 second", 12 * time.Second: "12 seconds"} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestStudyCardFollowsTheStage: once a round runs after Join, the study
+// card no longer says the study has not started.
+func TestStudyCardFollowsTheStage(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Rounds: 2}, State: protocol.StateWaiting}
+	s := &JoinState{Phase: PhaseRunning, Welcome: w, Status: StatusSent, TrainRound: 1, session: &fakeSession{}}
+	if got := (&JoinPage{S: s}).studyState(); got != "The study is running (0 of 2 rounds done)." {
+		t.Errorf("study card during round 1: %q", got)
+	}
+	s.Status, s.TrainRound = StatusWaiting, 0
+	if got := (&JoinPage{S: s}).studyState(); !strings.Contains(got, "not started yet") {
+		t.Errorf("study card before round 1: %q", got)
+	}
+}
