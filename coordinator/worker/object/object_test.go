@@ -407,3 +407,34 @@ func FuzzDecodeEnvelope(f *testing.F) {
 type jsonRaw []byte
 
 func (j jsonRaw) MarshalJSON() ([]byte, error) { return j, nil }
+
+// A connection starts not ready: with one LHA ready and the other only
+// connected, the quorum (N = 2) is not reached and nobody gets a
+// round_start; the dashboard counts 2 online, 1 ready. The other's ready
+// starts the schedule: both get round 1's round_start.
+func TestReadyStartsTheSchedule(t *testing.T) {
+	raw, sec := newStudy(t, 2)
+	o, _, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	join(t, o, 1, sec.LHAs[0], t0)
+	fx := connect(t, o, 2, sec.LHAs[1], t0)
+	if ms := decode(t, fx, 2); len(ms) != 1 || ms[0].Type() != protocol.TypeWelcome || !fx.Alarm.IsZero() {
+		t.Fatalf("a connection not ready: %+v, alarm %v; want the welcome only and no alarm", ms, fx.Alarm)
+	}
+	if a := o.AdminStatus(); a.Online != 2 || a.Ready != 1 || a.State != protocol.StateWaiting {
+		t.Fatalf("admin status: %d online, %d ready, state %q; want 2, 1, waiting", a.Online, a.Ready, a.State)
+	}
+	at := t0.Add(time.Second)
+	fx = o.Message(2, false, readyFrame(t), at)
+	for _, c := range []int{1, 2} {
+		ms := decode(t, fx, c)
+		if len(ms) != 1 || ms[0].Type() != protocol.TypeRoundStart || ms[0].(*protocol.RoundStart).Round != 1 {
+			t.Fatalf("after the ready, connection %d got %+v; want round 1's round_start", c, ms)
+		}
+	}
+	if a := o.AdminStatus(); a.Ready != 2 || a.State != protocol.StateRunning {
+		t.Fatalf("admin status after the ready: %d ready, state %q", a.Ready, a.State)
+	}
+}
