@@ -51,7 +51,9 @@
 //
 //   - the join token comes in the handshake (Sec-WebSocket-Protocol,
 //     protocol.ParseAuth) and is checked before the upgrade (auth.go): no
-//     connection waits for a hello. A valid token is always accepted,
+//     connection waits for a hello. The connection starts not ready: it
+//     gets no round_start and does not count towards the quorum until
+//     it sends ready (study.IsReady). A valid token is always accepted,
 //     whatever its address. Otherwise the refusal (unauthorized, or
 //     version for a handshake without a token) is an error frame on a
 //     socket closed at once, and the address's failed attempts are

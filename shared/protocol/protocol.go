@@ -283,11 +283,11 @@ type Welcome struct {
 	Log []Event `json:"log"`
 }
 
-// RoundStart opens round Round for an LHA: every online LHA gets one,
-// with the same Weights (the last released model); Picked says whether
-// this LHA was sampled to train. Picked travels as a one-digit number in
-// the metadata, so the frames to picked and unpicked LHAs have the same
-// size.
+// RoundStart opens round Round for an LHA: every online and ready LHA
+// (see Ready) gets one, with the same Weights (the last released model);
+// Picked says whether this LHA was sampled to train. Picked travels as a
+// one-digit number in the metadata, so the frames to picked and unpicked
+// LHAs have the same size.
 type RoundStart struct {
 	Round int
 	// TimeLeft is how long the coordinator still waits for the answer
@@ -301,8 +301,8 @@ type RoundStart struct {
 
 // Update is a client's answer to round Round's round_start: its clipped
 // Δw, or, when Dummy is set, a frame of the same size that carries
-// nothing (the Weights are zeros and are never read). Every online LHA
-// answers every round, so an observer of the frames cannot tell who was
+// nothing (the Weights are zeros and are never read). Every online and
+// ready LHA answers every round, so an observer of the frames cannot tell who was
 // picked; the coordinator sums only real updates.
 type Update struct {
 	Round   int

@@ -37,8 +37,8 @@
 // ([PrepareTraining]: the study's H, P, smoothing and date range; the
 // earliest TrainFraction of each area's windows by target date; all of the
 // LHA's areas are one client's data; with [Options.MaxWindows] a fresh
-// random sample per round), then loops. Every online LHA gets every
-// round's round_start and answers it once, protocol.AnswerAfter(time left)
+// random sample per round), then says ready and loops. Every online and
+// ready LHA gets every round's round_start and answers it once, protocol.AnswerAfter(time left)
 // after it arrived: when picked, with the clipped Δw of fl.LocalUpdate from
 // the received global weights (training runs beside the timer; an update
 // not ready by then is dropped and a dummy leaves on time); when not
