@@ -34,8 +34,8 @@ func TestCampaignsOnTheWorker(t *testing.T) {
 		return fx
 	}
 	for i, tok := range sec.LHAs {
-		o.Connect(i+1, t0)
-		keep(o.Message(i+1, false, hello(t, tok), t0))
+		keep(connect(t, o, i+1, tok, t0))
+		keep(o.Message(i+1, false, readyFrame(t), t0))
 	}
 	keep(o.Alarm(t0.Add(9 * time.Second)))
 	fx = keep(o.Alarm(t0.Add(10 * time.Second)))
@@ -55,8 +55,8 @@ func TestCampaignsOnTheWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tok := range sec.LHAs {
-		o2.Connect(i+11, now)
-		o2.Message(i+11, false, hello(t, tok), now)
+		connect(t, o2, i+11, tok, now)
+		o2.Message(i+11, false, readyFrame(t), now)
 	}
 	var opened time.Time
 	at := now
