@@ -100,7 +100,7 @@ func TestReReleaseAfterCrashLedger(t *testing.T) {
 	}
 	var conns []*raw
 	for i := range n {
-		c := dialRaw(t, x.fixture, secrets.LHAs[i])
+		c := readyRaw(t, x.fixture, secrets.LHAs[i])
 		expect[*protocol.Welcome](c)
 		conns = append(conns, c)
 	}
