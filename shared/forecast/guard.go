@@ -104,28 +104,51 @@ func WeeklyOrigins(origins []GuardOrigin) []GuardOrigin {
 // day.
 type Band struct{ Lo, Hi float64 }
 
-// PlausibleBand is the band around last (today's 7-day average) that no
-// forecast p days ahead should leave: the largest rise and fall, as
-// ratios of (value + 1), over p days in any of the LHA's own series,
-// widened by GuardMargin. ok is false when no series has two defined
-// values p days apart (then no band applies).
-func PlausibleBand(history []Series, p int, last float64) (b Band, ok bool) {
-	up, down := 1.0, 1.0
+// Changes are the largest rise (Up) and fall (Down) over p days, as
+// ratios of (value + 1), in an LHA's own series; OK is false when no
+// series has two defined values p days apart.
+type Changes struct {
+	Up, Down float64
+	OK       bool
+}
+
+// LargestChanges measures the largest rise and fall over p days in any of
+// the LHA's own series. It does not depend on today's level, so one
+// measurement serves every area of the file (PlausibleBand per area would
+// read the whole file once for each area).
+func LargestChanges(history []Series, p int) Changes {
+	c := Changes{Up: 1, Down: 1}
 	for _, s := range history {
 		for i := p; i < len(s.Smoothed); i++ {
 			a, z := s.Smoothed[i-p], s.Smoothed[i]
 			if !finite(a) || !finite(z) || a < 0 || z < 0 {
 				continue
 			}
-			ok = true
+			c.OK = true
 			r := (z + 1) / (a + 1)
-			up, down = math.Max(up, r), math.Min(down, r)
+			c.Up, c.Down = math.Max(c.Up, r), math.Min(c.Down, r)
 		}
 	}
-	if !ok {
+	return c
+}
+
+// Band is the band around last (today's 7-day average) that these changes
+// allow, widened by GuardMargin; ok is false (and the band unbounded) when
+// the changes could not be measured.
+func (c Changes) Band(last float64) (b Band, ok bool) {
+	if !c.OK {
 		return Band{0, math.Inf(1)}, false
 	}
-	return Band{Lo: math.Max(0, (last+1)*down/GuardMargin-1), Hi: (last+1)*up*GuardMargin - 1}, true
+	return Band{Lo: math.Max(0, (last+1)*c.Down/GuardMargin-1), Hi: (last+1)*c.Up*GuardMargin - 1}, true
+}
+
+// PlausibleBand is the band around last (today's 7-day average) that no
+// forecast p days ahead should leave: the largest rise and fall, as
+// ratios of (value + 1), over p days in any of the LHA's own series,
+// widened by GuardMargin. ok is false when no series has two defined
+// values p days apart (then no band applies).
+func PlausibleBand(history []Series, p int, last float64) (b Band, ok bool) {
+	return LargestChanges(history, p).Band(last)
 }
 
 // Clamp returns v inside the band and whether it had to move (a NaN is

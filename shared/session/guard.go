@@ -43,7 +43,7 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 	if err != nil {
 		return nil, cov, err
 	}
-	held, err := HeldOutOrigins(st, data, point)
+	held, err := heldOutOrigins(st, data, point, yield)
 	if err != nil {
 		return nil, cov, err
 	}
@@ -60,6 +60,7 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 	for _, f := range bf {
 		base[f.Area] = f
 	}
+	changes := forecast.LargestChanges(history, p) // the same for every area of the file
 	byArea := map[string][]forecast.GuardOrigin{}
 	for _, o := range issued {
 		byArea[o.Area] = append(byArea[o.Area], o)
@@ -71,7 +72,7 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 			continue
 		}
 		nc := b.Point
-		band, _ := forecast.PlausibleBand(history, p, nc)
+		band, _ := changes.Band(nc)
 		j := forecast.Judge(append(append([]forecast.GuardOrigin(nil), byArea[m.Area]...), held[m.Area]...))
 		g := GuardedForecast{Headline: forecast.Guard(j, m.Point, nc, band), Forecast: b, Model: m}
 		if j.Method == forecast.MethodModel {
@@ -92,6 +93,12 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 // back from the latest, with the model's and no change's forecasts and
 // the outcome.
 func HeldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Point) (map[string][]forecast.GuardOrigin, error) {
+	return heldOutOrigins(st, data, point, nil)
+}
+
+// heldOutOrigins is HeldOutOrigins calling yield (when not nil) about
+// every 30 ms, so that a large file does not freeze the page.
+func heldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Point, yield func()) (map[string][]forecast.GuardOrigin, error) {
 	opt, err := WindowOptions(st)
 	if err != nil {
 		return nil, err
@@ -99,7 +106,12 @@ func HeldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Poin
 	open := opt
 	open.To = time.Time{}
 	out := map[string][]forecast.GuardOrigin{}
+	last := time.Now()
 	for _, r := range data.Regions {
+		if yield != nil && time.Since(last) > 30*time.Millisecond {
+			yield()
+			last = time.Now()
+		}
 		one := &series.Dataset{Regions: []*series.Region{r}}
 		areas, err := series.MakeWindows(one, opt)
 		if err != nil {
@@ -116,9 +128,18 @@ func HeldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Poin
 		if err != nil {
 			continue
 		}
+		var latest time.Time
+		for _, w := range all[0].Windows {
+			if w.Target.After(trainEnd) && w.InputEnd.After(latest) {
+				latest = w.InputEnd
+			}
+		}
 		var os []forecast.GuardOrigin
 		for _, w := range all[0].Windows {
-			if w.Target.After(trainEnd) {
+			// Only the weekly origins counted back from the latest are
+			// scored (forecast.WeeklyOrigins): the model runs on those alone.
+			daysBack := int(math.Round(latest.Sub(w.InputEnd).Hours() / 24))
+			if w.Target.After(trainEnd) && daysBack%7 == 0 {
 				os = append(os, forecast.GuardOrigin{Area: r.Name, InputEnd: w.InputEnd,
 					Model: point(w.X), NoChange: forecast.Persistence(w.X), Actual: w.Y})
 			}
