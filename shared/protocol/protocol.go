@@ -214,6 +214,10 @@ type Study struct {
 	// protocol (round_start, update, event) is then one turn k = 1 … T·N
 	// (fl.CyclicTurn). Empty in other studies.
 	CyclicSeed string `json:"cyclic_seed,omitempty"`
+	// Helper, when present, names the second server of two-server secure
+	// aggregation (shared/secagg, studyhash.go): no single server sees an
+	// LHA's update. Absent: the coordinator sees each clipped update.
+	Helper *Helper `json:"helper,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
