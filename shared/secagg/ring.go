@@ -81,3 +81,23 @@ func CheckWrap(r Ring, n int, b int64, sigma2 uint64) error {
 	}
 	return nil
 }
+
+// CheckStudy is the wrap-around check `fedcast study new` runs for a study
+// with a helper: for N = clients LHAs, clip bound S and every noise
+// multiplier the study uses (c, or each c_t of a noise schedule), the
+// encoder's B and σ² must pass CheckWrap in ℤ_{2^64}.
+func CheckStudy(clients int, clip float64, noiseMultipliers ...float64) error {
+	if len(noiseMultipliers) == 0 {
+		return errors.New("secagg: CheckStudy: no noise multiplier")
+	}
+	for _, c := range noiseMultipliers {
+		e, err := NewEncoder(clip, c)
+		if err != nil {
+			return err
+		}
+		if err := CheckWrap(Ring64, clients, e.B(), e.Sigma2()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
