@@ -45,7 +45,7 @@ const reportVersion = 1
 const reportHeader = 1 + 8 + ReportIDSize + SealedSize + 4
 
 // ReportSize returns the size in bytes of a marshalled report of
-// dimension d: 8·d + 133. Every report of a study has the same size.
+// dimension d: 8·d + 109. Every report of a study has the same size.
 func ReportSize(d int) int { return reportHeader + 8*d }
 
 // ErrReport is wrapped by the errors of UnmarshalReport.
