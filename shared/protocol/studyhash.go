@@ -28,7 +28,7 @@ const studyHashPrefix = "fedcast study v1\n"
 // parameters, which Hash hashes: the study's JSON (field names as on the
 // wire, empty optional fields left out) with every object's keys sorted
 // bytewise, no whitespace, numbers in their shortest round-trip form
-// (ECMAScript Number-to-String: 0.001, 1e-05, 1e+21), strings escaped as
+// (ECMAScript Number-to-String: 0.00001, 1e-7, 1e+21), strings escaped as
 // JSON requires and nothing else (no HTML escaping), byte strings in
 // standard base64. This is the JSON Canonicalization Scheme (RFC 8785)
 // for every value a study holds (ASCII keys). docs/study-file.md,

@@ -22,7 +22,7 @@ func TestStudyCanonicalJSON(t *testing.T) {
 	}
 	got := string(c)
 	for _, w := range []string{
-		`{"clients":3,"clip_norm":0.5,"delta":1e-05,`, // keys sorted, short numbers
+		`{"clients":3,"clip_norm":0.5,"delta":0.00001,`, // keys sorted, short numbers
 		`"helper":{"operator":"Helper e.V.","public_key":"AQID","url":"https://helper.example.org"}`,
 		`"name":"Kreis <A> & B"`, // no HTML escaping
 		`"learning_rate":0.001,`,

@@ -116,7 +116,7 @@ func TestKeyFiles(t *testing.T) {
 	mixed := strings.Replace(string(pub), fp, testKey(t).PublicKey().Fingerprint(), 1)
 	for _, c := range []struct {
 		name, data, want string
-		private         bool
+		private          bool
 	}{
 		{"helper.pub", "not json", "helper.pub: not a helper key file", false},
 		{"helper.pub", `{"kem":"RSA"}`, `field kem is "RSA"`, false},
