@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 // Helper names the helper server of a study with two-server secure
@@ -70,4 +74,78 @@ func (s *Study) Hash() ([32]byte, error) {
 	var out [32]byte
 	h.Sum(out[:0])
 	return out, nil
+}
+
+// HelperRequest is what the leader sends the helper to aggregate one
+// round (POST /helper/v1/aggregate): the study value the LHAs sealed
+// their seeds under (the helper takes every parameter from it and checks
+// its hash by opening the seeds), the round, and each report's ID and
+// sealed seed.
+type HelperRequest struct {
+	Study   Study           `json:"study"`
+	Round   int             `json:"round"`
+	Reports []secagg.Sealed `json:"reports"`
+}
+
+// HelperResponse is the helper's aggregate share of one round.
+type HelperResponse struct {
+	// StudySHA256 is the hex study hash the helper aggregated under.
+	StudySHA256 string `json:"study_sha256"`
+	Round       int    `json:"round"`
+	// Kept lists the reports in the helper's sum, in order: the leader
+	// sums its shares of exactly these (the intersection).
+	Kept []secagg.ReportID `json:"kept"`
+	// Rejected counts the reports left out (seed did not open, second
+	// report of an LHA, LHA number outside the study).
+	Rejected int `json:"rejected"`
+	// Share is the aggregate share, secagg.MarshalShare (base64 in JSON).
+	Share []byte `json:"share"`
+	// Epsilon is the helper's own per-server ε after this round.
+	Epsilon float64 `json:"epsilon"`
+	// Repeated is true when the helper answers a retry of a round it had
+	// already released with the stored, identical share.
+	Repeated bool `json:"repeated,omitempty"`
+}
+
+// HelperError is the body of a helper's refusal, in words for the
+// operators.
+type HelperError struct {
+	Error string `json:"error"`
+}
+
+// CheckSecureAggregation says whether the study can run with a helper
+// (two-server secure aggregation): the strategy must sum the LHAs' updates
+// (FedAvg and MR-MTL, with or without local DP-SGD; cyclic hands the
+// model from LHA to LHA and is not a sum), every server must add
+// client-level noise (not privacy "example" alone), the helper's public
+// key must be a key, and the sums must not wrap around ℤ_{2^64} for N LHAs
+// at every round's noise multiplier (secagg.CheckStudy). Noise schedules
+// are supported: round t is encoded and noised with c_t.
+func (s *Study) CheckSecureAggregation() error {
+	if s.Helper == nil {
+		return errors.New("protocol: study: no helper is named")
+	}
+	if _, err := secagg.ParsePublicKey(s.Helper.PublicKey); err != nil {
+		return fmt.Errorf("protocol: study: helper: %w", err)
+	}
+	st, err := s.StrategyKind()
+	if err != nil {
+		return fmt.Errorf("protocol: study: %w", err)
+	}
+	if st == fl.Cyclic {
+		return errors.New("protocol: study: the cyclic strategy cannot use a helper: it hands the model from LHA to LHA, " +
+			"so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper")
+	}
+	if !s.ClientLevelDP() {
+		return errors.New("protocol: study: privacy \"example\" cannot use a helper: secure aggregation needs client-level " +
+			"noise from both servers; use privacy \"client\" or \"both\", or leave out the helper")
+	}
+	cs := []float64{s.NoiseMultiplier}
+	if len(s.NoiseSchedule) > 0 {
+		cs = s.NoiseSchedule
+	}
+	if err := secagg.CheckStudy(s.Clients, s.ClipNorm, cs...); err != nil {
+		return fmt.Errorf("protocol: study: %w", err)
+	}
+	return nil
 }

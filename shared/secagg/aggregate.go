@@ -1,6 +1,7 @@
 package secagg
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -113,8 +114,8 @@ func Decode(global []float64, z []int64, gamma float64, m int) {
 
 // A Sealed is what the leader forwards to the helper for one report.
 type Sealed struct {
-	ID         ReportID
-	SealedSeed []byte
+	ID         ReportID `json:"id"`
+	SealedSeed []byte   `json:"sealed_seed"` // base64 in JSON
 }
 
 // ErrDuplicate is wrapped in HelperSum's reasons for a report whose LHA
@@ -185,4 +186,26 @@ func LeaderSum(byID map[ReportID]*Report, kept []ReportID, d int) (*Sum, error) 
 		sum.Add(r.Leader)
 	}
 	return sum, nil
+}
+
+// MarshalShare returns an aggregate share's bytes: its words in
+// little-endian order.
+func MarshalShare(share []uint64) []byte {
+	b := make([]byte, 8*len(share))
+	for j, v := range share {
+		binary.LittleEndian.PutUint64(b[8*j:], v)
+	}
+	return b
+}
+
+// UnmarshalShare reads an aggregate share of d words.
+func UnmarshalShare(b []byte, d int) ([]uint64, error) {
+	if len(b) != 8*d {
+		return nil, fmt.Errorf("secagg: aggregate share of %d bytes, want %d for %d parameters", len(b), 8*d, d)
+	}
+	out := make([]uint64, d)
+	for j := range out {
+		out[j] = binary.LittleEndian.Uint64(b[8*j:])
+	}
+	return out, nil
 }

@@ -190,6 +190,20 @@ func (id ReportID) Client() uint32 { return binary.BigEndian.Uint32(id[:4]) }
 // String returns the ID in hex.
 func (id ReportID) String() string { return hex.EncodeToString(id[:]) }
 
+// MarshalText returns the ID in hex (its JSON form).
+func (id ReportID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText reads an ID in hex.
+func (id *ReportID) UnmarshalText(b []byte) error {
+	if len(b) != 2*ReportIDSize {
+		return fmt.Errorf("secagg: report ID %q: want %d hex digits", b, 2*ReportIDSize)
+	}
+	if _, err := hex.Decode(id[:], b); err != nil {
+		return fmt.Errorf("secagg: report ID %q is not hex", b)
+	}
+	return nil
+}
+
 // AssociatedData returns the associated data a seed is sealed with: the
 // study hash (protocol.Study.Hash), the round (8 bytes, big-endian) and the
 // report ID. A seed opens only for the same three.
