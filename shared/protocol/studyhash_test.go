@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 func hashStudy() Study {
@@ -71,5 +73,39 @@ func TestStudyHashCoversEveryParameter(t *testing.T) {
 	}
 	if h, _ := base.Hash(); h != h0 {
 		t.Error("the hash is not deterministic")
+	}
+}
+
+func TestCheckSecureAggregation(t *testing.T) {
+	key, _ := secagg.GenerateKey()
+	ok := hashStudy()
+	ok.Helper.PublicKey = key.PublicKey().Bytes()
+	if err := ok.CheckSecureAggregation(); err != nil {
+		t.Fatalf("a FedAvg study: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(*Study)
+		words string
+	}{
+		{"no helper", func(s *Study) { s.Helper = nil }, "no helper"},
+		{"bad key", func(s *Study) { s.Helper = &Helper{PublicKey: []byte{1}} }, "not an X25519 public key"},
+		{"cyclic", func(s *Study) { s.Strategy = "cyclic" }, "cyclic strategy cannot use a helper"},
+		{"example", func(s *Study) { s.Privacy = "example" }, "needs client-level noise from both servers"},
+		{"wrap", func(s *Study) { s.Clients = 1 << 50 }, "could wrap around"},
+		{"wrap in a schedule", func(s *Study) { s.Clients = 1 << 40; s.NoiseSchedule = []float64{4, 1.0 / 1024} }, "could wrap around"},
+	} {
+		s := ok
+		h := *ok.Helper
+		s.Helper = &h
+		c.edit(&s)
+		if err := s.CheckSecureAggregation(); err == nil || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.words)
+		}
+	}
+	mr := ok
+	mr.Strategy, mr.Privacy = "mrmtl", "both"
+	if err := mr.CheckSecureAggregation(); err != nil {
+		t.Errorf("MR-MTL with local DP-SGD: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -106,5 +107,47 @@ func TestHelperServeAndLedgerExport(t *testing.T) {
 	code, _, errs = fedcast(t, "ledger", "export", "--state", state, "--study", "00")
 	if code == 0 || !strings.Contains(errs, "no ledger of study 00") {
 		t.Errorf("unknown --study: exit %d, %s", code, errs)
+	}
+}
+
+func TestStudyNewWithHelper(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if code, _, errs := fedcast(t, "helper", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errs)
+	}
+	pub := filepath.Join(keys, "helper.pub")
+	out := filepath.Join(dir, "study.json")
+	code, stdout, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--helper", "http://127.0.0.1:8090",
+		"--helper-key", pub, "--helper-operator", "Helper e.V.", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, _, err := study.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := loadHelperKey(filepath.Join(keys, "helper.key"))
+	if f.Helper == nil || f.Helper.URL != "http://127.0.0.1:8090" || f.Helper.Operator != "Helper e.V." ||
+		f.Helper.Fingerprint != k.PublicKey().Fingerprint() || !strings.Contains(stdout, k.PublicKey().Fingerprint()) {
+		t.Fatalf("helper field %+v; output:\n%s", f.Helper, stdout)
+	}
+	if st := f.Public(1, false); st.Helper == nil || string(st.Helper.PublicKey) != string(k.PublicKey().Bytes()) {
+		t.Fatal("the public study value does not carry the helper's key")
+	}
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"--strategy", "cyclic", "--helper", "http://h", "--helper-key", pub}, "cyclic\" cannot use a helper"},
+		{[]string{"--helper", "http://h"}, "--helper and --helper-key go together"},
+		{[]string{"--helper", "ftp://h", "--helper-key", pub}, "helper.url is \"ftp://h\""},
+		{[]string{"--helper", "http://h", "--helper-key", filepath.Join(keys, "nope.pub")}, "--helper-key"},
+	} {
+		args := append([]string{"study", "new", "--lhas", "3", "--epsilon", "2", "--out", filepath.Join(t.TempDir(), "s.json")}, c.args...)
+		code, _, errs := fedcast(t, args...)
+		if code == 0 || !strings.Contains(errs, c.words) {
+			t.Errorf("%v: exit %d, %s; want %q", c.args, code, errs, c.words)
+		}
 	}
 }
