@@ -36,6 +36,10 @@ type Options struct {
 	Noise func() *rand.Rand
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// AfterCommit, if set, runs after a round's share is committed and
+	// before it is answered (crash tests: `fedcast helper serve` sets it
+	// from FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT).
+	AfterCommit func(round int)
 }
 
 // A Helper serves aggregation requests for any number of studies. Its
@@ -193,6 +197,9 @@ func (h *Helper) Aggregate(req *protocol.HelperRequest) (*protocol.HelperRespons
 	rel.RequestSHA256 = digest
 	if err := l.commit(rel); err != nil { // commit before release
 		return nil, err
+	}
+	if h.opt.AfterCommit != nil {
+		h.opt.AfterCommit(req.Round)
 	}
 	return response(hx, rel, false), nil
 }

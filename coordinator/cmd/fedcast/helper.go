@@ -103,7 +103,19 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, err := helper.New(k, *state, nil)
+	opt := &helper.Options{}
+	if v := env.Getenv(helperPauseEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("helper: %s=%q is not a duration", helperPauseEnv, v)
+		}
+		fmt.Fprintf(env.Stderr, "TEST HOOK enabled: the helper pauses %v between commit and answer (%s)\n", d, helperPauseEnv)
+		opt.AfterCommit = func(round int) {
+			fmt.Fprintf(env.Stderr, "TEST HOOK: helper paused after committing round %d\n", round)
+			time.Sleep(d)
+		}
+	}
+	h, err := helper.New(k, *state, opt)
 	if err != nil {
 		return err
 	}
@@ -116,6 +128,10 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "helper key fingerprint: %s\n", k.PublicKey().Fingerprint())
 	return serveHelper(ctx, h, ln)
 }
+
+// helperPauseEnv, holding a Go duration, makes `helper serve` pause
+// between committing a round's share and answering it (crash tests only).
+const helperPauseEnv = "FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT"
 
 // serveHelper answers the helper API on ln until ctx ends.
 func serveHelper(ctx context.Context, h *helper.Helper, ln net.Listener) error {
