@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -61,22 +62,18 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&f.Lambda, "lambda", 0, "MR-MTL's penalty λ ≥ 0 (--strategy mrmtl)")
 	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
-	helperURL := fs.String("helper", "", "URL of the helper server for two-server secure aggregation (with --helper-key; docs/privacy.md)")
-	helperKey := fs.String("helper-key", "", "the helper's helper.pub (from 'fedcast helper keygen'; with --helper)")
-	helperOp := fs.String("helper-operator", "", "name of the organisation that runs the helper, shown to the LHAs (with --helper)")
+	hf := addHelperFlags(fs)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	helperField, err := helperRef(*helperURL, *helperKey, *helperOp)
-	if err != nil {
-		return err
-	}
-	f.Helper = helperField
 	kind, err := privacy.ParseAccountantKind(*acct)
 	if err != nil {
 		return usagef("--accountant is rdp or pld", "%v", err)
 	}
 	f.Accountant = kind
+	if f.Helper, err = hf.ref(); err != nil {
+		return err
+	}
 	f.RoundLength = study.Duration(*length)
 	var names []string
 	switch {
@@ -155,10 +152,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
 	}
-	if h := file.Helper; h != nil {
-		fmt.Fprintf(w, "Secure aggregation: helper %s (key fingerprint %s); no single server sees an LHA's update. "+
-			"Against the public the noise is about √2 times larger than without a helper (docs/privacy.md)\n", h.URL, h.Fingerprint)
-	}
+	printHelper(w, file.Helper)
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
 	printLinks(w, file, secrets, base, *links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
@@ -213,9 +207,29 @@ func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, lin
 	fmt.Fprintf(w, "Admin dashboard (keep secret): %s/admin#%s\n", base, secrets.Admin)
 }
 
-// helperRef builds the study file's helper field from study new's flags
-// (nil without --helper).
-func helperRef(u, keyFile, operator string) (*study.HelperRef, error) {
+// helperFlags are study new's flags that name a helper.
+type helperFlags struct{ url, key, operator *string }
+
+func addHelperFlags(fs *flag.FlagSet) helperFlags {
+	return helperFlags{
+		url:      fs.String("helper", "", "URL of the helper server for two-server secure aggregation (with --helper-key; docs/privacy.md)"),
+		key:      fs.String("helper-key", "", "the helper's helper.pub (from 'fedcast helper keygen'; with --helper)"),
+		operator: fs.String("helper-operator", "", "name of the organisation that runs the helper, shown to the LHAs (with --helper)"),
+	}
+}
+
+// printHelper says that the study has a helper (nothing without one).
+func printHelper(w io.Writer, h *study.HelperRef) {
+	if h != nil {
+		fmt.Fprintf(w, "Secure aggregation: helper %s (key fingerprint %s); no single server sees an LHA's update. "+
+			"Against the public the noise is about √2 times larger than without a helper (docs/privacy.md)\n", h.URL, h.Fingerprint)
+	}
+}
+
+// ref builds the study file's helper field from the flags (nil without
+// --helper).
+func (hf helperFlags) ref() (*study.HelperRef, error) {
+	u, keyFile, operator := *hf.url, *hf.key, *hf.operator
 	switch {
 	case u == "" && keyFile == "" && operator == "":
 		return nil, nil
