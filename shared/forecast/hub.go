@@ -95,10 +95,10 @@ func ReadHub(r io.Reader) ([]HubForecast, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrHub, err)
 		}
+		line, _ := cr.FieldPos(0) // only after a complete record: FieldPos panics after an error
 		get := func(c string) string {
 			if i := col[c]; i < len(rec) {
 				return rec[i]

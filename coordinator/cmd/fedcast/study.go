@@ -62,6 +62,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&f.Lambda, "lambda", 0, "MR-MTL's penalty λ ≥ 0 (--strategy mrmtl)")
 	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
+	usePlan := fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
 	hf := addHelperFlags(fs)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
@@ -120,6 +121,10 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 			return usagef("", "--%s must be above 0", c.name)
 		}
 	}
+	pl, err := studyPlan(len(names), &f, *usePlan)
+	if err != nil {
+		return err
+	}
 	file, secrets, err := study.Create(study.CreateOptions{Template: f, Names: names, Design: &design})
 	if err != nil {
 		return err
@@ -154,6 +159,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	}
 	printHelper(w, file.Helper)
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
+	printStudyPlan(w, pl, *usePlan)
 	printLinks(w, file, secrets, base, *links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)

@@ -1,0 +1,232 @@
+package backtest
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/forecast"
+)
+
+// HubTarget is the target of the backtest's hub files: the weekly total
+// of reported cases.
+const HubTarget = "wk inc case"
+
+// HubFileName is the name of the hub file of origin t in --hub DIR.
+func HubFileName(t time.Time, model string) string {
+	return t.Format(time.DateOnly) + "-fedcast-" + model + ".csv"
+}
+
+// WriteHubFile writes one origin's forecasts: the columns of
+// forecast.HubColumns, target "wk inc case", horizon 1, target_end_date
+// t+7, location the area id as in the cases file, output_type "quantile",
+// the seven levels, value the 7-day total.
+func WriteHubFile(w io.Writer, t time.Time, areas []string, qs []forecast.Quantiles) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(forecast.HubColumns); err != nil {
+		return err
+	}
+	ref, end := t.Format(time.DateOnly), t.AddDate(0, 0, WeekDays).Format(time.DateOnly)
+	for a, loc := range areas {
+		if !qs[a].Valid() {
+			return fmt.Errorf("backtest: area %s, origin %s: quantiles %v are not non-decreasing and non-negative", loc, ref, qs[a])
+		}
+		for i, v := range qs[a] {
+			rec := []string{ref, HubTarget, "1", end, loc, "quantile", forecast.LevelStrings[i], strconv.FormatFloat(v, 'f', 3, 64)}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteHub writes one hub file per origin directly in dir (created if
+// needed) and returns the files written.
+func WriteHub(dir, model string, r *Result) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("backtest: --hub: %w", err)
+	}
+	var files []string
+	for o, t := range r.Origins {
+		name := filepath.Join(dir, HubFileName(t, model))
+		f, err := os.Create(name)
+		if err != nil {
+			return files, fmt.Errorf("backtest: --hub: %w", err)
+		}
+		err = WriteHubFile(f, t, r.Areas, r.Forecasts[o])
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return files, fmt.Errorf("backtest: writing %s: %w", name, err)
+		}
+		files = append(files, name)
+	}
+	return files, nil
+}
+
+// Summary is the --json file.
+type Summary struct {
+	Design                    string          `json:"design"`
+	From                      string          `json:"from"`
+	To                        string          `json:"to"`
+	Origins                   int             `json:"origins"`
+	LHAs                      int             `json:"lhas"`
+	Campaigns                 int             `json:"campaigns"`
+	RoundsPerCampaign         int             `json:"rounds_per_campaign"`
+	NoiseMultiplier           float64         `json:"noise_multiplier"`
+	EpsilonBudget             fl.JSONFloat    `json:"epsilon"`
+	EpsilonSpent              fl.JSONFloat    `json:"epsilon_spent"`
+	Delta                     float64         `json:"delta"`
+	RelativeWIS               float64         `json:"relative_wis"`
+	RelativeMAE               float64         `json:"relative_mae"`
+	Coverage50                float64         `json:"coverage_50"`
+	Coverage95                float64         `json:"coverage_95"`
+	GeomeanQuarterRelativeWIS float64         `json:"geomean_quarter_relative_wis"`
+	WorstQuarter              WorstQuarter    `json:"worst_quarter"`
+	Quarters                  []QuarterScores `json:"quarters"`
+	PerOrigin                 []OriginScore   `json:"per_origin"`
+	Fallbacks                 int             `json:"fallback_forecasts"`
+	Seconds                   float64         `json:"seconds"`
+}
+
+// WorstQuarter is the quarter with the highest relative WIS.
+type WorstQuarter struct {
+	Quarter     string  `json:"quarter"`
+	RelativeWIS float64 `json:"relative_wis"`
+}
+
+// Summarise builds the --json summary of a scored replay.
+func Summarise(design string, r *Result, s *Scored) Summary {
+	g, w := s.GeomeanQuarters()
+	out := Summary{Design: design, Origins: len(r.Origins), LHAs: len(r.Areas), Campaigns: len(r.Campaigns),
+		RoundsPerCampaign: r.Schedule.Rounds, NoiseMultiplier: r.Schedule.NoiseMultiplier,
+		EpsilonBudget: fl.JSONFloat(r.Schedule.Epsilon), EpsilonSpent: fl.JSONFloat(r.EpsilonSpent()), Delta: r.Schedule.Delta,
+		RelativeWIS: s.All.RelativeWIS, RelativeMAE: s.All.RelativeMAE, Coverage50: s.All.Coverage50, Coverage95: s.All.Coverage95,
+		GeomeanQuarterRelativeWIS: g, WorstQuarter: WorstQuarter{Quarter: w.Quarter, RelativeWIS: w.RelativeWIS},
+		Quarters: s.Quarters, PerOrigin: s.PerOrigin, Fallbacks: r.Fallbacks, Seconds: math.Round(r.Seconds*100) / 100}
+	if len(r.Origins) > 0 {
+		out.From, out.To = r.Origins[0].Format(time.DateOnly), r.Origins[len(r.Origins)-1].Format(time.DateOnly)
+	}
+	return out
+}
+
+// WriteJSON writes s, indented. Scores of nothing (NaN) are written as 0.
+func (s Summary) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(s.finite(), "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// finite returns s with NaN scores (nothing scored) replaced by 0:
+// encoding/json cannot write NaN.
+func (s Summary) finite() Summary {
+	fix := func(v *float64) {
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			*v = 0
+		}
+	}
+	for _, v := range []*float64{&s.RelativeWIS, &s.RelativeMAE, &s.Coverage50, &s.Coverage95, &s.GeomeanQuarterRelativeWIS, &s.WorstQuarter.RelativeWIS} {
+		fix(v)
+	}
+	return s
+}
+
+// Markdown writes the per-quarter table.
+func (s Summary) Markdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| quarter | origins | relative WIS | relative MAE | 50 %% coverage | 95 %% coverage |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|\n")
+	for _, q := range s.Quarters {
+		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f | %.3f |\n", q.Quarter, q.Origins, q.RelativeWIS, q.RelativeMAE, q.Coverage50, q.Coverage95)
+	}
+	fmt.Fprintf(&b, "| **all** | %d | **%.3f** | %.3f | %.3f | %.3f |\n", s.Origins, s.RelativeWIS, s.RelativeMAE, s.Coverage50, s.Coverage95)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Headline is the one-paragraph description above the table.
+func (s Summary) Headline() string {
+	eps := "ε = ∞ (no noise)"
+	if !math.IsInf(float64(s.EpsilonBudget), 1) {
+		eps = fmt.Sprintf("lifetime ε = %g (spent %.3g), δ = %g", float64(s.EpsilonBudget), float64(s.EpsilonSpent), s.Delta)
+	}
+	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%d), %d LHAs, %d campaigns of %d rounds, %s. "+
+		"Relative WIS against the hub baseline (1 = no change); geometric mean over quarters %.3f, worst quarter %s (%.3f).",
+		s.Design, s.From, s.To, s.Origins, s.LHAs, s.Campaigns, s.RoundsPerCampaign, eps,
+		s.GeomeanQuarterRelativeWIS, s.WorstQuarter.Quarter, s.WorstQuarter.RelativeWIS)
+}
+
+// ReadHubFile parses a hub file written by WriteHubFile, checking the
+// columns (exactly forecast.HubColumns, in order), the target, horizon,
+// dates, output type and levels, and that every location has each of the
+// seven levels exactly once. It returns the origin and each location's
+// quantiles (locations as written, leading zeros kept).
+func ReadHubFile(r io.Reader) (time.Time, map[string]forecast.Quantiles, error) {
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if err != nil {
+		return time.Time{}, nil, fmt.Errorf("backtest: hub file: line 1: %w", err)
+	}
+	if strings.Join(header, ",") != strings.Join(forecast.HubColumns, ",") {
+		return time.Time{}, nil, fmt.Errorf("backtest: hub file: line 1: columns %q, want %q", header, forecast.HubColumns)
+	}
+	var origin time.Time
+	out := map[string]forecast.Quantiles{}
+	seen := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return origin, nil, fmt.Errorf("backtest: hub file: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		ref, err1 := time.Parse(time.DateOnly, rec[0])
+		end, err2 := time.Parse(time.DateOnly, rec[3])
+		switch {
+		case err1 != nil || err2 != nil || !end.Equal(ref.AddDate(0, 0, WeekDays)):
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: dates %s → %s are not an origin and the day 7 days later", line, rec[0], rec[3])
+		case !origin.IsZero() && !ref.Equal(origin):
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: reference_date %s, the file's origin is %s", line, rec[0], origin.Format(time.DateOnly))
+		case rec[1] != HubTarget || rec[2] != "1" || rec[5] != "quantile":
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: target %q, horizon %q, output_type %q (want %q, 1, quantile)", line, rec[1], rec[2], rec[5], HubTarget)
+		case rec[4] == "":
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: empty location", line)
+		}
+		origin = ref
+		level := slices.Index(forecast.LevelStrings[:], rec[6])
+		v, err := strconv.ParseFloat(rec[7], 64)
+		if level < 0 || err != nil || !(v >= 0) || math.IsInf(v, 0) {
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: level %q value %q (want one of the seven levels and a number ≥ 0)", line, rec[6], rec[7])
+		}
+		if seen[rec[4]]&(1<<level) != 0 {
+			return origin, nil, fmt.Errorf("backtest: hub file: line %d: location %s has level %s twice", line, rec[4], rec[6])
+		}
+		seen[rec[4]] |= 1 << level
+		q := out[rec[4]]
+		q[level] = v
+		out[rec[4]] = q
+	}
+	for loc, bits := range seen {
+		if bits != 1<<forecast.NumLevels-1 {
+			return origin, nil, fmt.Errorf("backtest: hub file: location %s lacks some of the seven levels", loc)
+		}
+	}
+	return origin, out, nil
+}

@@ -1,0 +1,122 @@
+//go:build ignore
+
+// This file adapts the weekly design of branch "design" (shared/model.WeeklyDesign,
+// forecast.WeeklyForecaster, model.Holidays) to backtest.Design. It does not compile
+// without that branch: once both branches are merged, delete the build line above and
+// the weekly design becomes `fedcast backtest`'s default (DefaultPreset). Checked on a
+// scratch merge of the two branches (docs/backtest.md, "The weekly design").
+
+package backtest
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// WeeklyDesign adapts shared/model's weekly design (model.WeeklyDesign:
+// the next 7-day total from a year of the area's own history, the national
+// and state totals and the holidays of its state) to Design. Each campaign
+// starts from the previous campaign's released model (the first from the
+// design's public initial model); ranges come from the area's own past
+// errors (forecast.WeeklyForecaster).
+type WeeklyDesign struct {
+	D    model.Design
+	Seed uint64
+
+	mlp *nn.MLP
+	mu  sync.Mutex
+	hol map[string]*model.Holidays
+}
+
+// NewWeeklyDesign returns the adaptor of d, which must have d.Weekly.
+func NewWeeklyDesign(d model.Design, seed uint64) (*WeeklyDesign, error) {
+	if d.Weekly == nil {
+		return nil, fmt.Errorf("backtest: design %q is not a weekly design", d.Name)
+	}
+	if err := d.Weekly.Validate(); err != nil {
+		return nil, err
+	}
+	return &WeeklyDesign{D: d, Seed: seed, mlp: d.Network(), hol: map[string]*model.Holidays{}}, nil
+}
+
+// Recipe returns D.
+func (w *WeeklyDesign) Recipe() model.Design { return w.D }
+
+// Layers are the network's sizes.
+func (w *WeeklyDesign) Layers() []int { return w.mlp.Sizes() }
+
+// Init starts from the previous campaign's model, or the design's initial
+// model before the first.
+func (w *WeeklyDesign) Init(dst, previous []float64) {
+	if previous != nil {
+		copy(dst, previous)
+		return
+	}
+	w.D.Init(w.mlp, dst, fl.NewRand(w.Seed, fl.StreamInit))
+}
+
+// public is area's view of the public inputs.
+func (w *WeeklyDesign) public(area string, pub *forecast.PublicInputs) (model.Public, error) {
+	state := pub.StateOf(area)
+	w.mu.Lock()
+	h, ok := w.hol[state]
+	w.mu.Unlock()
+	if !ok {
+		var err error
+		if h, err = model.NewHolidays(state); err != nil {
+			return model.Public{}, err
+		}
+		w.mu.Lock()
+		w.hol[state] = h
+		w.mu.Unlock()
+	}
+	p := model.Public{National: pub.NationalRegion(), Holidays: h, Population: pub.Population[area]}
+	if st := pub.StateRegion(state); st != nil {
+		p.State = st
+	}
+	return p, nil
+}
+
+// Training returns the windows of the last HistoryWeeks weeks known on the
+// campaign's start.
+func (w *WeeklyDesign) Training(own *series.Dataset, pub *forecast.PublicInputs) (x, y []float64, err error) {
+	for _, r := range own.Regions {
+		p, err := w.public(r.Name, pub)
+		if err != nil {
+			return nil, nil, err
+		}
+		xr, yr := w.D.Weekly.Windows(r, p, pub.Known)
+		x, y = append(x, xr...), append(y, yr...)
+	}
+	return x, y, nil
+}
+
+// Forecast forecasts each area's next 7-day total.
+func (w *WeeklyDesign) Forecast(params []float64, own *series.Dataset, pub *forecast.PublicInputs) ([]forecast.Quantiles, error) {
+	f := forecast.WeeklyForecaster{Design: w.D, Model: w.mlp, Params: params, Calib: forecast.WeeklyCalibrator()}
+	out := make([]forecast.Quantiles, len(own.Regions))
+	for i, r := range own.Regions {
+		p, err := w.public(r.Name, pub)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f.Forecast(r, p, pub.Known)
+	}
+	return out, nil
+}
+
+func init() {
+	registerDesign("weekly", func(seed uint64) (Design, error) {
+		d, err := model.ReplayPreset("weekly")
+		if err != nil {
+			return nil, err
+		}
+		return NewWeeklyDesign(d, seed)
+	})
+}

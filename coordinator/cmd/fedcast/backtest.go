@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/backtest"
+)
+
+func init() {
+	register(&command{
+		Name:    "backtest",
+		Summary: "replay a deployment week by week on a case file and score its forecasts",
+		Run:     runBacktest,
+	})
+}
+
+const backtestUsage = `backtest --cases FILE --counties FILE --from DATE --to DATE --epsilon E [--delta D] [--every DAYS]
+       [--rounds T] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S]
+
+Every area of --cases is one simulated LHA. Forecast origins are every 7 days
+from --from to --to (both included); at origin t each LHA knows the reports up
+to t and forecasts the total reported cases of t+1 … t+7. Training campaigns
+run every --every days from --from, each on what was known at its start.
+--epsilon is the lifetime budget of all campaigns together ('inf': no noise).
+National and state totals (public inputs) are the sums of --cases, by the
+state column of --counties. Scores are against the hub baseline (1 = no
+change).`
+
+func runBacktest(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "backtest", backtestUsage)
+	cases := fs.String("cases", "", "case CSV (date,county_id,cases): every area is one LHA")
+	counties := fs.String("counties", "", "area CSV (county_id,name,state,population): states and populations")
+	from := fs.String("from", "", "first forecast origin, YYYY-MM-DD")
+	to := fs.String("to", "", "last possible forecast origin, YYYY-MM-DD (included)")
+	epsStr := fs.String("epsilon", "", "lifetime client-level privacy budget ε of all campaigns together, or 'inf'")
+	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
+	every := fs.Int("every", backtest.DefaultEvery, "days between the starts of training campaigns")
+	rounds := fs.Int("rounds", 0, "rounds per campaign (default: the design's)")
+	hub := fs.String("hub", "", "write one hub CSV per origin into this directory")
+	jsonOut := fs.String("json", "", "write the scores as JSON to this file")
+	outDir := fs.String("out", "", "write the figure (relative WIS per origin) and the per-quarter table into this directory")
+	preset := fs.String("preset", backtest.DefaultPreset(), "design: "+strings.Join(backtest.Presets(), ", ")+" (paper: the paper's one-month protocol; default: today's one-month design)")
+	seed := fs.Uint64("seed", 0, "research mode: reproducible sampling and noise from this seed (0: secure randomness)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	hint := "run 'fedcast backtest -h' for the flags"
+	if *cases == "" || *counties == "" || *from == "" || *to == "" || *epsStr == "" {
+		return usagef(hint, "--cases, --counties, --from, --to and --epsilon are required")
+	}
+	eps, err := parseBudget(*epsStr)
+	if err != nil {
+		return usagef(hint, "--epsilon: %v", err)
+	}
+	var dates [2]time.Time
+	for i, d := range []struct{ flag, v string }{{"--from", *from}, {"--to", *to}} {
+		if dates[i], err = time.Parse(time.DateOnly, d.v); err != nil {
+			return usagef(hint, "%s %q is not a date: write it as YYYY-MM-DD", d.flag, d.v)
+		}
+	}
+	design, err := backtest.DesignFor(*preset, *seed)
+	if err != nil {
+		return usagef(hint, "%v", err)
+	}
+	data, err := readCases(env, *cases, false, time.Time{}, time.Time{})
+	if err != nil {
+		return err
+	}
+	meta, err := backtest.ReadCounties(*counties)
+	if err != nil {
+		return withHint(err)
+	}
+	if err := meta.Check(data, *counties); err != nil {
+		return err
+	}
+	opt := backtest.Options{Cases: data, AreaState: meta.State, Population: meta.Population, From: dates[0], To: dates[1],
+		Epsilon: eps, Delta: *delta, Every: *every, Rounds: *rounds, Design: design}
+	if *seed != 0 {
+		opt.Seed = seed
+	}
+	if !*quiet {
+		opt.Progress = env.Stderr
+	}
+	res, err := backtest.Run(opt)
+	if err != nil {
+		return err
+	}
+	scored, err := backtest.Score(res, data)
+	if err != nil {
+		return err
+	}
+	sum := backtest.Summarise(*preset, res, scored)
+	return writeBacktest(env, sum, res, *hub, *jsonOut, *outDir, *preset)
+}
+
+// writeBacktest prints the per-quarter table and writes the requested files.
+func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, jsonOut, outDir, preset string) error {
+	fmt.Fprintln(env.Stdout, sum.Headline())
+	fmt.Fprintln(env.Stdout)
+	if err := sum.Markdown(env.Stdout); err != nil {
+		return err
+	}
+	if hub != "" {
+		files, err := backtest.WriteHub(hub, preset, res)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "backtest: wrote %d hub files into %s\n", len(files), hub)
+	}
+	if jsonOut != "" {
+		if err := writeFileWith(jsonOut, sum.WriteJSON); err != nil {
+			return err
+		}
+	}
+	if outDir != "" {
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return err
+		}
+		if err := writeFileWith(filepath.Join(outDir, "relative_wis.svg"), func(w io.Writer) error { return backtest.WriteFigure(w, sum) }); err != nil {
+			return err
+		}
+		err := writeFileWith(filepath.Join(outDir, "quarters.md"), func(w io.Writer) error {
+			if _, err := fmt.Fprintf(w, "%s\n\n", sum.Headline()); err != nil {
+				return err
+			}
+			return sum.Markdown(w)
+		})
+		if err != nil {
+			return err
+		}
+		if err := writeFileWith(filepath.Join(outDir, "backtest.json"), sum.WriteJSON); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileWith creates path and writes it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// parseBudget reads ε: a number > 0 or "inf".
+func parseBudget(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "inf") || s == "∞" {
+		return math.Inf(1), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a budget: write a number above 0, such as 2, or inf", s)
+	}
+	return v, nil
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/synth"
+)
+
+// backtestFiles writes a small synthetic cases file (area ids with leading
+// zeros) and its counties file.
+func backtestFiles(t *testing.T) (cases, counties string) {
+	t.Helper()
+	dir := t.TempDir()
+	d, _, err := synth.Generate(synth.Options{Areas: 4, Start: time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC), Days: 120, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta strings.Builder
+	meta.WriteString("county_id,name,state,population\n")
+	for i, r := range d.Regions {
+		r.Name = fmt.Sprintf("0%d00%d", 1+i%2, i+1)
+		fmt.Fprintf(&meta, "%s,Area %d,State %d,%d\n", r.Name, i, i%2, 10000*(i+1))
+	}
+	cases, counties = filepath.Join(dir, "cases.csv"), filepath.Join(dir, "counties.csv")
+	f, err := os.Create(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := series.Write(f, d); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.WriteFile(counties, []byte(meta.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cases, counties
+}
+
+// TestBacktestCommand runs the command end to end: the per-quarter table on
+// stdout, progress on stderr, the JSON keys of the contract, one hub file
+// per origin, the figure and the markdown table.
+func TestBacktestCommand(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	dir := t.TempDir()
+	hub, js, out := filepath.Join(dir, "hub"), filepath.Join(dir, "bt.json"), filepath.Join(dir, "out")
+	code, stdout, stderr := fedcast(t, "backtest", "--cases", cases, "--counties", counties, "--from", "2020-08-03",
+		"--to", "2020-09-21", "--epsilon", "2", "--hub", hub, "--json", js, "--out", out, "--seed", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "| 2020Q3 |") || !strings.Contains(stderr, "backtest: origin 2020-09-21") {
+		t.Errorf("stdout %q\nstderr %q", stdout, stderr)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(must2(os.ReadFile(js)), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"origins", "lhas", "campaigns", "epsilon_spent", "delta", "relative_wis", "relative_mae",
+		"coverage_50", "coverage_95", "geomean_quarter_relative_wis", "worst_quarter", "quarters", "seconds"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if v["origins"].(float64) != 8 || v["lhas"].(float64) != 4 || v["campaigns"].(float64) != 2 || v["epsilon_spent"].(float64) > 2 {
+		t.Errorf("origins %v lhas %v campaigns %v ε %v", v["origins"], v["lhas"], v["campaigns"], v["epsilon_spent"])
+	}
+	q := v["quarters"].([]any)[0].(map[string]any)
+	for _, k := range []string{"quarter", "origins", "relative_wis", "relative_mae", "coverage_50", "coverage_95"} {
+		if _, ok := q[k]; !ok {
+			t.Errorf("quarter lacks %q", k)
+		}
+	}
+	if w := v["worst_quarter"].(map[string]any); w["quarter"] != "2020Q3" || w["relative_wis"] == nil {
+		t.Errorf("worst_quarter %v", w)
+	}
+	files, _ := filepath.Glob(filepath.Join(hub, "*.csv"))
+	if len(files) != 8 {
+		t.Errorf("%d hub files, want 8", len(files))
+	}
+	for _, f := range []string{"relative_wis.svg", "quarters.md"} {
+		if b, err := os.ReadFile(filepath.Join(out, f)); err != nil || len(b) < 100 {
+			t.Errorf("%s: %v (%d bytes)", f, err, len(b))
+		}
+	}
+}
+
+func must2(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestBacktestUsage: bad flags and files get errors that say what to fix.
+func TestBacktestUsage(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21"}, "--epsilon are required"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "3.8.2020", "--to", "2020-09-21", "--epsilon", "1"}, "YYYY-MM-DD"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "-1"}, "above 0"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-05-03", "--to", "2020-09-21", "--epsilon", "1"}, "no history"},
+		{[]string{"--cases", cases, "--counties", cases, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1"}, "population"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--preset", "x"}, "use one of"},
+	} {
+		code, _, stderr := fedcast(t, append([]string{"backtest"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q (want %q)", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestPlanWarns: at ε = 2 the planner warns with the words "no change" for
+// 2 LHAs and not for 400; the JSON has the contract's keys only on stdout.
+func TestPlanWarns(t *testing.T) {
+	for _, c := range []struct {
+		lhas string
+		warn bool
+	}{{"2", true}, {"400", false}} {
+		code, out, stderr := fedcast(t, "plan", "--lhas", c.lhas, "--epsilon", "2", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var v struct {
+			Parameters map[string]any `json:"parameters"`
+			Expected   *float64       `json:"expected_relative_wis"`
+			Range      []float64      `json:"expected_relative_wis_range"`
+			Warnings   []string       `json:"warnings"`
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil || v.Expected == nil || len(v.Range) != 2 || v.Warnings == nil || len(v.Parameters) == 0 {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if !(v.Range[0] <= *v.Expected && *v.Expected <= v.Range[1]) {
+			t.Errorf("%s LHAs: expected %v outside its range %v", c.lhas, *v.Expected, v.Range)
+		}
+		noChange := 0
+		for _, w := range v.Warnings {
+			if strings.Contains(w, "no change") {
+				noChange++
+			}
+		}
+		if (noChange == 1) != c.warn || noChange > 1 || (*v.Expected >= 1) != c.warn {
+			t.Errorf("%s LHAs: expected %v, warnings %q", c.lhas, *v.Expected, v.Warnings)
+		}
+	}
+	code, out, _ := fedcast(t, "plan", "--lhas", "2", "--epsilon", "2")
+	if code != 0 || !strings.Contains(out, "warning: with 2 LHAs at ε = 2 the shared model is expected to be worse than no change") {
+		t.Errorf("text output: %s", out)
+	}
+	if code, _, stderr := fedcast(t, "plan", "--lhas", "0", "--epsilon", "2"); code != 2 || !strings.Contains(stderr, "--lhas") {
+		t.Errorf("--lhas 0: exit %d %s", code, stderr)
+	}
+}
+
+// TestStudyNewPlan: study new prints the plan's expectation and warnings,
+// and changes parameters only with --plan.
+func TestStudyNewPlan(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--out", filepath.Join(dir, "a.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "Planner: expected relative WIS") || !strings.Contains(out, "worse than no change") || !strings.Contains(out, "parameters unchanged") {
+		t.Errorf("%s", out)
+	}
+	code, out, stderr = fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--plan", "--out", filepath.Join(dir, "b.json"))
+	if code != 0 || !strings.Contains(out, "its parameters were used") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+}

@@ -1,0 +1,242 @@
+// Package plan is fedcast's planner: from the number of LHAs, the lifetime
+// budget (ε, δ) and the months a study runs, it chooses the campaign
+// schedule and says what skill to expect (the relative WIS against the
+// no-change forecast, with a range), warning when the shared model is
+// expected to do worse than no change.
+//
+// The expectation is read from a table (table.json, embedded) measured by
+// `go generate ./coordinator/plan` (Build): backtests of the design
+// `fedcast backtest` runs by default, on synthetic outbreaks from
+// shared/synth and the public county history, at a grid of noise levels;
+// never on an LHA's data. The noise level that matters is z = c/m,
+// the noise multiplier over the expected LHAs per round: the standard
+// deviation of the noise on the averaged update, in units of the clip
+// bound. For a plan, c is calibrated so that all campaigns of all months
+// compose to the lifetime budget, and the table is interpolated at z
+// (linearly in log z).
+package plan
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/privacy"
+)
+
+//go:generate go run ./gen -out table.json
+
+//go:embed table.json
+var tableJSON []byte
+
+// Table is the measured skill of the default design by noise level.
+type Table struct {
+	// Command is how the table was made.
+	Command string `json:"command"`
+	// Design names the design measured (a `fedcast backtest --preset`);
+	// the recipe fields below are its federated schedule.
+	Design          string  `json:"design"`
+	Rounds          int     `json:"rounds"`
+	SampleRate      float64 `json:"sampling_rate,omitempty"`
+	ClientsPerRound int     `json:"clients_per_round,omitempty"`
+	Clip            float64 `json:"clip"`
+	Accountant      string  `json:"accountant"`
+	// Source describes the outbreaks (synthetic, seeds, areas).
+	Source string `json:"source"`
+	Rows   []Row  `json:"rows"`
+}
+
+// Row is the skill at one schedule and noise level.
+type Row struct {
+	// Every is the days between campaign starts.
+	Every int `json:"every_days"`
+	// Z is c/m (0: no noise).
+	Z float64 `json:"z"`
+	// Expected is the mean relative WIS over the outbreaks measured, Low
+	// and High the smallest and largest.
+	Expected float64 `json:"expected_relative_wis"`
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+}
+
+// Embedded returns the table compiled into the binary.
+func Embedded() (*Table, error) {
+	var t Table
+	if err := json.Unmarshal(tableJSON, &t); err != nil {
+		return nil, fmt.Errorf("plan: the embedded table: %w", err)
+	}
+	if len(t.Rows) == 0 {
+		return nil, errors.New("plan: the embedded table is empty")
+	}
+	return &t, nil
+}
+
+// Request is what the planner is asked.
+type Request struct {
+	LHAs    int
+	Epsilon float64 // lifetime budget; +Inf: no noise
+	Delta   float64
+	Months  float64
+}
+
+// Parameters are the schedule the planner chooses.
+type Parameters struct {
+	Design          string  `json:"design"`
+	EveryDays       int     `json:"every_days"`
+	Campaigns       int     `json:"campaigns"`
+	Rounds          int     `json:"rounds"`
+	ExpectedClients int     `json:"expected_clients"`
+	SampleRate      float64 `json:"sampling_rate"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	Clip            float64 `json:"clip"`
+	Accountant      string  `json:"accountant"`
+	// NoisePerLHA is z = c/m, the noise's standard deviation on the
+	// averaged update in units of the clip bound.
+	NoisePerLHA float64 `json:"noise_per_lha"`
+}
+
+// Plan is the planner's answer (the JSON of `fedcast plan --json`).
+type Plan struct {
+	Parameters Parameters `json:"parameters"`
+	Expected   float64    `json:"expected_relative_wis"`
+	Range      [2]float64 `json:"expected_relative_wis_range"`
+	Warnings   []string   `json:"warnings"`
+}
+
+// DaysPerMonth converts --months to days.
+const DaysPerMonth = 30.44
+
+// Make plans a deployment: for each schedule in the table (days between
+// campaigns) it calibrates c for all campaigns of the months to the
+// budget, reads the expected skill at z = c/m, and keeps the best.
+func (t *Table) Make(r Request) (Plan, error) {
+	switch {
+	case r.LHAs < 1:
+		return Plan{}, fmt.Errorf("plan: %d LHAs: a study needs at least 1", r.LHAs)
+	case !(r.Months > 0) || r.Months > 600:
+		return Plan{}, fmt.Errorf("plan: %v months: want a number of months above 0", r.Months)
+	case !(r.Epsilon > 0):
+		return Plan{}, fmt.Errorf("plan: ε = %v: want a budget above 0 (or inf)", r.Epsilon)
+	}
+	if !math.IsInf(r.Epsilon, 1) {
+		if err := privacy.CheckEpsilon(r.Epsilon); err != nil {
+			return Plan{}, fmt.Errorf("plan: %w", err)
+		}
+		if err := privacy.CheckDelta(r.Delta); err != nil {
+			return Plan{}, fmt.Errorf("plan: %w", err)
+		}
+	}
+	var best *Plan
+	for _, every := range t.schedules() {
+		p, err := t.planFor(r, every)
+		if err != nil {
+			return Plan{}, err
+		}
+		if best == nil || p.Expected < best.Expected-1e-9 {
+			best = &p
+		}
+	}
+	best.Warnings = warnings(r, *best, t.maxZ(best.Parameters.EveryDays))
+	return *best, nil
+}
+
+func (t *Table) schedules() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, row := range t.Rows {
+		if !seen[row.Every] {
+			seen[row.Every] = true
+			out = append(out, row.Every)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func (t *Table) planFor(r Request, every int) (Plan, error) {
+	k := max(1, int(math.Round(r.Months*DaysPerMonth/float64(every))))
+	m := model.Design{SampleRate: t.SampleRate, ClientsPerRound: t.ClientsPerRound}.ExpectedClients(r.LHAs)
+	q := float64(m) / float64(r.LHAs)
+	p := Parameters{Design: t.Design, EveryDays: every, Campaigns: k, Rounds: t.Rounds, ExpectedClients: m, SampleRate: q,
+		Clip: t.Clip, Accountant: t.Accountant}
+	if !math.IsInf(r.Epsilon, 1) {
+		kind, err := privacy.ParseAccountantKind(t.Accountant)
+		if err != nil {
+			return Plan{}, err
+		}
+		c, err := privacy.NoiseMultiplierFor(kind, r.Epsilon, r.Delta, q, k*t.Rounds)
+		if err != nil {
+			return Plan{}, fmt.Errorf("plan: cannot calibrate %d campaigns of %d rounds to ε = %g: %w", k, t.Rounds, r.Epsilon, err)
+		}
+		p.NoiseMultiplier = c
+		p.NoisePerLHA = c / float64(m)
+	}
+	exp, lo, hi := t.at(every, p.NoisePerLHA)
+	return Plan{Parameters: p, Expected: exp, Range: [2]float64{lo, hi}}, nil
+}
+
+// at interpolates the rows of one schedule at z: linearly in log z between
+// measured levels, linearly in z between no noise and the smallest level,
+// the largest level's values beyond it.
+func (t *Table) at(every int, z float64) (exp, lo, hi float64) {
+	var rows []Row
+	for _, r := range t.Rows {
+		if r.Every == every {
+			rows = append(rows, r)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Z < rows[j].Z })
+	if z <= rows[0].Z {
+		return rows[0].Expected, rows[0].Low, rows[0].High
+	}
+	for i := 1; i < len(rows); i++ {
+		a, b := rows[i-1], rows[i]
+		if z > b.Z {
+			continue
+		}
+		var f float64
+		if a.Z == 0 {
+			f = z / b.Z
+		} else {
+			f = math.Log(z/a.Z) / math.Log(b.Z/a.Z)
+		}
+		mix := func(x, y float64) float64 { return x + f*(y-x) }
+		return mix(a.Expected, b.Expected), mix(a.Low, b.Low), mix(a.High, b.High)
+	}
+	last := rows[len(rows)-1]
+	return last.Expected, last.Low, last.High
+}
+
+func (t *Table) maxZ(every int) float64 {
+	z := 0.0
+	for _, r := range t.Rows {
+		if r.Every == every {
+			z = math.Max(z, r.Z)
+		}
+	}
+	return z
+}
+
+// warnings are the plan's sentences. Exactly one uses the words "no
+// change", and only when the expected relative WIS is not below 1.
+func warnings(r Request, p Plan, maxZ float64) []string {
+	w := []string{}
+	eps := "without noise"
+	if !math.IsInf(r.Epsilon, 1) {
+		eps = fmt.Sprintf("at ε = %g", r.Epsilon)
+	}
+	if p.Expected >= 1 {
+		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model is expected to be worse than no change (relative WIS %.2f): "+
+			"enrol more LHAs, allow a larger budget or a shorter study, or keep forecasting with the baseline", r.LHAs, eps, p.Expected))
+	} else if p.Range[1] >= 1 {
+		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model beats the baseline on average, but not in every synthetic outbreak measured (up to %.2f)", r.LHAs, eps, p.Range[1]))
+	}
+	if p.Parameters.NoisePerLHA > maxZ {
+		w = append(w, fmt.Sprintf("the noise per LHA (%.3g) is beyond the largest level measured (%.3g): the expectation is that of the largest level, and the truth is likely worse", p.Parameters.NoisePerLHA, maxZ))
+	}
+	return w
+}
