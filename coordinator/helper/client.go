@@ -73,29 +73,3 @@ func (c *Client) Aggregate(ctx context.Context, st *protocol.Study, round int, r
 	}
 	return &out, nil
 }
-
-// Combine is the leader's end of a round: it sums its shares of exactly
-// the reports the helper kept (the intersection), adds its own noise
-// (noise, drawn by the caller from the leader's own generator at round
-// t's σ), adds the helper's aggregate share and returns the centred lift:
-// Σk + noise_leader + noise_helper in lattice steps. The caller divides by
-// m (secagg.Decode).
-func Combine(resp *protocol.HelperResponse, reports []*secagg.Report, noise []int64) ([]int64, error) {
-	d := len(noise)
-	byID := make(map[secagg.ReportID]*secagg.Report, len(reports))
-	for _, r := range reports {
-		byID[r.ID] = r
-	}
-	ls, err := secagg.LeaderSum(byID, resp.Kept, d)
-	if err != nil {
-		return nil, err
-	}
-	ls.AddNoiseVector(noise)
-	hs, err := secagg.UnmarshalShare(resp.Share, d)
-	if err != nil {
-		return nil, err
-	}
-	z := make([]int64, d)
-	secagg.Combine(z, ls.Share(), hs, secagg.Ring64)
-	return z, nil
-}

@@ -102,7 +102,7 @@ func TestHelperRoundEndToEnd(t *testing.T) {
 	}
 	nl := make([]int64, f.st.Params)
 	nl[0] = 1000
-	z, err := Combine(resp, reps, nl)
+	z, err := secagg.CombineLeader(resp.Kept, resp.Share, reps, nl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,3 +209,29 @@ func UnmarshalShare(b []byte, d int) ([]uint64, error) {
 	}
 	return out, nil
 }
+
+// CombineLeader is the leader's end of a round: it sums its shares of
+// exactly the reports the helper kept (the intersection), adds its own
+// noise (drawn by the caller from the leader's own generator at the
+// round's σ), adds the helper's aggregate share (MarshalShare bytes) and
+// returns the centred lift: Σk + noise_leader + noise_helper in lattice
+// steps. The caller divides by m (Decode).
+func CombineLeader(kept []ReportID, helperShare []byte, reports []*Report, noise []int64) ([]int64, error) {
+	d := len(noise)
+	byID := make(map[ReportID]*Report, len(reports))
+	for _, r := range reports {
+		byID[r.ID] = r
+	}
+	ls, err := LeaderSum(byID, kept, d)
+	if err != nil {
+		return nil, err
+	}
+	ls.AddNoiseVector(noise)
+	hs, err := UnmarshalShare(helperShare, d)
+	if err != nil {
+		return nil, err
+	}
+	z := make([]int64, d)
+	Combine(z, ls.Share(), hs, Ring64)
+	return z, nil
+}
