@@ -472,6 +472,11 @@ type ExportRound struct {
 	// coordinator and released after its restart, at the first slot (the
 	// committed model, unchanged). Absent for every other round.
 	Rereleased bool `json:"rereleased,omitempty"`
+	// SecureAggregation is true in a study with a helper (two-server
+	// secure aggregation): Epsilon is then each server's ε, and
+	// EpsilonPublic the public's (secure.go). Absent otherwise.
+	SecureAggregation bool     `json:"secure_aggregation,omitempty"`
+	EpsilonPublic     *float64 `json:"epsilon_public,omitempty"`
 }
 
 // ExportFinished says why and when the study ended.
@@ -510,6 +515,9 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 		e.Rounds = append(e.Rounds, ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism,
 			Rereleased: slices.Contains(again, r.Round)})
 		e.EpsilonSpent = r.Epsilon
+	}
+	if err := secureRounds(e); err != nil {
+		return nil, err
 	}
 	reason, at, err := l.Finished()
 	if err != nil {

@@ -1,12 +1,14 @@
 package study
 
 import (
+	"context"
 	"errors"
 	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
@@ -63,7 +65,8 @@ func TestSecureRound(t *testing.T) {
 	const n = 4
 	f, raw, key := secureStudy(t, n)
 	seed := uint64(7)
-	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "ledger.db"), &seed)
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	e := openEngine(t, f, raw, path, &seed)
 	if !e.Secure() || e.Study.Helper == nil {
 		t.Fatal("the engine does not see the helper")
 	}
@@ -139,6 +142,23 @@ func TestSecureRound(t *testing.T) {
 	}
 	if err := e.Release(); err != nil {
 		t.Fatal(err)
+	}
+	// The ledger export marks the round and gives both figures.
+	l, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ex, err := l.Export(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Rounds) != 1 {
+		t.Fatalf("ledger holds %d rounds", len(ex.Rounds))
+	}
+	lr := ex.Rounds[0]
+	if !lr.SecureAggregation || lr.Epsilon != res.Event.Epsilon || lr.EpsilonPublic == nil || !(*lr.EpsilonPublic < lr.Epsilon) {
+		t.Fatalf("ledger round: secure %v, ε %v (event %v), public %v", lr.SecureAggregation, lr.Epsilon, res.Event.Epsilon, lr.EpsilonPublic)
 	}
 }
 
