@@ -105,7 +105,7 @@ type Round struct {
 	phase    Phase
 	sampled  map[int]bool
 	done     map[int]bool
-	buffered map[int][]float64 // research mode: summed in LHA order at Complete
+	buffered map[int][]float64      // research mode: summed in LHA order at Complete
 	reports  map[int]*secagg.Report // with a helper: each LHA's report (secure.go)
 }
 
