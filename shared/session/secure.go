@@ -1,0 +1,62 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+// Two-server secure aggregation (shared/secagg; docs/privacy.md): in a
+// study with a helper the LHA flips its own Poisson coin every round and
+// never sends it, and answers every round with one report: a sharing of
+// its encoded update when picked and trained in time, otherwise of zero.
+
+// flipCoin returns true with probability q, from crypto/rand: the LHA's
+// own Poisson sampling in a study with a helper. The coin never leaves
+// the LHA.
+func flipCoin(q float64) bool {
+	if q >= 1 {
+		return true
+	}
+	var b [8]byte
+	rand.Read(b[:]) // never returns an error (crypto/rand)
+	u := float64(binary.LittleEndian.Uint64(b[:])>>11) / (1 << 53) // uniform in [0, 1)
+	return u < q
+}
+
+// secureReport returns LHA number lha's report for round of study st: its
+// clipped update encoded on the lattice of round's noise multiplier and
+// shared between the servers, or a sharing of zero when update is nil.
+// Every report of the study has the same size (secagg.ReportSize).
+func secureReport(st *protocol.Study, round, lha int, update []float64) ([]byte, error) {
+	if st.Helper == nil {
+		return nil, fmt.Errorf("%w: a report for a study without a helper", ErrBadStudy)
+	}
+	pk, err := secagg.ParsePublicKey(st.Helper.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadStudy, err)
+	}
+	hash, err := st.Hash()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadStudy, err)
+	}
+	k := make([]int64, st.Params)
+	if update != nil {
+		enc, err := secagg.NewEncoder(st.ClipNorm, noiseAt(*st, round))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadStudy, err)
+		}
+		if len(update) != st.Params {
+			return nil, fmt.Errorf("%w: an update of %d values for a model of %d", ErrBadStudy, len(update), st.Params)
+		}
+		enc.Encode(k, update)
+	}
+	r, err := secagg.NewReport(pk, hash, round, uint32(lha), k)
+	if err != nil {
+		return nil, err
+	}
+	return r.Marshal(), nil
+}
