@@ -22,7 +22,7 @@ func flipCoin(q float64) bool {
 		return true
 	}
 	var b [8]byte
-	rand.Read(b[:]) // never returns an error (crypto/rand)
+	rand.Read(b[:])                                                // never returns an error (crypto/rand)
 	u := float64(binary.LittleEndian.Uint64(b[:])>>11) / (1 << 53) // uniform in [0, 1)
 	return u < q
 }
