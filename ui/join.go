@@ -31,7 +31,7 @@ type Session interface {
 	Close() error
 }
 
-// Connector dials the coordinator for a join link, sends hello and
+// Connector dials the coordinator for a join link (the token in the handshake) and
 // returns the session and its welcome (study, LHA name, round log).
 type Connector func(ctx context.Context, link string) (Session, *protocol.Welcome, error)
 
@@ -79,9 +79,9 @@ const (
 // SentEntry is one message that left this computer.
 type SentEntry struct {
 	At    time.Time
-	Type  string // protocol message type: hello or update
+	Type  string // protocol message type: hello, ready, update or dummy
 	Bytes int64  // websocket frame payload size
-	Round int    // 0 for hello
+	Round int    // 0 for hello and ready
 	What  string // in words
 	// Outcome of an update: "" while the coordinator has not answered,
 	// OutcomeCounted, or OutcomeRefused with Reason in plain words.
@@ -981,6 +981,8 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
 	case "update":
 		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
+	case "dummy":
+		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (sent when this computer was not picked, so that nobody watching the network can tell)", round)
 	default:
 		e.What = typ
 	}

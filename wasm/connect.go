@@ -27,9 +27,12 @@ func accountStore() session.AccountStore {
 }
 
 // dial opens the browser's WebSocket to the coordinator (coder/websocket's
-// js build wraps it) as a session.Conn.
-func dial(ctx context.Context, url string) (session.Conn, error) {
-	ws, _, err := websocket.Dial(ctx, url, nil)
+// js build wraps it) as a session.Conn, offering protocols (the
+// session's, with its join token).
+func dial(ctx context.Context, url string, protocols []string) (session.Conn, error) {
+	// The join token travels as a subprotocol: the one header a page
+	// can set on a WebSocket.
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: protocols})
 	if err != nil {
 		return nil, err
 	}

@@ -157,17 +157,17 @@ func TestDropouts(t *testing.T) {
 	})
 }
 
-// stall joins with token and then only reads (never sends an update) until
-// the study finishes or ctx ends.
+// stall joins with token, says ready, and then only reads (never sends an
+// update) until the study finishes or ctx ends.
 func stall(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/api/ws", nil)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/api/ws", &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(1 << 24)
-	_, hello, _ := protocol.Encode(&protocol.Hello{Token: token})
-	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
+	_, ready, _ := protocol.Encode(&protocol.Ready{})
+	if err := ws.Write(ctx, websocket.MessageText, ready); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -24,6 +24,9 @@ type traffic struct {
 	mu       sync.Mutex
 	frames   []sentFrame
 	requests []sentRequest
+	// handshakes are the websocket handshakes' Sec-WebSocket-Protocol
+	// headers (where the join token travels), as requests with that body.
+	handshakes []sentRequest
 }
 
 type sentFrame struct {
@@ -42,6 +45,26 @@ func capture(ctx context.Context) *traffic {
 	tr := &traffic{}
 	frames := chromedp.Events(ctx, network.WebSocketFrameSent)
 	reqs := chromedp.Events(ctx, network.RequestWillBeSent)
+	hs := chromedp.Events(ctx, network.WebSocketWillSendHandshakeRequest)
+	go func() {
+		for ev, err := range hs {
+			if err != nil {
+				return
+			}
+			if ev.Request == nil {
+				continue
+			}
+			var proto string
+			for k, v := range ev.Request.Headers {
+				if strings.EqualFold(k, "Sec-WebSocket-Protocol") {
+					proto = fmt.Sprint(v)
+				}
+			}
+			tr.mu.Lock()
+			tr.handshakes = append(tr.handshakes, sentRequest{Method: "websocket handshake", Body: []byte(proto)})
+			tr.mu.Unlock()
+		}
+	}()
 	go func() {
 		for ev, err := range frames {
 			if err != nil {
@@ -79,6 +102,13 @@ func (tr *traffic) snapshot() ([]sentFrame, []sentRequest) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return append([]sentFrame(nil), tr.frames...), append([]sentRequest(nil), tr.requests...)
+}
+
+// handshakesSeen returns the websocket handshakes' subprotocol headers.
+func (tr *traffic) handshakesSeen() []sentRequest {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]sentRequest(nil), tr.handshakes...)
 }
 
 // secrets is what must never leave the browser: the CSV's data rows as

@@ -2,6 +2,7 @@ package lhaconn
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/coder/websocket"
 
@@ -10,16 +11,27 @@ import (
 )
 
 // Dial is the native session.Dialer with coder/websocket's defaults.
-func Dial(ctx context.Context, url string) (session.Conn, error) {
-	return Dialer(nil)(ctx, url)
+func Dial(ctx context.Context, url string, protocols []string) (session.Conn, error) {
+	return Dialer(nil)(ctx, url, protocols)
 }
 
 // Dialer returns a session.Dialer that dials with opt (headers such as
-// Origin, the HTTP client and its transport; nil for the defaults).
+// Origin, the HTTP client and its transport; nil for the defaults) and
+// the session's subprotocols, which carry its join token. A refusal
+// before the upgrade (HTTP 429: too many failed attempts from this
+// address) comes back as a *protocol.Error.
 func Dialer(opt *websocket.DialOptions) session.Dialer {
-	return func(ctx context.Context, url string) (session.Conn, error) {
-		ws, _, err := websocket.Dial(ctx, url, opt)
+	return func(ctx context.Context, url string, protocols []string) (session.Conn, error) {
+		var o websocket.DialOptions
+		if opt != nil {
+			o = *opt
+		}
+		o.Subprotocols = protocols
+		ws, resp, err := websocket.Dial(ctx, url, &o)
 		if err != nil {
+			if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+				return nil, &protocol.Error{Code: protocol.CodeUnauthorized, Message: "too many failed attempts from this address: check the join link, then retry later"}
+			}
 			return nil, err
 		}
 		return Wrap(ws), nil

@@ -20,9 +20,18 @@ import (
 func TestConn(t *testing.T) {
 	got := make(chan websocket.StatusCode, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
+		// The token comes in the handshake; the server selects the
+		// protocol's subprotocol only.
+		if tok, err := protocol.ParseAuth(r.Header.Values("Sec-WebSocket-Protocol")); err != nil || tok != "T" {
+			http.Error(w, "no token", http.StatusTooManyRequests)
+			return
+		}
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{protocol.Subprotocol}})
 		if err != nil {
 			return
+		}
+		if ws.Subprotocol() != protocol.Subprotocol {
+			t.Errorf("selected subprotocol %q", ws.Subprotocol())
 		}
 		ctx := r.Context()
 		for {
@@ -43,7 +52,11 @@ func TestConn(t *testing.T) {
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 
-	c, err := Dial(ctx, url)
+	var pe *protocol.Error
+	if _, err := Dial(ctx, url, protocol.Subprotocols("wrong")); !errors.As(err, &pe) || pe.Code != protocol.CodeUnauthorized {
+		t.Errorf("HTTP 429 before the upgrade: %v, want an unauthorized protocol error", err)
+	}
+	c, err := Dial(ctx, url, protocol.Subprotocols("T"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +76,7 @@ func TestConn(t *testing.T) {
 		t.Errorf("peer saw close code %d, want %d", code, websocket.StatusPolicyViolation)
 	}
 
-	c, err = Dial(ctx, url)
+	c, err = Dial(ctx, url, protocol.Subprotocols("T"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@
 //     participation record) and the commit time (aggregation finish, noise,
 //     synced ledger write; fedcast_round_commit_seconds from /metrics).
 //
-// The clients do not train: a sampled client answers its round_start at
-// once with a precomputed update (the same bytes for all, encoded once per
-// round), and reads round results without decoding their weights, so that
+// The clients do not train: every client answers every round_start at
+// once (after -spread), a picked one with a precomputed update, the others
+// with a dummy (the same bytes for all, encoded once per round), and reads round results without decoding their weights, so that
 // the client process stays light and the figures are the coordinator's.
 //
 // Usage (see docs/coordinator.md for the figures):

@@ -37,10 +37,14 @@ func TestRunSmall(t *testing.T) {
 	if int64(received) != res.UpdatesSent || received == 0 {
 		t.Errorf("%d updates sent, %d aggregated", res.UpdatesSent, received)
 	}
+	// Every client answers every round: the unpicked with a dummy.
+	if res.UpdatesSent+res.DummiesSent != 2*51 {
+		t.Errorf("%d updates and %d dummies sent, want %d answers", res.UpdatesSent, res.DummiesSent, 2*51)
+	}
 	if !(res.ServerRSSOnline > 0 && res.ServerHWM >= res.ServerRSSOnline) {
 		t.Errorf("memory readings: connected %v MiB, peak %v MiB", res.ServerRSSOnline, res.ServerHWM)
 	}
-	if res.Params != 11777 || res.UpdateBytes != 48+8*11777 {
+	if res.Params != 11777 || res.UpdateBytes != 48+len(`{"dummy":0}`)+8*11777 {
 		t.Errorf("params %d, update frame %d bytes", res.Params, res.UpdateBytes)
 	}
 }

@@ -84,6 +84,7 @@ type Result struct {
 	Received          []int     `json:"round_received"`
 	CommitSeconds     float64   `json:"commit_seconds_mean"`
 	UpdatesSent       int64     `json:"updates_sent"`
+	DummiesSent       int64     `json:"dummies_sent"`
 	ResultsReceived   int64     `json:"round_results_received"`
 	ClientErrors      int64     `json:"client_errors"`
 	FirstClientError  string    `json:"first_client_error,omitempty"`
@@ -264,12 +265,29 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// updates encodes one update frame per round, shared by every client.
+// updates encodes one update frame and one dummy per round, shared by
+// every client.
 type updates struct {
-	mu     sync.Mutex
-	frames map[int][]byte
-	params int
-	spread time.Duration
+	mu      sync.Mutex
+	frames  map[int][]byte
+	dummies map[int][]byte
+	params  int
+	spread  time.Duration
+}
+
+// dummy is round's dummy answer (an unpicked LHA's): an update's size.
+func (u *updates) dummy(round int) []byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if b, ok := u.dummies[round]; ok {
+		return b
+	}
+	_, b, err := protocol.Encode(&protocol.Update{Round: round, Dummy: true, Weights: make([]float64, u.params)})
+	if err != nil {
+		panic(err)
+	}
+	u.dummies[round] = b
+	return b
 }
 
 func (u *updates) frame(round int) []byte {
@@ -292,8 +310,8 @@ func (u *updates) frame(round int) []byte {
 }
 
 type stats struct {
-	welcomed, updates, results, errors atomic.Int64
-	firstErr                           atomic.Value
+	welcomed, updates, dummies, results, errors atomic.Int64
+	firstErr                                    atomic.Value
 }
 
 func (s *stats) fail(err error) {
@@ -301,11 +319,17 @@ func (s *stats) fail(err error) {
 	s.firstErr.CompareAndSwap(nil, err.Error())
 }
 
-// client is one lightweight LHA: hello, then answer every round_start with
-// the precomputed update; round results are read but not decoded.
-// ready is called once, when the client is welcomed or has failed to join.
+// readyFrame is the ready message (protocol.Ready): every connection
+// starts not ready, and only a ready one gets round_start.
+var readyFrame = []byte(`{"v":1,"type":"ready"}`)
+
+// client is one lightweight LHA: it joins with its token in the
+// handshake and says ready (its file is checked), then answers every round_start with the precomputed update
+// when picked and the round's dummy when not; round results are read but
+// not decoded. ready is called once, when the client is welcomed or has
+// failed to join.
 func client(ctx context.Context, url, token string, hc *http.Client, up *updates, st *stats, ready func()) {
-	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc})
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		st.fail(err)
 		ready()
@@ -313,14 +337,13 @@ func client(ctx context.Context, url, token string, hc *http.Client, up *updates
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(protocol.FrameSize(up.params) + protocol.MaxText)
-	_, hello, _ := protocol.Encode(&protocol.Hello{Token: token})
-	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
+	if err := ws.Write(ctx, websocket.MessageText, readyFrame); err != nil {
 		st.fail(err)
 		ready()
 		return
 	}
 	first := true
-	var hdr [8]byte
+	var hdr [protocol.HeaderSize + 64]byte // the header and a round_start's metadata
 	for {
 		typ, r, err := ws.Reader(ctx)
 		if err != nil {
@@ -333,7 +356,8 @@ func client(ctx context.Context, url, token string, hc *http.Client, up *updates
 			return
 		}
 		if typ == websocket.MessageBinary {
-			if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			n, err := io.ReadFull(r, hdr[:])
+			if err != nil && n < protocol.HeaderSize {
 				st.fail(err)
 				return
 			}
@@ -341,14 +365,24 @@ func client(ctx context.Context, url, token string, hc *http.Client, up *updates
 			round := int(binary.LittleEndian.Uint32(hdr[4:]))
 			switch protocol.Type(hdr[3]) {
 			case protocol.TypeRoundStart:
+				meta := hdr[protocol.HeaderSize:n][:min(n-protocol.HeaderSize, int(binary.LittleEndian.Uint32(hdr[12:])))]
+				picked := bytes.Contains(meta, []byte(`"picked":1`))
 				if up.spread > 0 {
 					time.Sleep(time.Duration(rand.Int64N(int64(up.spread))))
 				}
-				if err := ws.Write(ctx, websocket.MessageBinary, up.frame(round)); err != nil {
+				b := up.dummy(round)
+				if picked {
+					b = up.frame(round)
+				}
+				if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
 					st.fail(err)
 					return
 				}
-				st.updates.Add(1)
+				if picked {
+					st.updates.Add(1)
+				} else {
+					st.dummies.Add(1)
+				}
 			case protocol.TypeRoundResult:
 				st.results.Add(1)
 			}
@@ -421,7 +455,7 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 	}
 	params := f.Public(0, false).Params
 	res := &Result{Mode: "secure (streaming aggregation)", Clients: c.Clients, Expected: c.Expected, Rounds: c.Rounds,
-		Params: params, RlimitNofile: lim, UpdateBytes: int(protocol.FrameSize(params)) - protocol.MaxMeta}
+		Params: params, RlimitNofile: lim, UpdateBytes: len((&updates{frames: map[int][]byte{}, params: params}).frame(1))}
 	res.ServerEnv = c.ServerEnv
 	res.SpreadSeconds = c.Spread.Seconds()
 	if c.InsecureSeed >= 0 {
@@ -486,7 +520,7 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 		},
 	}}
 	wsURL := "ws" + strings.TrimPrefix(co.base, "http") + "/api/ws"
-	up := &updates{frames: map[int][]byte{}, params: params, spread: c.Spread}
+	up := &updates{frames: map[int][]byte{}, dummies: map[int][]byte{}, params: params, spread: c.Spread}
 	st := &stats{}
 	joined := make(chan struct{}, c.Clients)
 	cctx, cancelClients := context.WithCancel(ctx)
@@ -606,6 +640,7 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 		<-done
 	}
 	res.UpdatesSent = st.updates.Load()
+	res.DummiesSent = st.dummies.Load()
 	res.ResultsReceived = st.results.Load()
 	res.ClientErrors = st.errors.Load()
 	if e, ok := st.firstErr.Load().(string); ok {

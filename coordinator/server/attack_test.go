@@ -47,15 +47,15 @@ func attackDial(t *testing.T, f *fixture, token string) *attackConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, f.wsURL(), nil)
+	ws, _, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(protocol.MaxText + protocol.FrameSize(f.eng.Study.Params))
 	t.Cleanup(func() { ws.CloseNow() })
 	c := &attackConn{ws: ws}
-	_, b, _ := protocol.Encode(&protocol.Hello{Token: token})
-	if err := c.write(websocket.MessageText, b); err != nil {
+	_, ready, _ := protocol.Encode(&protocol.Ready{})
+	if err := c.write(websocket.MessageText, ready); err != nil { // counted from now on
 		t.Fatal(err)
 	}
 	return c
@@ -84,8 +84,10 @@ func (c *attackConn) read(ctx context.Context) (protocol.Message, time.Time, err
 	return m, at, err
 }
 
-// runLHA answers each round_start after delay with a small update and
-// records the rounds it was sampled in.
+// runLHA answers each round_start that picks it after delay with a small
+// update (and no other: this test looks at the coordinator's timing, not
+// at the clients', see TestWireObserver) and records the rounds it was
+// picked in.
 func runLHA(ctx context.Context, c *attackConn, delay time.Duration, sampled map[int]bool, mu *sync.Mutex) {
 	for {
 		m, _, err := c.read(ctx)
@@ -93,7 +95,7 @@ func runLHA(ctx context.Context, c *attackConn, delay time.Duration, sampled map
 			return
 		}
 		rs, ok := m.(*protocol.RoundStart)
-		if !ok {
+		if !ok || !rs.Picked {
 			continue
 		}
 		mu.Lock()

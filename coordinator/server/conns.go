@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -64,7 +63,7 @@ func encodeErr(code protocol.Code, round int, format string, a ...any) []byte {
 	return b
 }
 
-// reject sends an error on a connection not (yet) registered and closes it.
+// reject sends an error on a connection not registered and closes it.
 func reject(ctx context.Context, ws *websocket.Conn, code protocol.Code, msg string) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -81,89 +80,21 @@ func remoteHost(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// admitUnauth counts a new unauthenticated connection from host; it
-// returns false, counting nothing, when a bound is reached.
-func (s *Server) admitUnauth(host string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.nUnauth >= s.maxUnauth || s.unauth[host] >= s.maxUnauthIP {
-		return false
-	}
-	s.nUnauth++
-	s.unauth[host]++
-	return true
-}
-
-func (s *Server) leaveUnauth(host string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nUnauth--
-	if s.unauth[host]--; s.unauth[host] <= 0 {
-		delete(s.unauth, host)
-	}
-}
-
-// Unauthenticated returns the number of connections that have not sent a
-// valid hello yet.
-func (s *Server) Unauthenticated() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nUnauth
-}
-
+// serveWS authenticates a websocket request before the upgrade
+// (authenticate), upgrades it, and hands the LHA its first frames (the
+// welcome, …): the client sends no hello.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	host := remoteHost(r)
-	if !s.admitUnauth(host) {
-		s.m.refused.WithLabelValues("too_many_unauthenticated").Inc()
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "too many connections waiting to authenticate; retry shortly", http.StatusServiceUnavailable)
+	lha := s.authenticate(w, r)
+	if lha < 0 {
 		return
 	}
-	authed := false
-	defer func() {
-		if !authed {
-			s.leaveUnauth(host)
-		}
-	}()
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.origins})
+	ws, err := websocket.Accept(w, r, s.acceptOptions())
 	if err != nil {
 		s.m.refused.WithLabelValues("origin_or_handshake").Inc()
 		s.log.Info("websocket refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "err", err)
 		return
 	}
-	// Before authentication only a hello-sized frame is read.
-	ws.SetReadLimit(HelloLimit)
 	ctx := r.Context()
-
-	hctx, cancel := context.WithTimeout(ctx, s.helloTimeout)
-	typ, b, err := ws.Read(hctx)
-	cancel()
-	if err != nil {
-		s.m.refused.WithLabelValues("no_hello").Inc()
-		ws.CloseNow()
-		return
-	}
-	m, err := protocol.Decode(kindOf(typ), b)
-	if errors.Is(err, protocol.ErrVersion) {
-		s.m.refused.WithLabelValues("version").Inc()
-		reject(ctx, ws, protocol.CodeVersion, err.Error())
-		return
-	}
-	hello, ok := m.(*protocol.Hello)
-	if err != nil || !ok {
-		s.m.refused.WithLabelValues("hello_expected").Inc()
-		reject(ctx, ws, protocol.CodeHelloExpected, "the first message must be hello")
-		return
-	}
-	lha := s.tokens.LHA(hello.Token)
-	if lha < 0 {
-		s.m.refused.WithLabelValues("unauthorized").Inc()
-		s.log.Info("unknown join token", "remote", r.RemoteAddr)
-		reject(ctx, ws, protocol.CodeUnauthorized, "unknown join token")
-		return
-	}
-	authed = true
-	s.leaveUnauth(host)
 	ws.SetReadLimit(s.limit)
 	c := &conn{lha: lha, ws: ws, out: make(chan frame, outboxSize), done: make(chan struct{}), since: time.Now(), remote: r.RemoteAddr}
 	name := s.eng.File.LHAs[lha].Name
@@ -178,7 +109,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// The Coordinator hands over the welcome (and what follows it) under
 	// the lock its releases take: the connection is registered and its
 	// first frames queued before or after a release, never in between.
-	err = s.co.JoinAs(lha, time.Now(), !hello.Wait, func(msgs []study.Msg) {
+	err = s.co.Join(lha, time.Now(), func(msgs []study.Msg) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if old := s.conns[lha]; old != nil {

@@ -7,7 +7,8 @@
 //
 // # Routes
 //
-//	GET  /api/ws            websocket: hello → welcome → rounds (package protocol)
+//	GET  /api/ws            websocket, the join token in the handshake:
+//	                        welcome → rounds (package protocol)
 //	GET  /api/status        public JSON: round, rounds, epsilon_spent,
 //	                        epsilon_budget, delta, noise_multiplier, state,
 //	                        insecure_seed, name, clients, expected_clients,
@@ -28,9 +29,12 @@
 // waits until StartQuorum LHAs are online; that moment t₀ is recorded in
 // the ledger, and slot j of the schedule starts at t₀ + j·L (L: the study's
 // round_length). At a slot's start the engine Begins a round (Poisson
-// sample from all N enrolled LHAs, online or not) and each sampled LHA
-// that is connected gets its round_start (nobody else gets anything).
-// Frames are buffered raw until L − slack; then the window closes whatever
+// sample from all N enrolled LHAs, online or not) and every connected LHA
+// gets the round's round_start, the same frame but for its one-digit
+// picked field; each answers once, with its update or a dummy of the same
+// size (docs/privacy.md, "What an observer on the network sees").
+// Frames are buffered raw (a dummy's head only) until L − slack; then the
+// window closes whatever
 // has arrived (a sampled LHA that is offline or late is a dropout: zero
 // contribution, the mean still divides by m), the frames are decoded and
 // handed to the engine, which Completes the round (ledger commit, synced).
@@ -45,11 +49,16 @@
 //
 // # Connection rules
 //
-//   - at most 1 024 connections (128 per remote address) may be waiting
-//     for their hello (more: HTTP 503 before the upgrade); before the
-//     hello the read limit is 4 KiB;
-//   - the first frame must be hello within 10 s (else hello_expected);
-//     an unknown token is refused (unauthorized) and the socket closed;
+//   - the join token comes in the handshake (Sec-WebSocket-Protocol,
+//     protocol.ParseAuth) and is checked before the upgrade (auth.go): no
+//     connection waits for a hello. The connection starts not ready: it
+//     gets no round_start and does not count towards the quorum until
+//     it sends ready (study.IsReady). A valid token is always accepted,
+//     whatever its address. Otherwise the refusal (unauthorized, or
+//     version for a handshake without a token) is an error frame on a
+//     socket closed at once, and the address's failed attempts are
+//     counted: past Options.MaxFailedAuth a minute (20) it gets HTTP 429
+//     before any upgrade. No compression is negotiated;
 //   - one connection per token: a new connection with the same token
 //     REPLACES the old one, which gets error "replaced" and is closed. A
 //     reload or a network change leaves a half-open old socket behind;
@@ -61,10 +70,11 @@
 //   - every binary frame is acknowledged at once with the same accepted
 //     message and buffered undecoded (the first per LHA and window; later
 //     ones are only counted); at the window's close it is decoded and
-//     checked, and at the release its sender gets the verdict: updates
+//     checked, and at the release its sender gets the verdict (none for a
+//     counted update, a dummy, or an update from an LHA not picked): updates
 //     for another round than the open one (late, replayed, unknown, or
-//     arriving outside a window) stale_round, from unsampled LHAs
-//     not_sampled, a second one duplicate_update, wrong length or
+//     arriving outside a window) stale_round, a second one
+//     duplicate_update, wrong length or
 //     NaN/±Inf bad_update; none of these changes the aggregate, the
 //     budget or the connection; a malformed frame gets bad_frame and its
 //     socket is closed;

@@ -26,7 +26,7 @@ func TestSlowFrameDoesNotStallOthers(t *testing.T) {
 		o.FramesInFlight = 1
 		o.FrameReadTimeout = timeout
 	})
-	slow, honest, idle := dialRaw(t, f, f.secrets.LHAs[0]), dialRaw(t, f, f.secrets.LHAs[1]), dialRaw(t, f, f.secrets.LHAs[2])
+	slow, honest, idle := readyRaw(t, f, f.secrets.LHAs[0]), readyRaw(t, f, f.secrets.LHAs[1]), readyRaw(t, f, f.secrets.LHAs[2])
 	var dim int
 	for _, c := range []*raw{slow, honest, idle} {
 		dim = len(expect[*protocol.RoundStart](c).Weights) // q = 1: all sampled
@@ -85,13 +85,13 @@ func TestSlowFrameDoesNotStallOthers(t *testing.T) {
 func TestFrameSizeBoundary(t *testing.T) {
 	f := hostile(t)
 	limit := protocol.FrameSize(f.eng.Study.Params)
-	c := dialRaw(t, f, f.secrets.LHAs[1])
+	c := readyRaw(t, f, f.secrets.LHAs[1])
 	expect[*protocol.Welcome](c)
 	inWindow(c)
 	c.write(protocol.Binary, make([]byte, limit))
 	expectCode(c, protocol.CodeBadFrame) // read whole, answered at the release
 
-	c = dialRaw(t, f, f.secrets.LHAs[1])
+	c = readyRaw(t, f, f.secrets.LHAs[1])
 	expect[*protocol.Welcome](c)
 	c.write(protocol.Text, make([]byte, limit+1))
 	if st := expectClosed(c); st != websocket.StatusMessageTooBig {

@@ -43,7 +43,7 @@ func outcome(r *raw) string {
 		m, err = r.read()
 	}
 	if err != nil {
-		return fmt.Sprintf("socket closed (status %d), no error message", websocket.CloseStatus(err))
+		return fmt.Sprintf("socket closed (%s), no error message", closeStatus(err))
 	}
 	e, ok := m.(*protocol.Error)
 	if !ok {
@@ -53,7 +53,25 @@ func outcome(r *raw) string {
 	if !e.Code.Fatal() {
 		return s + ", connection kept"
 	}
-	return s + fmt.Sprintf(", socket closed (status %d)", expectClosed(r))
+	return s + fmt.Sprintf(", socket closed (%s)", closeStatus(expectClosedErr(r)))
+}
+
+// closeStatus names how a socket was closed: its close status, or none
+// (closed at once, without a close frame).
+func closeStatus(err error) string {
+	if st := websocket.CloseStatus(err); st >= 0 {
+		return fmt.Sprintf("status %d", st)
+	}
+	return "at once"
+}
+
+// expectClosedErr reads until the socket ends and returns the error.
+func expectClosedErr(r *raw) error {
+	for {
+		if _, err := r.read(); err != nil {
+			return err
+		}
+	}
 }
 
 // TestHostileInputsTable tries every hostile input of the coordinator's
@@ -66,7 +84,7 @@ func outcome(r *raw) string {
 func TestHostileInputsTable(t *testing.T) {
 	f := start(t, study.File{Name: "hostile-table", Epsilon: 10, Rounds: 200, ExpectedClients: 4, Hidden: []int{4},
 		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}, lhaNames(4), nil)
-	a := dialRaw(t, f, f.secrets.LHAs[0]) // honest; answers only after the table
+	a := readyRaw(t, f, f.secrets.LHAs[0]) // honest; answers only after the table
 	expect[*protocol.Welcome](a)
 	rs := expect[*protocol.RoundStart](a)
 	dim := len(rs.Weights)
@@ -81,8 +99,9 @@ func TestHostileInputsTable(t *testing.T) {
 	round := 1 // the round open when the row's LHA joined
 	withWeight := func(v float64) []byte {
 		b := frame(&protocol.Update{Round: round, Weights: make([]float64, dim)})
-		binary.LittleEndian.PutUint64(b[protocol.HeaderSize:], math.Float64bits(v))
-		sum := hashOf(b[protocol.HeaderSize:])
+		w := protocol.HeaderSize + len(`{"dummy":0}`) // after the metadata
+		binary.LittleEndian.PutUint64(b[w:], math.Float64bits(v))
+		sum := hashOf(b[w:])
 		copy(b[16:48], sum[:]) // a correct hash: only the value is wrong
 		return b
 	}
@@ -97,7 +116,7 @@ func TestHostileInputsTable(t *testing.T) {
 	// joined dials as LHA lha and waits until a round's window has time
 	// left (q = 1: every LHA gets every round_start).
 	joined := func(lha int) *raw {
-		c := dialRaw(t, f, f.secrets.LHAs[lha])
+		c := readyRaw(t, f, f.secrets.LHAs[lha])
 		expect[*protocol.Welcome](c)
 		round = inWindow(c).Round
 		return c
@@ -140,39 +159,27 @@ func TestHostileInputsTable(t *testing.T) {
 		{"update for round id 4294967295 (max uint32)", func() string {
 			return send(other, protocol.Binary, frame(&protocol.Update{Round: math.MaxUint32, Weights: make([]float64, dim)}))
 		}, "error stale_round (6), connection kept"},
-		{"hello frame over the 4 KiB pre-authentication limit", func() string {
-			c := dialRaw(t, f, "")
-			c.write(protocol.Text, []byte(`{"v":1,"type":"hello","token":"`+strings.Repeat("x", HelloLimit)+`"}`))
-			return outcome(c)
-		}, "socket closed (status 1009), no error message"},
+		{"join token over 256 bytes in the handshake", func() string {
+			return outcome(dialRaw(t, f, strings.Repeat("x", protocol.MaxToken+1)))
+		}, "error unauthorized (3), socket closed (at once)"},
 		{"binary frame one byte over the read limit", func() string {
 			return send(3, protocol.Binary, make([]byte, protocol.FrameSize(dim)+1))
 		}, "socket closed (status 1009), no error message"},
 		{"text frame one byte over the read limit", func() string {
 			return send(3, protocol.Text, make([]byte, protocol.FrameSize(dim)+1))
 		}, "socket closed (status 1009), no error message"},
-		{"hello with an unknown token", func() string { return outcome(dialRaw(t, f, "not-a-token")) },
-			"error unauthorized (3), socket closed (status 1008)"},
-		{"hello with the admin token", func() string { return outcome(dialRaw(t, f, f.secrets.Admin)) },
-			"error unauthorized (3), socket closed (status 1008)"},
-		{"hello with an empty token", func() string {
-			c := dialRaw(t, f, "")
-			c.write(protocol.Text, []byte(`{"v":1,"type":"hello","token":""}`))
-			return outcome(c)
-		}, "error hello_expected (12), socket closed (status 1008)"},
-		{"update before hello (unauthenticated)", func() string {
-			c := dialRaw(t, f, "")
-			c.write(protocol.Binary, frame(&protocol.Update{Round: 1, Weights: make([]float64, dim)}))
-			return outcome(c)
-		}, "error hello_expected (12), socket closed (status 1008)"},
-		{"second hello on a joined connection", func() string {
+		{"handshake with an unknown join token", func() string { return outcome(dialRaw(t, f, "not-a-token")) },
+			"error unauthorized (3), socket closed (at once)"},
+		{"handshake with the admin token", func() string { return outcome(dialRaw(t, f, f.secrets.Admin)) },
+			"error unauthorized (3), socket closed (at once)"},
+		{"handshake without a join token (a client that sends hello)", func() string { return outcome(dialRaw(t, f, "")) },
+			"error version (2), socket closed (at once)"},
+		{"hello frame on a joined connection", func() string {
 			return send(3, protocol.Text, frame(&protocol.Hello{Token: f.secrets.LHAs[3]}))
 		}, "error hello_expected (12), socket closed (status 1008)"},
-		{"hello with protocol version 99", func() string {
-			c := dialRaw(t, f, "")
-			c.write(protocol.Text, []byte(`{"v":99,"type":"hello","token":"x"}`))
-			return outcome(c)
-		}, "error version (2), socket closed (status 1008)"},
+		{"handshake offering protocol version 99", func() string {
+			return outcome(dialProtos(t, f, []string{"fedcast.v99", protocol.Subprotocols(f.secrets.LHAs[2])[1]}))
+		}, "error version (2), socket closed (at once)"},
 		{"malformed JSON (not JSON)", func() string { return send(3, protocol.Text, []byte(`not json`)) },
 			"error bad_frame (1), socket closed (status 1008)"},
 		{"malformed JSON (truncated object)", func() string { return send(3, protocol.Text, []byte(`{"v":1,"type":"upd`)) },
@@ -198,11 +205,6 @@ func TestHostileInputsTable(t *testing.T) {
 			"error bad_frame (1), socket closed (status 1008)"},
 		{"random bytes, text frame (4 KiB)", func() string { return send(other, protocol.Text, randomBytes(4096)) },
 			"error bad_frame (1), socket closed (status 1008)"},
-		{"random bytes as the first frame (no hello)", func() string {
-			c := dialRaw(t, f, "")
-			c.write(protocol.Binary, randomBytes(512))
-			return outcome(c)
-		}, "error hello_expected (12), socket closed (status 1008)"},
 		{"second connection with the same token (old one)", func() string {
 			old := joined(3)
 			joined(3)
@@ -211,12 +213,30 @@ func TestHostileInputsTable(t *testing.T) {
 		{"websocket from a foreign Origin", func() string {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			_, resp, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
+			_, resp, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}},
+				Subprotocols: protocol.Subprotocols(f.secrets.LHAs[2])})
 			if err == nil || resp == nil {
 				return fmt.Sprintf("accepted (%v)", err)
 			}
 			return fmt.Sprintf("handshake refused: HTTP %d", resp.StatusCode)
 		}, "handshake refused: HTTP 403"},
+		{"failed handshakes from one address past the limit (20 a minute)", func() string {
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ws, resp, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{Subprotocols: protocol.Subprotocols("guess")})
+				cancel()
+				if err == nil {
+					ws.CloseNow()
+					continue
+				}
+				if resp == nil {
+					return err.Error()
+				}
+				// A valid token from the same address still joins.
+				expect[*protocol.Welcome](dialRaw(t, f, f.secrets.LHAs[2]))
+				return fmt.Sprintf("handshake refused: HTTP %d; a valid token from the address still joins", resp.StatusCode)
+			}
+		}, "handshake refused: HTTP 429; a valid token from the address still joins"},
 		{"admin API without the admin token", func() string {
 			code, _ := get(t, f.http.URL+"/api/admin/ledger", f.secrets.LHAs[0])
 			return fmt.Sprintf("HTTP %d", code)

@@ -141,7 +141,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		const grace = 700 * time.Millisecond
 		x := restart(grace)
 		for i := range n - 1 { // 3 of 4 online: below the quorum
-			expect[*protocol.Welcome](dialRaw(t, x.fixture, secrets.LHAs[i]))
+			expect[*protocol.Welcome](readyRaw(t, x.fixture, secrets.LHAs[i]))
 		}
 		run(x)
 		id, started, sampled, online := x.waitRound(t, 30*time.Second)
@@ -181,7 +181,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 			if i == n-1 {
 				quorumAt = time.Now() // the last LHA's hello cannot come before this
 			}
-			expect[*protocol.Welcome](dialRaw(t, x.fixture, secrets.LHAs[i]))
+			expect[*protocol.Welcome](readyRaw(t, x.fixture, secrets.LHAs[i]))
 		}
 		id, started, sampled, online := x.waitRound(t, 30*time.Second)
 		if id != committed+1 {
@@ -199,7 +199,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 	t.Run("quorum online at the restart: no wait", func(t *testing.T) {
 		x := restart(time.Hour)
 		for i := range n {
-			expect[*protocol.Welcome](dialRaw(t, x.fixture, secrets.LHAs[i]))
+			expect[*protocol.Welcome](readyRaw(t, x.fixture, secrets.LHAs[i]))
 		}
 		run(x)
 		// With a grace of an hour, waiting for it would fail waitRound.

@@ -21,22 +21,8 @@ import (
 
 // Timeouts and limits of the transport.
 const (
-	// DefaultHelloTimeout bounds the wait for a new connection's hello.
-	DefaultHelloTimeout = 10 * time.Second
-	WriteTimeout        = 30 * time.Second
-	outboxSize          = 16
-	// HelloLimit is the read limit before authentication: a hello is a
-	// token and a version, well under 1 KiB. No larger frame is buffered
-	// for a connection that has not authenticated.
-	HelloLimit = 4 << 10
-	// DefaultMaxUnauthenticated bounds the connections that have not yet
-	// sent a valid hello, in total; DefaultMaxUnauthenticatedPerAddr per
-	// remote address. A connection is unauthenticated for one round trip
-	// (at most the hello timeout), so even 400 LHAs behind one NAT address
-	// reconnecting at once after a restart pass within a few retries;
-	// each costs a goroutine and at most HelloLimit bytes.
-	DefaultMaxUnauthenticated        = 1024
-	DefaultMaxUnauthenticatedPerAddr = 128
+	WriteTimeout = 30 * time.Second
+	outboxSize   = 16
 )
 
 // Defaults of the bound on frames in flight (Options.FramesInFlight,
@@ -86,15 +72,11 @@ type Options struct {
 	// slot (0: DefaultFrameReadTimeout); a client that sends slower is
 	// disconnected, so it cannot keep the others waiting.
 	FrameReadTimeout time.Duration
-	// HelloTimeout bounds the wait for a new connection's hello (0:
-	// DefaultHelloTimeout).
-	HelloTimeout time.Duration
-	// MaxUnauthenticated and MaxUnauthenticatedPerAddr bound the
-	// connections that have not sent a valid hello yet, in total and per
-	// remote IP address (0: the defaults). Connections over the bound are
-	// refused with HTTP 503 before the websocket upgrade.
-	MaxUnauthenticated        int
-	MaxUnauthenticatedPerAddr int
+	// MaxFailedAuth is how many refused websocket handshakes (no or an
+	// unknown join token) one address may make per study.FailedAuthWindow
+	// before it is answered HTTP 429 (0: study.DefaultMaxFailedAuth). A
+	// handshake with a valid token is never refused for its address.
+	MaxFailedAuth int
 }
 
 // Server is the coordinator's HTTP handler and the driver of its rounds
@@ -122,16 +104,12 @@ type Server struct {
 	slots        chan struct{}
 	bufs         sync.Pool
 	frameTimeout time.Duration
-	helloTimeout time.Duration
-	maxUnauth    int
-	maxUnauthIP  int
+	fails        *study.AuthFailures // refused handshakes per address (auth.go)
 
-	mu      sync.Mutex
-	conns   map[int]*conn
-	closed  bool
-	wake    chan struct{}
-	unauth  map[string]int // unauthenticated connections per remote address
-	nUnauth int
+	mu     sync.Mutex
+	conns  map[int]*conn
+	closed bool
+	wake   chan struct{}
 
 	pauseAfterCommit time.Duration // test-only (PauseAfterCommitEnv), research mode only
 
@@ -162,16 +140,14 @@ func New(opt *Options) (*Server, error) {
 	s := &Server{
 		eng: opt.Engine, ledger: opt.Ledger, tokens: study.NewTokens(f),
 		log: opt.Logger, mux: http.NewServeMux(), conns: map[int]*conn{},
-		wake:   make(chan struct{}, 1),
-		limit:  protocol.FrameSize(opt.Engine.Study.Params),
-		unauth: map[string]int{},
+		wake:  make(chan struct{}, 1),
+		limit: protocol.FrameSize(opt.Engine.Study.Params),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if opt.FramesInFlight < 0 || opt.FrameReadTimeout < 0 || opt.RestartGrace < 0 || opt.HelloTimeout < 0 ||
-		opt.MaxUnauthenticated < 0 || opt.MaxUnauthenticatedPerAddr < 0 {
-		return nil, errors.New("server: FramesInFlight, FrameReadTimeout, RestartGrace, HelloTimeout and the connection bounds must be ≥ 0")
+	if opt.FramesInFlight < 0 || opt.FrameReadTimeout < 0 || opt.RestartGrace < 0 || opt.MaxFailedAuth < 0 {
+		return nil, errors.New("server: FramesInFlight, FrameReadTimeout, RestartGrace and MaxFailedAuth must be ≥ 0")
 	}
 	slots := opt.FramesInFlight
 	if slots == 0 {
@@ -179,9 +155,7 @@ func New(opt *Options) (*Server, error) {
 	}
 	s.slots = make(chan struct{}, slots)
 	s.frameTimeout = cmp.Or(opt.FrameReadTimeout, DefaultFrameReadTimeout)
-	s.helloTimeout = cmp.Or(opt.HelloTimeout, DefaultHelloTimeout)
-	s.maxUnauth = cmp.Or(opt.MaxUnauthenticated, DefaultMaxUnauthenticated)
-	s.maxUnauthIP = cmp.Or(opt.MaxUnauthenticatedPerAddr, DefaultMaxUnauthenticatedPerAddr)
+	s.fails = study.NewAuthFailures(opt.MaxFailedAuth, study.FailedAuthWindow)
 	// coder/websocket reads up to one byte past the read limit (to reach a
 	// final frame) and fails, closing with 1009, on the read after that;
 	// two spare bytes let that read happen before the buffer is full.

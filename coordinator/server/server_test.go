@@ -107,6 +107,7 @@ func TestEndToEnd(t *testing.T) {
 	sessions := make([]*session.Session, n)
 	errs := make([]error, n)
 	sentBytes := make([]int, n)
+	answers := make([]map[int]bool, n)
 	var clients []fl.ClientData
 	for i := range n {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
@@ -125,8 +126,16 @@ func TestEndToEnd(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
+			answers[i] = map[int]bool{}
 			errs[i] = sess.Run(ctx, one, session.Observer{Sent: func(o session.Outgoing) {
-				if o.Type != "hello" && o.Type != "ready" && o.Type != "update" {
+				switch o.Type {
+				case "hello", "ready":
+				case "update", "dummy":
+					answers[i][o.Round] = true
+					if want := int(protocol.FrameSize(f.eng.Study.Params)) - protocol.MaxMeta + len(`{"dummy":0}`); o.Bytes != want {
+						t.Errorf("LHA %d: %s of %d bytes, want %d", i, o.Type, o.Bytes, want)
+					}
+				default:
 					t.Errorf("client sent a %s", o.Type)
 				}
 				sentBytes[i] += o.Bytes
@@ -137,6 +146,9 @@ func TestEndToEnd(t *testing.T) {
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("LHA %d: %v", i, err)
+		}
+		if len(answers[i]) != 5 {
+			t.Errorf("LHA %d answered rounds %v, want each of the 5 once (an update or a dummy)", i, answers[i])
 		}
 	}
 	if err := <-f.done; err != nil {
@@ -185,19 +197,38 @@ type raw struct {
 	f  *fixture
 }
 
+// dialRaw dials with token in the handshake ("": none, as a client
+// before handshake authentication would).
 func dialRaw(t *testing.T, f *fixture, token string) *raw {
+	t.Helper()
+	var protos []string
+	if token != "" {
+		protos = protocol.Subprotocols(token)
+	}
+	return dialProtos(t, f, protos)
+}
+
+// readyRaw dials with token and says ready, as a client whose file is
+// checked: only then does the LHA count towards the quorum and get
+// round_start (every connection starts not ready).
+func readyRaw(t *testing.T, f *fixture, token string) *raw {
+	t.Helper()
+	r := dialRaw(t, f, token)
+	r.send(&protocol.Ready{})
+	return r
+}
+
+// dialProtos dials offering the subprotocols protos.
+func dialProtos(t *testing.T, f *fixture, protos []string) *raw {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, f.wsURL(), nil)
+	ws, _, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{Subprotocols: protos})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(protocol.MaxText + protocol.FrameSize(f.eng.Study.Params))
 	r := &raw{t, ws, f}
-	if token != "" {
-		r.send(&protocol.Hello{Token: token})
-	}
 	t.Cleanup(func() { ws.CloseNow() })
 	return r
 }
@@ -330,7 +361,7 @@ func verdictOf(c *raw) *protocol.Error {
 
 func TestHostileUpdates(t *testing.T) {
 	f := hostile(t)
-	c := dialRaw(t, f, f.secrets.LHAs[0])
+	c := readyRaw(t, f, f.secrets.LHAs[0])
 	w := expect[*protocol.Welcome](c)
 	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier || w.Study.RoundLengthMillis != 400 || w.Study.RoundSlackMillis != 100 {
 		t.Fatalf("welcome %+v", w)
@@ -341,8 +372,9 @@ func TestHostileUpdates(t *testing.T) {
 		t.Fatalf("round start %d with %d weights", rs.Round, dim)
 	}
 	_, nan, _ := protocol.Encode(&protocol.Update{Round: 1, Weights: make([]float64, dim)})
-	binary.LittleEndian.PutUint64(nan[protocol.HeaderSize:], math.Float64bits(math.NaN()))
-	sum := hashOf(nan[protocol.HeaderSize:])
+	wAt := protocol.HeaderSize + len(`{"dummy":0}`)
+	binary.LittleEndian.PutUint64(nan[wAt:], math.Float64bits(math.NaN()))
+	sum := hashOf(nan[wAt:])
 	copy(nan[16:48], sum[:])
 	for _, bad := range []struct {
 		name string
@@ -381,7 +413,7 @@ func TestHostileUpdates(t *testing.T) {
 		{protocol.Text, []byte(`not json`)},
 		{protocol.Binary, []byte("fc")},
 	} {
-		b := dialRaw(t, f, f.secrets.LHAs[1])
+		b := readyRaw(t, f, f.secrets.LHAs[1])
 		expect[*protocol.Welcome](b)
 		inWindow(b)
 		b.write(bad.kind, bad.b)
@@ -432,7 +464,7 @@ func hashOf(p []byte) [32]byte {
 
 func TestDuplicateUpdateInRound(t *testing.T) {
 	f := hostile(t)
-	a := dialRaw(t, f, f.secrets.LHAs[0])
+	a := readyRaw(t, f, f.secrets.LHAs[0])
 	rs := inWindow(a)
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
@@ -451,7 +483,7 @@ func TestDuplicateUpdateInRound(t *testing.T) {
 // stale_round at the release, without being read.
 func TestLateFrame(t *testing.T) {
 	f := hostile(t)
-	a := dialRaw(t, f, f.secrets.LHAs[0])
+	a := readyRaw(t, f, f.secrets.LHAs[0])
 	rs := inWindow(a)
 	time.Sleep(rs.TimeLeft + 30*time.Millisecond) // inside the 100 ms slack
 	a.send(&protocol.Update{Round: rs.Round, Weights: make([]float64, len(rs.Weights))})
@@ -471,14 +503,13 @@ func TestConnectionRules(t *testing.T) {
 		c := dialRaw(t, f, f.secrets.Admin)
 		expectCode(c, protocol.CodeUnauthorized)
 	})
-	t.Run("update before hello", func(t *testing.T) {
+	t.Run("no token in the handshake", func(t *testing.T) {
 		c := dialRaw(t, f, "")
-		c.send(&protocol.Update{Round: 1, Weights: []float64{1}})
-		expectCode(c, protocol.CodeHelloExpected)
+		expectCode(c, protocol.CodeVersion)
+		expectClosed(c)
 	})
 	t.Run("version", func(t *testing.T) {
-		c := dialRaw(t, f, "")
-		c.write(protocol.Text, []byte(`{"v":99,"type":"hello","token":"x"}`))
+		c := dialProtos(t, f, []string{"fedcast.v99", protocol.Subprotocols(f.secrets.LHAs[0])[1]})
 		expectCode(c, protocol.CodeVersion)
 	})
 	t.Run("second connection replaces the first", func(t *testing.T) {
@@ -506,9 +537,15 @@ func TestConnectionRules(t *testing.T) {
 		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 			t.Errorf("cross-origin dial: %v, %v", resp, err)
 		}
-		_, _, err = websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {f.http.URL}}})
+		ws, _, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {f.http.URL}},
+			Subprotocols: protocol.Subprotocols(f.secrets.LHAs[0])})
 		if err != nil {
 			t.Errorf("same-origin dial refused: %v", err)
+		} else {
+			if ws.Subprotocol() != protocol.Subprotocol {
+				t.Errorf("selected subprotocol %q, want %q", ws.Subprotocol(), protocol.Subprotocol)
+			}
+			ws.CloseNow()
 		}
 	})
 	if f.srv.PublicStatus().EpsilonSpent != 0 && f.srv.PublicStatus().Round == 0 {
@@ -603,7 +640,7 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 		defer hs.Close()
 		defer srv.Close()
 		f := &fixture{http: hs, eng: eng}
-		c := dialRaw(t, f, secrets.LHAs[0])
+		c := readyRaw(t, f, secrets.LHAs[0])
 		expect[*protocol.Welcome](c)
 		var hash string
 		var eps float64
@@ -636,25 +673,15 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 	}
 }
 
-// waitUnauth polls until the server counts n unauthenticated connections.
-func waitUnauth(t *testing.T, s *Server, n int) {
-	t.Helper()
-	for end := time.Now().Add(5 * time.Second); s.Unauthenticated() != n; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("%d unauthenticated connections, want %d", s.Unauthenticated(), n)
-		}
-	}
-}
-
-// dialStatus dials the websocket and returns the HTTP status of a refused
-// handshake (0 when the dial succeeded).
-func dialStatus(t *testing.T, f *fixture) int {
+// dialStatus dials with token in the handshake and returns the HTTP
+// status of a refused handshake (0 when it was upgraded).
+func dialStatus(t *testing.T, f *fixture, token string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, resp, err := websocket.Dial(ctx, f.wsURL(), nil)
+	ws, resp, err := websocket.Dial(ctx, f.wsURL(), &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err == nil {
-		t.Cleanup(func() { ws.CloseNow() })
+		ws.CloseNow()
 		return 0
 	}
 	if resp == nil {
@@ -663,56 +690,46 @@ func dialStatus(t *testing.T, f *fixture) int {
 	return resp.StatusCode
 }
 
-// TestUnauthenticatedBounds: connections that have not sent a hello are
-// bounded per address and in total (over the bound: HTTP 503 before the
-// upgrade); a hello frees the place; a silent connection is closed at the
-// hello deadline.
-func TestUnauthenticatedBounds(t *testing.T) {
-	t.Run("per address", func(t *testing.T) {
-		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
-			o.MaxUnauthenticatedPerAddr = 2
-		})
-		a, _ := dialRaw(t, f, ""), dialRaw(t, f, "")
-		waitUnauth(t, f.srv, 2)
-		if code := dialStatus(t, f); code != http.StatusServiceUnavailable {
-			t.Fatalf("third unauthenticated connection from one address: HTTP %d, want 503", code)
-		}
-		a.send(&protocol.Hello{Token: f.secrets.LHAs[0]})
-		expect[*protocol.Welcome](a)
-		waitUnauth(t, f.srv, 1)
-		if code := dialStatus(t, f); code != 0 {
-			t.Fatalf("after a hello freed a place: HTTP %d", code)
-		}
+// TestFailedAuthLimit: refused handshakes are counted per address; past
+// the limit the address gets HTTP 429 before any upgrade, but a valid
+// token from the same address is still accepted.
+func TestFailedAuthLimit(t *testing.T) {
+	f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+		o.MaxFailedAuth = 2
 	})
-	t.Run("in total", func(t *testing.T) {
-		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
-			o.MaxUnauthenticated = 1
-		})
-		dialRaw(t, f, "")
-		waitUnauth(t, f.srv, 1)
-		if code := dialStatus(t, f); code != http.StatusServiceUnavailable {
-			t.Fatalf("second unauthenticated connection over a total of 1: HTTP %d, want 503", code)
+	for i := range 2 {
+		c := dialRaw(t, f, "not-a-token")
+		expectCode(c, protocol.CodeUnauthorized)
+		if i == 0 && f.srv.fails.Tracked() != 1 {
+			t.Errorf("%d addresses counted, want 1", f.srv.fails.Tracked())
 		}
-	})
-	t.Run("hello deadline", func(t *testing.T) {
-		f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-			LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
-			o.HelloTimeout = 300 * time.Millisecond
-		})
-		c := dialRaw(t, f, "")
-		t0 := time.Now()
-		expectClosed(c)
-		if d := time.Since(t0); d < 250*time.Millisecond {
-			t.Errorf("closed after %v, before the 300 ms hello deadline", d)
+	}
+	if code := dialStatus(t, f, "not-a-token"); code != http.StatusTooManyRequests {
+		t.Fatalf("third failed attempt: HTTP %d, want 429", code)
+	}
+	if code := dialStatus(t, f, f.secrets.LHAs[0]); code != 0 {
+		t.Fatalf("a valid token from an address past its limit: HTTP %d, want accepted", code)
+	}
+	if hostile(t).srv.fails.Max() != study.DefaultMaxFailedAuth {
+		t.Error("default limit not applied")
+	}
+}
+
+// TestAddrKey: the limit's unit is an IPv4 address or an IPv6 /64.
+func TestAddrKey(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"127.0.0.1", "127.0.0.1", true},
+		{"127.0.0.1", "127.0.0.2", false},
+		{"::ffff:10.0.0.1", "10.0.0.1", true},
+		{"2001:db8::1", "2001:db8::ffff:1", true},
+		{"2001:db8::1", "2001:db8:0:1::1", false},
+	} {
+		if got := addrKey(c.a) == addrKey(c.b); got != c.same {
+			t.Errorf("addrKey(%s) == addrKey(%s): %v, want %v", c.a, c.b, got, c.same)
 		}
-		waitUnauth(t, f.srv, 0)
-	})
-	t.Run("defaults", func(t *testing.T) {
-		f := hostile(t)
-		if f.srv.maxUnauth != DefaultMaxUnauthenticated || f.srv.maxUnauthIP != DefaultMaxUnauthenticatedPerAddr || f.srv.helloTimeout != DefaultHelloTimeout {
-			t.Errorf("defaults %d, %d, %v", f.srv.maxUnauth, f.srv.maxUnauthIP, f.srv.helloTimeout)
-		}
-	})
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -123,10 +122,9 @@ type Coordinator struct {
 	window *window
 	late   map[int]int // LHA → binary frames received outside a window since the last release
 	snap   snapshot
-	// waiting: the LHAs whose current connection joined without a checked
-	// file and has not said ready yet (see JoinAs, Ready). Only an LHA
-	// online and not waiting counts towards the quorum and gets
-	// round_start.
+	// waiting: the LHAs whose current connection has not said ready yet
+	// (see Join, Ready). Only an LHA online and not waiting counts towards
+	// the quorum and gets round_start.
 	waiting map[int]bool
 }
 
@@ -438,8 +436,10 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 }
 
 // open starts round r's window at tick (emu held): the public snapshot
-// moves to the tick, and each sampled LHA online gets its round_start
-// (nobody else gets anything).
+// moves to the tick, and every LHA online and ready gets the round's
+// round_start, in enrolment order, the same frame for all but its picked
+// digit (see roundStarts): who was sampled stays inside the encrypted
+// channel.
 func (c *Coordinator) open(r *Round, tick time.Time) {
 	weights := c.eng.Global()
 	w := &window{round: r.ID, sampled: map[int]bool{}, closeAt: c.closeAt, weights: weights,
@@ -447,7 +447,7 @@ func (c *Coordinator) open(r *Round, tick time.Time) {
 	for _, i := range r.Sampled {
 		w.sampled[i] = true
 	}
-	_, start, err := protocol.Encode(&protocol.RoundStart{Round: r.ID, TimeLeft: c.closeAt.Sub(tick), Weights: weights})
+	starts, err := roundStarts(r.ID, c.closeAt.Sub(tick), weights)
 	if err != nil {
 		c.log.Error("encode round_start", "err", err)
 	}
@@ -455,16 +455,38 @@ func (c *Coordinator) open(r *Round, tick time.Time) {
 	c.window = w
 	c.snap.status = c.statusOf(protocol.StateRunning, tick, w)
 	online := 0
-	if start != nil {
-		for _, i := range r.Sampled {
-			if c.liveLocked(i) {
-				online++
-				c.tr.Send(i, protocol.Binary, start)
-			}
+	for i := range c.eng.File.LHAs {
+		if starts[0] == nil || !c.liveLocked(i) || !c.startsFor(w, i) {
+			continue
+		}
+		if w.sampled[i] {
+			online++
+			c.tr.Send(i, protocol.Binary, starts[1])
+		} else {
+			c.tr.Send(i, protocol.Binary, starts[0])
 		}
 	}
 	c.fmu.Unlock()
 	c.log.Info("round opened", "round", r.ID, "sampled", len(r.Sampled), "online", online, "closes", c.closeAt.Format(time.RFC3339Nano))
+}
+
+// roundStarts encodes round's round_start for an unpicked [0] and a
+// picked [1] LHA: frames of the same length.
+func roundStarts(round int, left time.Duration, weights []float64) (starts [2][]byte, err error) {
+	for i, picked := range []bool{false, true} {
+		if _, starts[i], err = protocol.Encode(&protocol.RoundStart{Round: round, TimeLeft: left, Picked: picked, Weights: weights}); err != nil {
+			return [2][]byte{}, err
+		}
+	}
+	return starts, nil
+}
+
+// startsFor reports whether LHA lha gets window w's round_start: every
+// LHA does, except in a cyclic study, where only the LHA whose turn it is
+// by the public timetable trains (who that is is public: nothing to
+// hide, and the others have no answer to give).
+func (c *Coordinator) startsFor(w *window, lha int) bool {
+	return w.sampled[lha] || !c.eng.isCyclic()
 }
 
 // closeWindow ends the open round's window and returns it (nil if none).
@@ -502,6 +524,11 @@ func (c *Coordinator) Frame(lha int, b []byte, t time.Time, reply func(k protoco
 	case w.frames[lha] != nil:
 		w.extra[lha]++
 	default:
+		if _, dummy := protocol.PeekDummy(b); dummy {
+			// Only its head is kept (its round): every LHA answers every
+			// round, and the window holds the m real updates, not N frames.
+			b = b[:protocol.DummyHead]
+		}
 		w.frames[lha] = bytes.Clone(b)
 	}
 }
@@ -516,8 +543,9 @@ func (c *Coordinator) Buffered() int {
 	return len(c.window.frames)
 }
 
-// TextVerdict answers a text frame from an authenticated LHA: LHAs send
-// only hello (once) and binary updates, so every text frame is an error;
+// TextVerdict answers a text frame from an authenticated LHA other than
+// ready (see IsReady): LHAs send only ready and binary updates, so every
+// other text frame is an error;
 // its answer depends on that frame alone.
 func TextVerdict(b []byte) (protocol.Code, string) {
 	m, err := protocol.Decode(protocol.Text, b)
@@ -537,29 +565,18 @@ func TextVerdict(b []byte) (protocol.Code, string) {
 
 // Join returns, for LHA lha authenticated at t, the frames its connection
 // starts with: the welcome (the study, the schedule and the log as of the
-// last tick), the last released round_result, then the finished message
-// or, if it is sampled in the open window and has not sent its frame yet,
-// the round's round_start. deliver is called with them under the lock a
+// last tick), the last released round_result, then the finished message if
+// the study has ended. deliver is called with them under the lock a
 // release takes, so the driver registers the connection and queues them
 // there: the LHA gets every release either in them or after them.
 //
-// Join counts the LHA as ready at once (JoinAs with ready true): a hello
-// without "wait" is also the ready.
+// Every connection starts not ready: it gets no round_start and does not
+// count towards the quorum until its ready frame (see Ready), which the
+// LHA sends once its file is chosen and checked and it has joined.
 func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error {
-	return c.JoinAs(lha, t, true, deliver)
-}
-
-// JoinAs is Join for a connection that is ready (its file checked) or not
-// yet: one that is not gets no round_start and does not count towards the
-// quorum until Ready.
-func (c *Coordinator) JoinAs(lha int, t time.Time, ready bool, deliver func(msgs []Msg)) error {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	if ready {
-		delete(c.waiting, lha)
-	} else {
-		c.waiting[lha] = true
-	}
+	c.waiting[lha] = true
 	snap := c.snap
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
@@ -577,103 +594,9 @@ func (c *Coordinator) JoinAs(lha int, t time.Time, ready bool, deliver func(msgs
 	}
 	if snap.finished != nil {
 		msgs = append(msgs, Msg{protocol.Text, snap.finished})
-	} else if ready {
-		msgs = append(msgs, c.pendingStart(lha, t)...)
 	}
 	deliver(msgs)
 	return nil
-}
-
-// aggregate decodes the window's frames, hands the updates to the engine
-// in LHA order and completes the round (store commit). Nothing is sent:
-// the release does that at the slot's end.
-func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, error) {
-	verdicts := map[int][]verdict{}
-	start := c.now(t)
-	if w != nil {
-		lhas := make([]int, 0, len(w.frames))
-		for lha := range w.frames {
-			lhas = append(lhas, lha)
-		}
-		slices.Sort(lhas)
-		for _, lha := range lhas {
-			if v, ok := c.submit(lha, w.round, w.frames[lha]); !ok {
-				verdicts[lha] = append(verdicts[lha], v)
-			} else if c.hooks.Accepted != nil {
-				c.hooks.Accepted()
-			}
-			w.frames[lha] = nil
-		}
-		for lha, n := range w.extra {
-			// One answer for all further frames: a burst of answers must
-			// not overflow the sender's outbox.
-			verdicts[lha] = append(verdicts[lha], verdict{protocol.CodeDuplicateUpdate, w.round,
-				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
-		}
-	}
-	res, err := c.eng.CompleteAt(func() time.Time { return c.now(t) })
-	if err != nil {
-		return nil, err
-	}
-	took := c.now(t).Sub(start)
-	if c.hooks.Committed != nil {
-		c.hooks.Committed(res.Event.Round, took)
-	}
-	if c.hooks.Rejected != nil {
-		for _, vs := range verdicts {
-			for _, v := range vs {
-				c.hooks.Rejected(v.code)
-			}
-		}
-	}
-	c.log.Info("round committed", "round", res.Event.Round, "q", res.Event.SampleRate,
-		"c", res.Event.NoiseMultiplier, "epsilon", res.Event.Epsilon, "delta", res.Event.Delta,
-		"sampled", len(r.Sampled), "received", r.Received, "rejected", r.Rejected,
-		"model_sha256", res.Event.ModelSHA256, "took", took.Round(time.Millisecond))
-	return &release{res: res, verdicts: verdicts}, nil
-}
-
-// submit decodes one buffered frame of LHA lha, received in the window of
-// round, and hands it to the engine (emu held); ok is false with the
-// answer when it was not taken. A frame refused while decoding (NaN or ±Inf
-// weights, a length that does not match its header, …) is counted as a
-// rejected update of round, like one the engine refuses, and its answer
-// names the round.
-func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, ok bool) {
-	m, err := protocol.Decode(protocol.Binary, b)
-	if err != nil {
-		c.eng.Refused(lha, round)
-		msg := fmt.Sprintf("round %d: update refused: %v", round, err)
-		switch {
-		case errors.Is(err, protocol.ErrNotFinite):
-			return verdict{protocol.CodeBadUpdate, round, msg}, false
-		case errors.Is(err, protocol.ErrVersion):
-			return verdict{protocol.CodeVersion, round, msg}, false
-		case errors.Is(err, protocol.ErrTooLarge):
-			return verdict{protocol.CodeTooLarge, round, msg}, false
-		}
-		return verdict{protocol.CodeBadFrame, round, msg}, false
-	}
-	u, isUpdate := m.(*protocol.Update)
-	if !isUpdate {
-		return verdict{protocol.CodeBadFrame, 0, fmt.Sprintf("a client may not send %s", m.Type())}, false
-	}
-	err = c.eng.Submit(lha, u.Round, u.Weights)
-	switch {
-	case err == nil:
-		return verdict{}, true
-	case errors.Is(err, ErrFinished):
-		return verdict{protocol.CodeFinished, u.Round, err.Error()}, false
-	case errors.Is(err, ErrStaleRound):
-		return verdict{protocol.CodeStaleRound, u.Round, err.Error()}, false
-	case errors.Is(err, ErrNotSampled):
-		return verdict{protocol.CodeNotSampled, u.Round, err.Error()}, false
-	case errors.Is(err, ErrDuplicate):
-		return verdict{protocol.CodeDuplicateUpdate, u.Round, err.Error()}, false
-	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, u.Round, fmt.Sprintf("round %d: update refused: %v", u.Round, err)}, false
-	}
-	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
 }
 
 // release sends a committed round at its release tick (emu held): each

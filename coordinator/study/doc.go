@@ -29,9 +29,10 @@
 //	st := &MemStore{}                       // or LedgerStore(l) in serve, Durable Object storage in the worker
 //	e, err := Open(f, raw, st, &Options{})  // new study, or resume from st.Load()
 //	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, now)
-//	err = c.Join(lha, now, deliver)         // an LHA authenticated: welcome, last result, round_start or finished
+//	err = c.Join(lha, now, deliver)         // an LHA authenticated: welcome, last result or finished (not ready yet)
+//	c.Ready(lha, now, reply)                // its ready frame: it counts towards the quorum; the open round's round_start
 //	c.Frame(lha, b, now, reply)             // a binary frame: reply(ack) at once, frame held in memory
-//	code, msg := TextVerdict(b)             // a text frame: always an error, answered at once
+//	code, msg := TextVerdict(b)             // any other text frame: an error, answered at once
 //	next, err := c.Tick(now)                // the schedule: open / close, aggregate, commit / release / finish
 //	st := c.Status()                        // the public status (/api/status): a snapshot taken at ticks
 //	c.Stop()                                // shutting down: the open round is abandoned
@@ -61,8 +62,9 @@
 // joins. serve and the worker behave the same.
 //
 // A Durable Object drives it like this: on each websocket message it calls
-// Frame (binary) or answers with TextVerdict (text) after the hello was
-// checked with [Tokens]; on each alarm and each connect or close it calls
+// Frame (binary) or answers with TextVerdict (text) on connections whose
+// handshake token was checked with [Tokens] (failed handshakes counted in
+// [AuthFailures]); on each alarm and each connect or close it calls
 // Tick(now) and sets its next alarm to Next.At; its Store persists the
 // state in Durable Object storage (a MemStore whose S.MarshalBinary is
 // written after every call that raised Changes will do: a Tick that
@@ -74,7 +76,7 @@
 // # Schedule and timing
 //
 // Rounds follow the fixed public schedule of the study file: t₀ is the
-// moment the start quorum was first online (recorded by
+// moment the start quorum was first online and ready (recorded by
 // Store.SetScheduleStart); slot j starts at t₀ + j·L; the round opened at
 // a slot's start takes frames until L − slack, is then aggregated, noised
 // and committed, and is released at the slot's end. Every binary frame is

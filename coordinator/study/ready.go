@@ -6,14 +6,15 @@ import (
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// pendingStart is the open round's round_start for lha if it is sampled
-// and has not sent its frame yet (fmu held).
+// pendingStart is the open round's round_start for lha (picked or not,
+// see open) if it gets one and has not sent its frame yet (fmu held).
 func (c *Coordinator) pendingStart(lha int, t time.Time) []Msg {
 	w := c.window
-	if w == nil || !w.sampled[lha] || w.frames[lha] != nil {
+	if w == nil || !c.startsFor(w, lha) || w.frames[lha] != nil {
 		return nil
 	}
-	_, sb, err := protocol.Encode(&protocol.RoundStart{Round: w.round, TimeLeft: max(0, w.closeAt.Sub(t)), Weights: w.weights})
+	_, sb, err := protocol.Encode(&protocol.RoundStart{Round: w.round, TimeLeft: max(0, w.closeAt.Sub(t)),
+		Picked: w.sampled[lha], Weights: w.weights})
 	if err != nil {
 		return nil
 	}
@@ -21,9 +22,10 @@ func (c *Coordinator) pendingStart(lha int, t time.Time) []Msg {
 }
 
 // Ready records that LHA lha, connected, has its file checked and has
-// joined (a ready frame, see IsReady). If it is sampled in the open round
-// and has not sent its frame, reply gets the round's round_start (under
-// the lock a release takes, like Join's deliver). It returns false when
+// joined (a ready frame, see IsReady). If a round is open and it has not
+// answered it, reply gets the round's round_start, picked or not, like
+// every ready LHA at the round's opening (under the lock a release takes,
+// like Join's deliver). It returns false when
 // lha was ready already (a repeated ready changes nothing). A driver then
 // ticks the Coordinator: the quorum may be reached.
 func (c *Coordinator) Ready(lha int, t time.Time, reply func(k protocol.Kind, b []byte)) bool {

@@ -41,16 +41,22 @@ type Request struct {
 	Conn   int
 	Now    time.Time
 	Binary bool
-	// Data is the frame (message) or the init envelope
-	// ({"now"} + [study file, stored state?]).
+	// Data is the frame (message), the init envelope
+	// ({"now"} + [study file, stored state?]) or, for connect, the
+	// request's Sec-WebSocket-Protocol header (the join token).
 	Data []byte
-	// Origin and Host of a websocket request (connect).
-	Origin, Host string
+	// Origin and Host of a websocket request (connect), and the client's
+	// address (CF-Connecting-IP).
+	Origin, Host, Addr string
 }
 
 // ErrRefused wraps the reason a connect is refused (the Durable Object
-// answers HTTP 403).
-var ErrRefused = errors.New("refused")
+// answers HTTP 403); ErrTooMany a connect from an address past its limit
+// of failed attempts (HTTP 429).
+var (
+	ErrRefused = errors.New("refused")
+	ErrTooMany = errors.New("too many")
+)
 
 // Do handles one Durable Object event and returns the encoded effects.
 func (h *handler) Do(r Request) ([]byte, error) {
@@ -68,7 +74,10 @@ func (h *handler) Do(r Request) ([]byte, error) {
 		if err := h.obj.CheckOrigin(r.Origin, r.Host); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 		}
-		fx = h.obj.Connect(r.Conn, r.Now)
+		var err error
+		if fx, err = h.obj.Connect(r.Conn, []string{string(r.Data)}, r.Addr, r.Now); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrTooMany, err)
+		}
 	case "message":
 		fx = h.obj.Message(r.Conn, r.Binary, r.Data, r.Now)
 	case "disconnect":

@@ -117,17 +117,22 @@ func TestConnectRefusesForeignOrigin(t *testing.T) {
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("foreign origin: %v", err)
 	}
-	if _, err := h.Do(Request{Op: "connect", Conn: 2, Now: now, Origin: "https://fedcast.example", Host: "fedcast.example"}); err != nil {
-		t.Fatal(err)
-	}
-	_, hb, _ := protocol.Encode(&protocol.Hello{Token: sec.LHAs[0]})
-	out, err := h.Do(Request{Op: "message", Conn: 2, Now: now, Data: hb})
+	header := []byte(strings.Join(protocol.Subprotocols(sec.LHAs[0]), ", ")) // the Sec-WebSocket-Protocol header
+	out, err := h.Do(Request{Op: "connect", Conn: 2, Now: now, Origin: "https://fedcast.example", Host: "fedcast.example", Data: header})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fx, err := object.DecodeEffects(out)
 	if err != nil || len(fx.Sends) != 1 || fx.Sends[0].Conn != 2 || !strings.Contains(string(fx.Sends[0].Data), `"welcome"`) {
-		t.Fatalf("hello: %v %+v", err, fx)
+		t.Fatalf("connect with the token in the handshake: %v %+v", err, fx)
+	}
+	for i := range study.DefaultMaxFailedAuth {
+		if _, err := h.Do(Request{Op: "connect", Conn: 10 + i, Now: now, Addr: "198.51.100.1"}); err != nil {
+			t.Fatalf("refusal %d: %v", i+1, err)
+		}
+	}
+	if _, err := h.Do(Request{Op: "connect", Conn: 99, Now: now, Addr: "198.51.100.1"}); !errors.Is(err, ErrTooMany) {
+		t.Errorf("past the limit of failed attempts: %v, want ErrTooMany", err)
 	}
 	if _, err := h.Do(Request{Op: "bogus", Now: now}); err == nil {
 		t.Error("an unknown call was taken")

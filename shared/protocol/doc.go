@@ -14,7 +14,7 @@
 //
 // Text frame: a JSON object with the protocol version and the type first,
 //
-//	{"v":1,"type":"hello","token":"…"}
+//	{"v":1,"type":"welcome","study":{…},…}
 //
 // Binary frame (all integers little-endian):
 //
@@ -26,7 +26,9 @@
 //	8       4     n, number of weights, uint32
 //	12      4     L, length of the metadata, uint32 (≤ MaxMeta)
 //	16      32    SHA-256 of the 8n weight bytes (see [HashWeights])
-//	48      L     metadata: a JSON object (type-specific; empty for update)
+//	48      L     metadata: a JSON object (type-specific: round_start
+//	              {"time_left_ms":…,"picked":0|1}; update exactly
+//	              {"dummy":0} or {"dummy":1}, the same length either way)
 //	48+L    8n    weights, IEEE-754 float64, little-endian
 //
 // The weight hash is the same one the coordinator's privacy ledger stores
@@ -36,13 +38,16 @@
 // # Messages
 //
 //	type          dir   frame   content
-//	hello         c→s   text    token (the LHA's secret join token); "wait":
-//	                            true when the LHA has no checked file yet
+//	hello         c→s   text    token (no longer sent: the token travels in
+//	                            the handshake, see below)
 //	welcome       s→c   text    public study parameters, the LHA's name, the
-//	                            study state and the round log (privacy events)
-//	round_start   s→c   binary  round id, time left, global weights; sent to
-//	                            the sampled LHAs only
-//	update        c→s   binary  round id and the clipped Δw; nothing else
+//	                            study state and the round log (privacy events);
+//	                            the coordinator's first frame
+//	round_start   s→c   binary  round id, time left, picked (0 or 1), global
+//	                            weights; sent to every online and ready LHA
+//	update        c→s   binary  round id, dummy (0 or 1) and the clipped Δw
+//	                            (a dummy: zeros of the same length); every LHA
+//	                            answers every round_start once
 //	accepted      s→c   text    round id of an update the coordinator took
 //	round_result  s→c   binary  the round's privacy event (round, q, c, ε
 //	                            after it, δ) and the new global weights; to all
@@ -52,20 +57,31 @@
 //	                            and it joined; only now does it count towards
 //	                            the start quorum and get round_start
 //
-// A client sends three kinds of message: hello, ready and update. No client
-// message carries its number of rows or any other statistic of its data;
-// ready depends only on a file having been chosen and parsed, never on
-// what it holds.
+// A client sends two kinds of message: ready (once per connection, when
+// its file is chosen and checked and it joined) and update (real or
+// dummy). No client message carries its number of rows or any other
+// statistic of its data; ready depends only on a file having been chosen
+// and parsed, never on what it holds.
+//
+// # Handshake
+//
+// The join token is checked before the websocket upgrade: a client offers
+// the subprotocols [Subprotocols] (token) — [Subprotocol] and
+// [AuthPrefix] + base64url(token) — and the coordinator selects
+// Subprotocol ([ParseAuth]). A refused handshake gets an error frame and
+// an immediate close (or HTTP 429 past the limit of failed attempts).
 //
 // # Trust model (spec §5)
 //
-// Who was sampled, how many, and round timings are admin-only. round_start
-// goes only to the sampled LHAs; nothing is broadcast when a round starts.
-// A client that was not sampled in round r learns it only by receiving r's
-// round_result without a round_start before it. After a round_start the
-// server reconnects, a client may get the same round_start again (same
-// weights); a round_result for a round it already has must carry the same
-// model hash (release once: a committed round is never re-noised).
+// Who was sampled, how many, and round timings are admin-only. Every
+// online and ready LHA gets the same round_start every round (only its one-digit
+// picked field differs, inside the encrypted channel) and answers it once,
+// [AnswerAfter] its arrival, with its update if picked and trained in time,
+// else a dummy of the same size: an observer of the frames' sizes and times
+// cannot tell who was picked. After a reconnect a client may get the same
+// round_start again (same weights) until it has answered; a round_result
+// for a round it already has must carry the same model hash (release once:
+// a committed round is never re-noised).
 //
 // # Error codes
 //
@@ -74,7 +90,8 @@
 //	2     version          unsupported protocol version                   closed
 //	3     unauthorized     missing or unknown join token                  closed
 //	4     replaced         another connection joined with the same token  closed
-//	5     not_sampled      update from an LHA not sampled in that round   kept
+//	5     not_sampled      (no longer sent: such an update is dropped
+//	                       without an answer, like a dummy)               kept
 //	6     stale_round      update for a round that is not open (replayed,
 //	                       late or unknown round id)                      kept
 //	7     duplicate_update a second update for the same round             kept
@@ -82,7 +99,7 @@
 //	9     too_large        frame over the size limit                      closed
 //	10    finished         the study has ended; no more rounds            kept
 //	11    internal         coordinator error; try again later             closed
-//	12    hello_expected   first message was not hello / second hello     closed
+//	12    hello_expected   a hello frame on a joined connection           closed
 //
 // # Size limits
 //

@@ -22,7 +22,7 @@ func Example() {
 	_, b, _ = protocol.Encode(&protocol.Hello{Token: "secret"})
 	fmt.Println(string(b))
 	// Output:
-	// binary 64 bytes
+	// binary 75 bytes
 	// update 4 [0.25 -0.5]
 	// {"v":1,"type":"hello","token":"secret"}
 }

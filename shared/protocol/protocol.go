@@ -122,16 +122,13 @@ type Message interface {
 // Hello is the first message of a client: its secret join token.
 type Hello struct {
 	Token string `json:"token"`
-	// Wait, when true, says the LHA has no checked file yet: it does not
-	// count towards the quorum, nor get round_start, until it sends
-	// ready. Without it (older clients, tests) the hello is also the
-	// ready.
-	Wait bool `json:"wait,omitempty"`
 }
 
 // Ready is sent by an LHA once its file is chosen and checked and it has
-// pressed Join (the headless client: once its file is checked). It has no
-// fields: whether an LHA is ready never depends on what its file holds.
+// pressed Join (the headless client: once its file is checked), and again
+// on each later connection: every connection starts not ready, and only a
+// ready one counts towards the start quorum and gets round_start. It has
+// no fields: whether an LHA is ready never depends on what its file holds.
 type Ready struct{}
 
 // Study holds the public parameters of a study, everything a client needs
@@ -290,18 +287,30 @@ type Welcome struct {
 	Log []Event `json:"log"`
 }
 
-// RoundStart tells a sampled LHA to train from Weights for round Round.
+// RoundStart opens round Round for an LHA: every online and ready LHA
+// (see Ready) gets one, with the same Weights (the last released model);
+// Picked says whether this LHA was sampled to train. Picked travels as a
+// one-digit number in the metadata, so the frames to picked and unpicked
+// LHAs have the same size.
 type RoundStart struct {
 	Round int
-	// TimeLeft is how long the coordinator still waits for the update
+	// TimeLeft is how long the coordinator still waits for the answer
 	// (millisecond resolution on the wire).
 	TimeLeft time.Duration
-	Weights  []float64
+	// Picked: this LHA was sampled; it answers with its update. Otherwise
+	// it answers with a dummy (see AnswerAfter for when).
+	Picked  bool
+	Weights []float64
 }
 
-// Update is a client's clipped Δw for round Round.
+// Update is a client's answer to round Round's round_start: its clipped
+// Δw, or, when Dummy is set, a frame of the same size that carries
+// nothing (the Weights are zeros and are never read). Every online and
+// ready LHA answers every round, so an observer of the frames cannot tell who was
+// picked; the coordinator sums only real updates.
 type Update struct {
 	Round   int
+	Dummy   bool
 	Weights []float64
 }
 
@@ -457,14 +466,14 @@ func FrameSize(n int) int64 {
 func Encode(m Message) (Kind, []byte, error) {
 	switch m := m.(type) {
 	case *RoundStart:
-		meta, err := json.Marshal(roundStartMeta{TimeLeftMillis: m.TimeLeft.Milliseconds()})
+		meta, err := json.Marshal(roundStartMeta{TimeLeftMillis: m.TimeLeft.Milliseconds(), Picked: digit(m.Picked)})
 		if err != nil {
 			return 0, nil, fmt.Errorf("protocol: encode round_start: %w", err)
 		}
 		b, err := encodeBinary(TypeRoundStart, m.Round, meta, m.Weights)
 		return Binary, b, err
 	case *Update:
-		b, err := encodeBinary(TypeUpdate, m.Round, nil, m.Weights)
+		b, err := encodeBinary(TypeUpdate, m.Round, updateMeta[*digit(m.Dummy)], m.Weights)
 		return Binary, b, err
 	case *RoundResult:
 		ev := m.Event
@@ -486,6 +495,24 @@ func Encode(m Message) (Kind, []byte, error) {
 
 type roundStartMeta struct {
 	TimeLeftMillis int64 `json:"time_left_ms"`
+	// Picked is 1 or 0 (a number of one digit: the same size either
+	// way). Absent (nil on decoding) from coordinators that sent
+	// round_start to the sampled LHAs only: picked.
+	Picked *int `json:"picked,omitempty"`
+}
+
+// updateMeta is an update's metadata, real (0) or dummy (1): the same
+// size either way. An update without metadata (clients before dummies)
+// is real.
+var updateMeta = [2][]byte{[]byte(`{"dummy":0}`), []byte(`{"dummy":1}`)}
+
+// digit returns &1 for true and &0 for false.
+func digit(b bool) *int {
+	d := 0
+	if b {
+		d = 1
+	}
+	return &d
 }
 
 func encodeBinary(t Type, round int, meta []byte, w []float64) ([]byte, error) {
@@ -594,10 +621,15 @@ func decodeBinary(b []byte) (Message, error) {
 	}
 	switch t {
 	case TypeUpdate:
-		if l != 0 {
-			return nil, fmt.Errorf("%w: update carries %d bytes of metadata (must be empty)", ErrMalformed, l)
+		u := &Update{Round: round, Weights: w}
+		switch {
+		case l == 0, bytes.Equal(meta, updateMeta[0]):
+		case bytes.Equal(meta, updateMeta[1]):
+			u.Dummy = true
+		default:
+			return nil, fmt.Errorf("%w: update metadata %q (want %s or %s)", ErrMalformed, meta, updateMeta[0], updateMeta[1])
 		}
-		return &Update{Round: round, Weights: w}, nil
+		return u, nil
 	case TypeRoundStart:
 		var m roundStartMeta
 		if err := unmarshalStrict(meta, &m); err != nil {
@@ -606,7 +638,11 @@ func decodeBinary(b []byte) (Message, error) {
 		if m.TimeLeftMillis < 0 || m.TimeLeftMillis > math.MaxInt64/int64(time.Millisecond) {
 			return nil, fmt.Errorf("%w: round_start time left %d ms", ErrMalformed, m.TimeLeftMillis)
 		}
-		return &RoundStart{Round: round, TimeLeft: time.Duration(m.TimeLeftMillis) * time.Millisecond, Weights: w}, nil
+		if m.Picked != nil && *m.Picked != 0 && *m.Picked != 1 {
+			return nil, fmt.Errorf("%w: round_start picked %d (want 0 or 1)", ErrMalformed, *m.Picked)
+		}
+		return &RoundStart{Round: round, TimeLeft: time.Duration(m.TimeLeftMillis) * time.Millisecond,
+			Picked: m.Picked == nil || *m.Picked == 1, Weights: w}, nil
 	default: // TypeRoundResult
 		var rm roundResultMeta
 		if err := unmarshalStrict(meta, &rm); err != nil {

@@ -27,8 +27,10 @@ func sampleMessages() []Message {
 			Schedule: &Schedule{Start: &t0, RoundLengthMillis: 60000, RoundSlackMillis: 6000, Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3},
 			Log:      []Event{{Round: 1, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.21, Delta: 1e-5, ModelSHA256: "ab"}},
 		},
+		&RoundStart{Round: 3, TimeLeft: 1500 * time.Millisecond, Picked: true, Weights: w},
 		&RoundStart{Round: 3, TimeLeft: 1500 * time.Millisecond, Weights: w},
 		&Update{Round: 3, Weights: w},
+		&Update{Round: 3, Dummy: true, Weights: make([]float64, len(w))},
 		&Update{Round: 0, Weights: []float64{}},
 		&Accepted{Round: 3},
 		&RoundResult{Event: Event{Round: 3, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.4, Delta: 1e-5, ModelSHA256: HashHex(w)}, Weights: w},
@@ -64,8 +66,8 @@ func TestBinaryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) != HeaderSize+16 {
-		t.Fatalf("update frame is %d bytes, want %d", len(b), HeaderSize+16)
+	if len(b) != HeaderSize+updateMetaSize+16 {
+		t.Fatalf("update frame is %d bytes, want %d", len(b), HeaderSize+updateMetaSize+16)
 	}
 	if string(b[:2]) != "fc" || b[2] != Version || Type(b[3]) != TypeUpdate {
 		t.Errorf("header starts % x", b[:4])
@@ -76,14 +78,14 @@ func TestBinaryLayout(t *testing.T) {
 	if n := binary.LittleEndian.Uint32(b[8:]); n != 2 {
 		t.Errorf("count field %d", n)
 	}
-	if l := binary.LittleEndian.Uint32(b[12:]); l != 0 {
-		t.Errorf("update metadata length %d", l)
+	if l := binary.LittleEndian.Uint32(b[12:]); int(l) != updateMetaSize || string(b[HeaderSize:HeaderSize+l]) != `{"dummy":0}` {
+		t.Errorf("update metadata %q", b[HeaderSize:HeaderSize+l])
 	}
 	sum := HashWeights(w)
 	if string(b[16:48]) != string(sum[:]) {
 		t.Error("hash field is not HashWeights")
 	}
-	if v := math.Float64frombits(binary.LittleEndian.Uint64(b[56:])); v != -2 {
+	if v := math.Float64frombits(binary.LittleEndian.Uint64(b[HeaderSize+updateMetaSize+8:])); v != -2 {
 		t.Errorf("second weight %v", v)
 	}
 	if FrameSize(2) < int64(len(b)) {
@@ -92,6 +94,9 @@ func TestBinaryLayout(t *testing.T) {
 }
 
 // frame returns a valid update frame then lets mutate change it.
+// updateMetaSize is the length of an update's metadata, real or dummy.
+const updateMetaSize = len(`{"dummy":0}`)
+
 func frame(t *testing.T, mutate func(b []byte) []byte) []byte {
 	t.Helper()
 	_, b, err := Encode(&Update{Round: 1, Weights: []float64{1, 2, 3}})
@@ -103,7 +108,7 @@ func frame(t *testing.T, mutate func(b []byte) []byte) []byte {
 
 func TestDecodeRejects(t *testing.T) {
 	nan := frame(t, func(b []byte) []byte {
-		binary.LittleEndian.PutUint64(b[HeaderSize:], math.Float64bits(math.NaN()))
+		binary.LittleEndian.PutUint64(b[HeaderSize+updateMetaSize:], math.Float64bits(math.NaN()))
 		return b
 	})
 	// fix the hash so that only the NaN is wrong
@@ -130,12 +135,20 @@ func TestDecodeRejects(t *testing.T) {
 		{"trailing byte", Binary, frame(t, func(b []byte) []byte { return append(b, 0) }), ErrMalformed},
 		{"count too large", Binary, frame(t, func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], MaxWeights+1); return b }), ErrTooLarge},
 		{"meta too large", Binary, frame(t, func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], MaxMeta+1); return b }), ErrTooLarge},
-		{"hash mismatch", Binary, frame(t, func(b []byte) []byte { b[HeaderSize] ^= 1; return b }), ErrMalformed},
+		{"hash mismatch", Binary, frame(t, func(b []byte) []byte { b[HeaderSize+updateMetaSize] ^= 1; return b }), ErrMalformed},
 		{"NaN weight", Binary, fixHash(nan), ErrNotFinite},
 		{"Inf weight", Binary, fixHash(frame(t, func(b []byte) []byte {
-			binary.LittleEndian.PutUint64(b[HeaderSize+8:], math.Float64bits(math.Inf(-1)))
+			binary.LittleEndian.PutUint64(b[HeaderSize+updateMetaSize+8:], math.Float64bits(math.Inf(-1)))
 			return b
 		})), ErrNotFinite},
+		{"dummy flag of two digits", Binary, func() []byte {
+			b, _ := encodeBinary(TypeUpdate, 1, []byte(`{"dummy":10}`), []float64{1})
+			return b
+		}(), ErrMalformed},
+		{"round_start picked 2", Binary, func() []byte {
+			b, _ := encodeBinary(TypeRoundStart, 1, []byte(`{"time_left_ms":5,"picked":2}`), []float64{1})
+			return b
+		}(), ErrMalformed},
 		{"update with metadata", Binary, func() []byte {
 			b, _ := encodeBinary(TypeUpdate, 1, []byte(`{"rows":12}`), []float64{1})
 			return b
@@ -271,9 +284,5 @@ func TestReadyMessage(t *testing.T) {
 	}
 	if m, err := Decode(Text, b); err != nil || m.Type() != TypeReady || TypeReady != 9 || TypeReady.Kind() != Text {
 		t.Fatalf("Decode: %v %v", m, err)
-	}
-	_, h, _ := Encode(&Hello{Token: "t", Wait: true})
-	if m, err := Decode(Text, h); err != nil || !m.(*Hello).Wait {
-		t.Fatalf("hello with wait: %v %v", m, err)
 	}
 }

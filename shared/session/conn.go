@@ -44,10 +44,14 @@ const (
 )
 
 // Dialer opens a connection to the coordinator's websocket URL
-// (ws://HOST/api/ws or wss://…, from ParseJoinLink). The browser dials
-// with its WebSocket (package wasm), native clients with
+// (ws://HOST/api/ws or wss://…, from ParseJoinLink), offering protocols
+// as the handshake's subprotocols (Sec-WebSocket-Protocol): they carry
+// the join token (protocol.Subprotocols), which the coordinator checks
+// before it accepts the connection. A dialer that learns why the
+// coordinator refused (an HTTP status) returns a *protocol.Error. The
+// browser dials with its WebSocket (package wasm), native clients with
 // coordinator/lhaconn; tests dial an in-memory Pipe.
-type Dialer func(ctx context.Context, url string) (Conn, error)
+type Dialer func(ctx context.Context, url string, protocols []string) (Conn, error)
 
 // ErrClosed is returned by a Pipe end after either end was closed.
 var ErrClosed = errors.New("session: connection closed")

@@ -159,12 +159,13 @@ func TestSessionCyclicRefusals(t *testing.T) {
 		prev = []float64{0.1, 0.2, 0.3, 0.4}
 	}
 	set := func(State) {}
-	err := s.train(context.Background(), nil, fl.Config{}, &protocol.RoundStart{Round: notMine, TimeLeft: time.Minute, Weights: prev}, nil, math.Inf(1), Observer{}, set)
+	err := s.answer(context.Background(), nil, fl.Config{}, &protocol.RoundStart{Round: notMine, TimeLeft: time.Minute, Picked: true, Weights: prev}, nil, math.Inf(1), Observer{}, set)
 	if !errors.Is(err, ErrBadStudy) {
 		t.Fatalf("round_start of another LHA's turn %d: %v, want ErrBadStudy", notMine, err)
 	}
 	// Its own turn, with a limit below one hand-off: sat out.
-	s2 := &Session{}
+	lha, coord := Pipe()
+	s2 := &Session{ws: lha, sampled: map[int]bool{}, answered: map[int]bool{}}
 	if err := s2.welcome(&protocol.Welcome{Study: st, LHA: "A", Index: &idx, State: protocol.StateWaiting}); err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +180,14 @@ func TestSessionCyclicRefusals(t *testing.T) {
 	}
 	var skipped []Skip
 	obs := Observer{Skipped: func(k Skip) { skipped = append(skipped, k) }}
-	if err := s2.train(context.Background(), nil, fl.Config{}, &protocol.RoundStart{Round: mine[0], TimeLeft: time.Minute, Weights: start}, nil, epsOf(t, st, 1)*0.99, obs, set); err != nil {
+	if err := s2.answer(context.Background(), nil, fl.Config{}, &protocol.RoundStart{Round: mine[0], TimeLeft: answerIn, Picked: true, Weights: start}, nil, epsOf(t, st, 1)*0.99, obs, set); err != nil {
 		t.Fatal(err)
+	}
+	// Sat out, it answers with a dummy all the same.
+	if k, b, err := coord.Read(context.Background(), protocol.FrameSize(st.Params)); err != nil {
+		t.Fatal(err)
+	} else if m, err := protocol.Decode(k, b); err != nil || !m.(*protocol.Update).Dummy {
+		t.Errorf("own turn sat out: sent %v, %v; want a dummy", m, err)
 	}
 	if len(skipped) != 1 || skipped[0].Round != mine[0] || math.Abs(skipped[0].Epsilon-epsOf(t, st, 1)) > 1e-12 {
 		t.Fatalf("own turn %d past the limit: skips %+v, want one at the ε of one hand-off %v", mine[0], skipped, epsOf(t, st, 1))

@@ -29,17 +29,21 @@
 //
 // [Join] accepts a join link (https://HOST/join#TOKEN; the token sits in
 // the URL fragment so it never reaches HTTP logs) or a websocket URL with
-// a separate token ([ParseJoinLink] maps one to the other). It dials, sends
-// hello and waits for the welcome; it returns a *protocol.Error for a
-// refused token.
+// a separate token ([ParseJoinLink] maps one to the other). It dials with
+// the token in the handshake (protocol.Subprotocols) and waits for the
+// welcome; it returns a *protocol.Error for a refused token.
 //
 // [Session.Run] prepares the LHA's training windows region by region
 // ([PrepareTraining]: the study's H, P, smoothing and date range; the
 // earliest TrainFraction of each area's windows by target date; all of the
 // LHA's areas are one client's data; with [Options.MaxWindows] a fresh
-// random sample per round), then loops: on each round_start it trains with
-// fl.LocalUpdate from the received global weights and sends the clipped
-// Δw, nothing else. It returns nil when the study finishes. When the
+// random sample per round), then says ready and loops. Every online and
+// ready LHA gets every round's round_start and answers it once, protocol.AnswerAfter(time left)
+// after it arrived: when picked, with the clipped Δw of fl.LocalUpdate from
+// the received global weights (training runs beside the timer; an update
+// not ready by then is dropped and a dummy leaves on time); when not
+// picked, or sitting the round out, with a dummy of the same size. It
+// returns nil when the study finishes. When the
 // connection drops it redials and joins again with backoff (see
 // [Options.ReconnectMax]) until ctx ends.
 //
@@ -57,16 +61,18 @@
 //     and a coordinator ε below the local figure fails Run with
 //     [ErrBudgetMismatch];
 //   - with [Options.MaxEpsilon] set, the LHA sits out every round that
-//     would take the recomputed ε above its own limit (it keeps receiving
-//     results).
+//     would take the recomputed ε above its own limit (it answers with a
+//     dummy and keeps receiving results).
 //
 // # What leaves this computer
 //
-// Exactly three kinds of message: hello (the join token; "wait" until Run
-// starts), ready (sent once when Run starts: the file is checked and the
-// LHA takes part; no content) and update (the round id and the clipped Δw
-// as float64s, binary layout in package protocol). Observer.Sent reports
-// each one's type and size in bytes.
+// The join token, in the websocket handshake (reported as "hello"); ready
+// (no content), once Run starts and again on each reconnection during Run:
+// the file is checked and the LHA takes part (every connection starts not
+// ready, and only a ready one gets round_start); and one answer per round:
+// an update (the round id and the clipped Δw as float64s, binary layout in
+// package protocol) or a dummy (zeros of the same length). Observer.Sent
+// reports each one's type and size in bytes.
 // [Evaluate], [Forecasts] and [Compare] work on this computer only.
 //
 // # Driving a session without a network

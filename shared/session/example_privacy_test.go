@@ -44,25 +44,10 @@ func TestSessionExamplePrivacyRefusesPastOwnBudget(t *testing.T) {
 	go func() {
 		serverDone <- func() error {
 			c := coordinator{t, <-d.ends}
-			if _, err := c.recv(); err != nil {
+			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
+			if err := c.pickedRounds(st, w, releasedExample); err != nil {
 				return err
 			}
-			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
-			for r := 1; r <= 3; r++ {
-				c.send(&protocol.RoundStart{Round: r, TimeLeft: time.Minute, Weights: w[r-1]})
-				if r <= 2 {
-					m, err := c.recv()
-					if err != nil {
-						return err
-					}
-					if u, ok := m.(*protocol.Update); !ok || u.Round != r {
-						return errors.New("no update for a round within the example-level budget")
-					}
-					c.send(&protocol.Accepted{})
-				}
-				c.send(releasedExample(st, r, w[r]))
-			}
-			c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[3])})
 			return nil
 		}()
 	}()

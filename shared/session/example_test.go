@@ -18,23 +18,19 @@ func ExampleParseJoinLink() {
 // coordinator on the other end, refusing the token.
 func Example() {
 	ctx := context.Background()
-	dial := func(ctx context.Context, url string) (session.Conn, error) {
+	dial := func(ctx context.Context, url string, protocols []string) (session.Conn, error) {
+		// The token travels in the handshake: a real coordinator checks
+		// it before it accepts the connection.
+		token, err := protocol.ParseAuth(protocols)
+		fmt.Printf("coordinator at %s got token %q (%v)\n", url, token, err)
 		lha, coord := session.Pipe()
-		go func() {
-			k, b, err := coord.Read(ctx, protocol.MaxText)
-			if err != nil {
-				return
-			}
-			m, _ := protocol.Decode(k, b)
-			fmt.Printf("coordinator at %s got %s with token %q\n", url, m.Type(), m.(*protocol.Hello).Token)
-			k, b, _ = protocol.Encode(&protocol.Error{Code: protocol.CodeUnauthorized, Message: "unknown token"})
-			coord.Write(ctx, k, b)
-		}()
+		k, b, _ := protocol.Encode(&protocol.Error{Code: protocol.CodeUnauthorized, Message: "unknown token"})
+		coord.Write(ctx, k, b)
 		return lha, nil
 	}
 	_, err := session.Join(ctx, "http://127.0.0.1:8080/join#not-enrolled", "", &session.Options{Dial: dial})
 	fmt.Println(err)
 	// Output:
-	// coordinator at ws://127.0.0.1:8080/api/ws got hello with token "not-enrolled"
+	// coordinator at ws://127.0.0.1:8080/api/ws got token "not-enrolled" (<nil>)
 	// protocol: coordinator error 3 (unauthorized): unknown token
 }

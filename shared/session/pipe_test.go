@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,42 @@ func (c coordinator) recv() (protocol.Message, error) {
 	}
 }
 
+// awaitReady reads the session's next message and fails unless it is
+// ready: a coordinator sends round_start to ready connections only.
+func (c coordinator) awaitReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	k, b, err := c.conn.Read(ctx, protocol.MaxText)
+	if err != nil {
+		return err
+	}
+	if m, err := protocol.Decode(k, b); err != nil || m.Type() != protocol.TypeReady {
+		return fmt.Errorf("the session's first message is %v (%v), want ready", m, err)
+	}
+	return nil
+}
+
+// pickedRounds plays rounds 1, 2, 3 with this LHA picked in each, from
+// w[r−1] to w[r], released by release, then the end of the study; the
+// LHA's budget covers two rounds: it must answer rounds 1 and 2 with
+// updates and round 3 with a dummy.
+func (c coordinator) pickedRounds(st protocol.Study, w [][]float64, release func(protocol.Study, int, []float64) *protocol.RoundResult) error {
+	for r := 1; r <= 3; r++ {
+		c.send(&protocol.RoundStart{Round: r, TimeLeft: answerIn, Picked: true, Weights: w[r-1]})
+		m, err := c.recv()
+		if err != nil {
+			return err
+		}
+		if u, ok := m.(*protocol.Update); !ok || u.Round != r || u.Dummy != (r == 3) {
+			return errors.New("no update for a round within the example-level budget, or no dummy past it")
+		}
+		c.send(&protocol.Accepted{})
+		c.send(release(st, r, w[r]))
+	}
+	c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[3])})
+	return nil
+}
+
 // released is round r's event and model as a coordinator releases them,
 // with ε from the study's accountant.
 func released(st protocol.Study, r int, w []float64) *protocol.RoundResult {
@@ -70,23 +107,33 @@ func released(st protocol.Study, r int, w []float64) *protocol.RoundResult {
 // pipeDialer hands out one in-memory connection per dial and gives the
 // coordinator's end to the test.
 type pipeDialer struct {
-	mu    sync.Mutex
-	dials int
-	ends  chan Conn
-	url   string
+	mu     sync.Mutex
+	dials  int
+	ends   chan Conn
+	url    string
+	tokens []string // the join token of each dial's handshake
 }
 
 func newPipeDialer() *pipeDialer { return &pipeDialer{ends: make(chan Conn, 4)} }
 
-func (d *pipeDialer) dial(ctx context.Context, url string) (Conn, error) {
+func (d *pipeDialer) dial(ctx context.Context, url string, protocols []string) (Conn, error) {
 	a, b := Pipe()
+	tok, err := protocol.ParseAuth(protocols)
+	if err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	d.dials++
 	d.url = url
+	d.tokens = append(d.tokens, tok)
 	d.mu.Unlock()
 	d.ends <- b
 	return a, nil
 }
+
+// answerIn is the time left in the tests' round_starts: the session
+// answers a fifth of it before the window closes (protocol.AnswerAfter).
+const answerIn = 500 * time.Millisecond
 
 // windows are training windows of H=3 (x) and targets (y).
 func windows() (x, y []float64) {
@@ -114,16 +161,9 @@ func TestSessionOverPipe(t *testing.T) {
 	go func() {
 		serverDone <- func() error {
 			c := coordinator{t, <-d.ends}
-			m, err := c.recv()
-			if err != nil {
-				return err
-			}
-			if h, ok := m.(*protocol.Hello); !ok || h.Token != "TOKEN" {
-				return errors.New("first frame is not hello with the link's token")
-			}
 			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
-			c.send(&protocol.RoundStart{Round: 1, TimeLeft: time.Minute, Weights: w0})
-			m, err = c.recv()
+			c.send(&protocol.RoundStart{Round: 1, TimeLeft: answerIn, Picked: true, Weights: w0})
+			m, err := c.recv()
 			if err != nil {
 				return err
 			}
@@ -136,15 +176,18 @@ func TestSessionOverPipe(t *testing.T) {
 			// The connection drops; the session redials.
 			c.conn.Close(CloseAbort, "")
 			c = coordinator{t, <-d.ends}
+			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateRunning, Log: []protocol.Event{r1.Event}})
+			c.send(r1) // a re-sent release of round 1: same hash, so fine
+			// Round 2: not picked; the answer is a dummy of an update's size.
+			c.send(&protocol.RoundStart{Round: 2, TimeLeft: answerIn, Weights: w1})
 			if m, err = c.recv(); err != nil {
 				return err
 			}
-			if _, ok := m.(*protocol.Hello); !ok {
-				return errors.New("the redial did not start with hello")
+			if u, ok := m.(*protocol.Update); !ok || u.Round != 2 || !u.Dummy || len(u.Weights) != st.Params {
+				return errors.New("the session did not answer an unpicked round_start with a dummy of 4 numbers")
 			}
-			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateRunning, Log: []protocol.Event{r1.Event}})
-			c.send(r1) // a re-sent release of round 1: same hash, so fine
-			c.send(r2) // round 2: not sampled
+			c.send(&protocol.Accepted{})
+			c.send(r2)
 			c.send(&protocol.Finished{Rounds: 2, Epsilon: r2.Event.Epsilon, Reason: "rounds", ModelSHA256: r2.Event.ModelSHA256})
 			return nil
 		}()
@@ -156,7 +199,7 @@ func TestSessionOverPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.url != "wss://coordinator.example/api/ws" {
+	if d.url != "wss://coordinator.example/api/ws" || len(d.tokens) == 0 || d.tokens[0] != "TOKEN" {
 		t.Errorf("dialled %q, want the websocket URL of the join link", d.url)
 	}
 	if s.LHA() != "Kreis A" || s.Study().Name != "pipe" {
@@ -181,8 +224,9 @@ func TestSessionOverPipe(t *testing.T) {
 	if err := <-serverDone; err != nil {
 		t.Fatalf("coordinator side: %v", err)
 	}
-	if got := strings.Join(sent, ","); got != "hello,ready,update,hello" {
-		t.Errorf("sent %s, want hello,ready,update,hello", got)
+	// Every connection starts not ready: the redial says ready again.
+	if got := strings.Join(sent, ","); got != "hello,ready,update,hello,ready,dummy" {
+		t.Errorf("sent %s, want hello,ready,update,hello,ready,dummy", got)
 	}
 	if len(accepted) != 1 || accepted[0] != 1 {
 		t.Errorf("accepted %v, want [1]", accepted)
@@ -198,8 +242,8 @@ func TestSessionOverPipe(t *testing.T) {
 	if !strings.Contains(statesString(states), "reconnecting") || states[len(states)-1] != StateFinished {
 		t.Errorf("states %v: want a reconnect and finished last", states)
 	}
-	if d.dials != 2 {
-		t.Errorf("%d dials, want 2", d.dials)
+	if d.dials != 2 || d.tokens[1] != "TOKEN" {
+		t.Errorf("%d dials with tokens %q, want 2 with the link's", d.dials, d.tokens)
 	}
 	if got := protocol.HashHex(s.Model()); got != r2.Event.ModelSHA256 {
 		t.Errorf("final model %s, want round 2's %s", got, r2.Event.ModelSHA256)
@@ -222,9 +266,6 @@ func TestSessionRefusesRenoisedModel(t *testing.T) {
 	d := newPipeDialer()
 	go func() {
 		c := coordinator{t, <-d.ends}
-		if _, err := c.recv(); err != nil {
-			return
-		}
 		c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateRunning})
 		c.send(released(st, 1, []float64{1, 2, 3, 4}))
 		c.send(released(st, 1, []float64{1, 2, 3, 5}))
@@ -259,9 +300,7 @@ func TestJoinErrors(t *testing.T) {
 	d := newPipeDialer()
 	go func() {
 		c := coordinator{t, <-d.ends}
-		if _, err := c.recv(); err == nil {
-			c.send(&protocol.Error{Code: protocol.CodeUnauthorized, Message: "unknown token"})
-		}
+		c.send(&protocol.Error{Code: protocol.CodeUnauthorized, Message: "unknown token"})
 	}()
 	var pe *protocol.Error
 	if _, err := Join(ctx, "http://h/join#T", "", &Options{Dial: d.dial}); !errors.As(err, &pe) || pe.Code != protocol.CodeUnauthorized {

@@ -9,9 +9,10 @@ import (
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// TestSessionSaysReady: the hello of Join says "wait" (no checked file
-// yet), Run's first message is ready, and a redial during Run is ready at
-// its hello (no wait).
+// TestSessionSaysReady: Join sends nothing but the handshake (the LHA
+// has no checked file yet, and every connection starts not ready), Run's
+// first message is ready, and a redial during Run says ready again right
+// after its welcome.
 func TestSessionSaysReady(t *testing.T) {
 	st := fakeStudy()
 	d := newPipeDialer()
@@ -28,24 +29,23 @@ func TestSessionSaysReady(t *testing.T) {
 	go func() {
 		done <- func() error {
 			c := coordinator{t, <-d.ends}
+			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
 			m, err := read(c.conn)
-			if h, ok := m.(*protocol.Hello); err != nil || !ok || !h.Wait {
-				return errors.New("the hello before Run does not say wait")
+			if err != nil {
+				return err
 			}
+			if _, ok := m.(*protocol.Ready); !ok {
+				return errors.New("the first message after the welcome is not ready")
+			}
+			c.conn.Close(CloseAbort, "")
+			c = coordinator{t, <-d.ends}
 			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
 			if m, err = read(c.conn); err != nil {
 				return err
 			}
 			if _, ok := m.(*protocol.Ready); !ok {
-				return errors.New("Run's first message is not ready")
+				return errors.New("the redial during Run does not say ready")
 			}
-			c.conn.Close(CloseAbort, "")
-			c = coordinator{t, <-d.ends}
-			m, err = read(c.conn)
-			if h, ok := m.(*protocol.Hello); err != nil || !ok || h.Wait {
-				return errors.New("the redial's hello during Run says wait")
-			}
-			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
 			c.send(&protocol.Finished{Reason: "rounds"})
 			return nil
 		}()
@@ -55,6 +55,9 @@ func TestSessionSaysReady(t *testing.T) {
 	s, err := Join(ctx, "https://coordinator.example/join#TOKEN", "", &Options{Dial: d.dial})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sent := s.TakeSent(); len(sent) != 1 || sent[0].Type != "hello" {
+		t.Fatalf("Join sent %+v, want the handshake (hello) only", sent)
 	}
 	x, y := windows()
 	if err := s.RunWindows(ctx, x, y, Observer{}); err != nil {

@@ -43,19 +43,19 @@ type State string
 
 // States reported to Observer.State.
 const (
-	StateWaiting      State = "waiting"      // joined, not sampled in the current round
-	StateSampled      State = "sampled"      // round_start received
+	StateWaiting      State = "waiting"      // joined, not picked in the current round
+	StateSampled      State = "sampled"      // picked: round_start with picked set received
 	StateTraining     State = "training"     // local training running
-	StateSent         State = "sent"         // clipped update sent
+	StateSent         State = "sent"         // clipped update sent (a dummy leaves without a state change)
 	StateReconnecting State = "reconnecting" // connection lost, redialling
 	StateFinished     State = "finished"     // the study has ended
 )
 
 // Outgoing describes one message that left this computer.
 type Outgoing struct {
-	Type  string // "hello" or "update"
-	Round int    // 0 for hello
-	Bytes int    // frame size
+	Type  string // "hello" (the join token, in the websocket handshake), "ready", "update" or "dummy"
+	Round int    // 0 for hello and ready
+	Bytes int    // frame size (for hello: the handshake header's value)
 }
 
 // Result is one released round as checked here.
@@ -135,7 +135,7 @@ type Options struct {
 type Session struct {
 	wsURL, token string
 	opt          Options
-	running      bool // Run has started: the LHA is ready (hello without wait)
+	running      bool // Run has started: the LHA is ready, and says so on every connection
 
 	ws    Conn
 	limit int64 // the read limit: MaxText until the welcome, then a frame of the model
@@ -149,16 +149,22 @@ type Session struct {
 	events  []protocol.Event
 	acct    *privacy.Accountant
 	kind    privacy.AccountantKind // the study's accountant
-	sampled map[int]bool
-	// unacked are the rounds of the update frames sent on this connection
-	// and not yet acknowledged, oldest first; acked those acknowledged and
-	// awaiting their round's release (see Run: how an update is counted).
-	unacked, acked []int
-	pending        []Outgoing // sent before Run had an observer
-	finished       *protocol.Finished
-	schedule       *protocol.Schedule // the public round schedule, from the last welcome
-	strategy       strategyState      // MR-MTL personal model, local DP-SGD (strategy.go)
-	cyc            cyclicState        // a cyclic study: this LHA's turns and own hand-offs (cyclic.go)
+	sampled map[int]bool           // rounds this LHA sent a real update in
+	// answered are the rounds this LHA sent a frame in (update or dummy),
+	// on any connection: each round is answered once.
+	answered map[int]bool
+	// unacked are the frames sent on this connection and not yet
+	// acknowledged, oldest first; acked those acknowledged and awaiting
+	// their round's release (see Run: how an update is counted).
+	unacked, acked []sentFrame
+	// training is closed when the last training started has ended (nil
+	// before any): a round never trains while an earlier one still does.
+	training chan struct{}
+	pending  []Outgoing // sent before Run had an observer
+	finished *protocol.Finished
+	schedule *protocol.Schedule // the public round schedule, from the last welcome
+	strategy strategyState      // MR-MTL personal model, local DP-SGD (strategy.go)
+	cyc      cyclicState        // a cyclic study: this LHA's turns and own hand-offs (cyclic.go)
 }
 
 // ParseJoinLink splits a join link http(s)://HOST/join#TOKEN into the
@@ -198,7 +204,7 @@ func Join(ctx context.Context, link, token string, opt *Options) (*Session, erro
 	if token == "" {
 		return nil, fmt.Errorf("%w: no token (give it as the link's #fragment)", ErrBadLink)
 	}
-	s := &Session{wsURL: wsURL, token: token, sampled: map[int]bool{}}
+	s := &Session{wsURL: wsURL, token: token, sampled: map[int]bool{}, answered: map[int]bool{}}
 	if opt != nil {
 		s.opt = *opt
 	}
@@ -211,25 +217,21 @@ func Join(ctx context.Context, link, token string, opt *Options) (*Session, erro
 	return s, nil
 }
 
-// connect dials, says hello and processes the welcome.
+// connect dials with the join token in the handshake (see
+// protocol.Subprotocols) and processes the welcome, the coordinator's
+// first frame.
 func (s *Session) connect(ctx context.Context) error {
-	ws, err := s.opt.Dial(ctx, s.wsURL)
+	protos := protocol.Subprotocols(s.token)
+	ws, err := s.opt.Dial(ctx, s.wsURL, protos)
 	if err != nil {
+		var pe *protocol.Error
+		if errors.As(err, &pe) {
+			return pe
+		}
 		return fmt.Errorf("session: dial %s: %w", s.wsURL, err)
 	}
-	// Before Run the LHA has no checked file: the hello says so (it does
-	// not count towards the quorum yet); a redial during Run is ready.
-	kind, hello, err := protocol.Encode(&protocol.Hello{Token: s.token, Wait: !s.running})
-	if err != nil {
-		ws.Close(CloseAbort, "")
-		return err
-	}
-	if err := ws.Write(ctx, kind, hello); err != nil {
-		ws.Close(CloseAbort, "")
-		return fmt.Errorf("session: send hello: %w", err)
-	}
 	s.mu.Lock()
-	s.pending = append(s.pending, Outgoing{Type: "hello", Bytes: len(hello)})
+	s.pending = append(s.pending, Outgoing{Type: "hello", Bytes: len(strings.Join(protos, ", "))})
 	s.mu.Unlock()
 	m, err := read(ctx, ws, protocol.MaxText)
 	if err != nil {
@@ -250,6 +252,13 @@ func (s *Session) connect(ctx context.Context) error {
 		return fmt.Errorf("%w: expected welcome, got %s", protocol.ErrMalformed, m.Type())
 	}
 	s.limit = max(protocol.MaxText, protocol.FrameSize(s.study.Params))
+	if s.running {
+		// A redial during Run: a new connection starts not ready.
+		if err := s.writeReady(ctx, ws); err != nil {
+			ws.Close(CloseAbort, "")
+			return err
+		}
+	}
 	s.ws = ws
 	return nil
 }
@@ -639,9 +648,9 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			// An update acknowledged before its round's release and not
 			// refused before it (the coordinator sends refusals just
 			// ahead of the release) was counted.
-			for _, r := range counted {
-				if obs.Accepted != nil {
-					obs.Accepted(r)
+			for _, f := range counted {
+				if obs.Accepted != nil && !f.dummy {
+					obs.Accepted(f.round)
 				}
 			}
 			if obs.Result != nil {
@@ -652,24 +661,11 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				set(StateWaiting)
 			}
 		case *protocol.RoundStart:
-			if err := s.train(ctx, tr, cfg, m, data, limit, obs, set); err != nil {
+			if err := s.answer(ctx, tr, cfg, m, data, limit, obs, set); err != nil {
 				return err
 			}
 		case *protocol.Accepted:
-			if m.Round > 0 { // a coordinator that says which round
-				if obs.Accepted != nil {
-					obs.Accepted(m.Round)
-				}
-				break
-			}
-			// The coordinator acknowledges every frame at once, in order:
-			// this is the oldest frame not yet acknowledged.
-			s.mu.Lock()
-			if len(s.unacked) > 0 {
-				s.acked = append(s.acked, s.unacked[0])
-				s.unacked = s.unacked[1:]
-			}
-			s.mu.Unlock()
+			s.accepted(m, obs)
 		case *protocol.Finished:
 			s.mu.Lock()
 			s.finished = m
@@ -682,122 +678,52 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				s.ws.Close(CloseAbort, "")
 				return m
 			}
-			// A refusal resolves the update it names; a stale_round for
-			// round 0 (frames that arrived while no round took updates)
-			// resolves every acknowledged one.
-			s.mu.Lock()
-			var refused []int
-			switch {
-			case m.Round > 0:
-				s.acked = slices.DeleteFunc(s.acked, func(r int) bool { return r == m.Round })
-			case m.Code == protocol.CodeStaleRound:
-				refused, s.acked = s.acked, nil
-			}
-			s.mu.Unlock()
-			if obs.Error != nil {
-				for _, r := range refused {
-					obs.Error(&protocol.Error{Code: m.Code, Round: r, Message: m.Message})
-				}
-				obs.Error(m)
-			}
+			s.refused(m, obs)
 		default:
 			return fmt.Errorf("%w: unexpected %s from the coordinator", protocol.ErrMalformed, m.Type())
 		}
 	}
 }
 
-func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *protocol.RoundStart, data *TrainingSet, limit float64, obs Observer, set func(State)) error {
+// accepted takes the coordinator's acknowledgement of a frame.
+func (s *Session) accepted(m *protocol.Accepted, obs Observer) {
+	if m.Round > 0 { // a coordinator that says which round
+		if obs.Accepted != nil {
+			obs.Accepted(m.Round)
+		}
+		return
+	}
+	// The coordinator acknowledges every frame at once, in order: this is
+	// the oldest frame not yet acknowledged.
 	s.mu.Lock()
-	n := len(s.events)
-	var prev string
-	if n > 0 {
-		prev = s.events[n-1].ModelSHA256
+	if len(s.unacked) > 0 {
+		s.acked = append(s.acked, s.unacked[0])
+		s.unacked = s.unacked[1:]
 	}
-	already := s.sampled[m.Round]
-	next := s.acct.Clone()
-	own := append([]float64(nil), s.cyc.own...)
 	s.mu.Unlock()
-	if m.Round != n+1 {
-		return nil // a stale round_start (the coordinator will answer stale_round anyway)
-	}
-	cyclic := s.isCyclic()
-	if cyclic {
-		if _, mine := s.turn(m.Round); !mine {
-			// Not this LHA's turn by the public timetable: training would
-			// be a hand-off its accountant does not count.
-			return fmt.Errorf("%w: round_start of turn %d, which the public timetable gives to another LHA", ErrBadStudy, m.Round)
-		}
-	}
-	if prev != "" && protocol.HashHex(m.Weights) != prev {
-		return fmt.Errorf("%w: round %d starts from a model that was not released", ErrModelChanged, m.Round)
-	}
-	if len(m.Weights) != s.study.Params {
-		return fmt.Errorf("%w: round_start with %d weights, the model has %d", ErrBadStudy, len(m.Weights), s.study.Params)
-	}
-	// Under privacy "example" there is no client-level ε: the LHA's own
-	// example-level budget decides below (s.update).
-	clientLevel := s.study.ClientLevelDP()
-	if clientLevel {
-		next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
-	}
-	eps := s.epsilonAfter(m.Round, next)
-	if cyclic {
-		r, _ := s.turn(m.Round)
-		eps = s.ownEpsilon(append(own, noiseAt(s.study, r)))
-	}
-	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
-	if clientLevel && !(eps <= limit) {
-		// Over this LHA's own limit: sit the round out (a dropout that
-		// depends only on public information: the study and the round log).
-		if obs.Skipped != nil && !already {
-			obs.Skipped(Skip{Round: m.Round, Epsilon: eps, Limit: limit})
-		}
-		return nil
-	}
-	if already {
-		return nil // update already sent on an earlier connection
-	}
-	x, y, rerr := data.Round()
-	if rerr != nil {
-		return rerr
-	}
-	set(StateSampled)
-	set(StateTraining)
-	if obs.Progress != nil {
-		obs.Progress(m.Round, 0, cfg.LocalEpochs)
-	}
-	d := make([]float64, len(m.Weights))
-	var progress func(step, steps int)
-	if obs.Progress != nil {
-		progress = func(step, steps int) { obs.Progress(m.Round, step, steps) }
-	}
-	if err := s.update(tr, m.Weights, x, y, cfg, d, progress); err != nil {
-		// Over this LHA's own example-level budget (local DP-SGD): sit the
-		// round out, like the ε limit above (it depends only on the steps
-		// already taken and the public setting, never on the data).
-		if obs.Skipped != nil {
-			b, _ := s.ExampleBudget()
-			obs.Skipped(Skip{Round: m.Round, Epsilon: b.Spent, Limit: b.Epsilon, Example: true})
-		}
-		set(StateWaiting)
-		return nil
-	}
-	kind, b, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: d})
-	if err != nil {
-		return fmt.Errorf("session: local training diverged: %w", err)
-	}
-	if err := s.ws.Write(ctx, kind, b); err != nil {
-		return nil // the connection is gone; Run's read notices and reconnects
-	}
+}
+
+// refused takes a non-fatal coordinator error. A refusal resolves the
+// update it names; a stale_round for round 0 (frames that arrived while no
+// round took updates) resolves every acknowledged one.
+func (s *Session) refused(m *protocol.Error, obs Observer) {
 	s.mu.Lock()
-	s.sampled[m.Round] = true
-	s.unacked = append(s.unacked, m.Round)
-	s.mu.Unlock()
-	if obs.Sent != nil {
-		obs.Sent(Outgoing{Type: "update", Round: m.Round, Bytes: len(b)})
+	var refused []sentFrame
+	switch {
+	case m.Round > 0:
+		s.acked = slices.DeleteFunc(s.acked, func(f sentFrame) bool { return f.round == m.Round })
+	case m.Code == protocol.CodeStaleRound:
+		refused, s.acked = s.acked, nil
 	}
-	set(StateSent)
-	return nil
+	s.mu.Unlock()
+	if obs.Error != nil {
+		for _, f := range refused {
+			if !f.dummy {
+				obs.Error(&protocol.Error{Code: m.Code, Round: f.round, Message: m.Message})
+			}
+		}
+		obs.Error(m)
+	}
 }
 
 func (s *Session) reconnect(ctx context.Context, backoff *time.Duration) error {

@@ -30,25 +30,10 @@ func TestSessionLocalDPSGDAndMRMTL(t *testing.T) {
 	go func() {
 		serverDone <- func() error {
 			c := coordinator{t, <-d.ends}
-			if _, err := c.recv(); err != nil {
+			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
+			if err := c.pickedRounds(st, w, released); err != nil {
 				return err
 			}
-			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
-			for r := 1; r <= 3; r++ {
-				c.send(&protocol.RoundStart{Round: r, TimeLeft: time.Minute, Weights: w[r-1]})
-				if r <= 2 {
-					m, err := c.recv()
-					if err != nil {
-						return err
-					}
-					if u, ok := m.(*protocol.Update); !ok || u.Round != r {
-						return errors.New("no update for a round within the example-level budget")
-					}
-					c.send(&protocol.Accepted{})
-				}
-				c.send(released(st, r, w[r]))
-			}
-			c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[3])})
 			return nil
 		}()
 	}()
@@ -94,7 +79,6 @@ func TestSessionRefusesUnderNoisedLocalDPSGD(t *testing.T) {
 	d := newPipeDialer()
 	go func() {
 		c := coordinator{t, <-d.ends}
-		c.recv()
 		c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateWaiting})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -122,13 +106,10 @@ func TestSessionJoinedLateIsCharged(t *testing.T) {
 	go func() {
 		serverDone <- func() error {
 			c := coordinator{t, <-d.ends}
-			if _, err := c.recv(); err != nil {
-				return err
-			}
 			r1 := released(st, 1, w[1])
 			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: protocol.StateRunning, Log: []protocol.Event{r1.Event}})
 			c.send(released(st, 2, w[2]))
-			c.send(&protocol.RoundStart{Round: 3, TimeLeft: time.Minute, Weights: w[2]})
+			c.send(&protocol.RoundStart{Round: 3, TimeLeft: answerIn, Picked: true, Weights: w[2]})
 			c.send(&protocol.Finished{Rounds: 3, Reason: "rounds", ModelSHA256: protocol.HashHex(w[2])})
 			return nil
 		}()

@@ -151,7 +151,7 @@ func TestBrowserJoinsWorkerStudy(t *testing.T) {
 	if cls, err := chromedp.Run(tctx, chromedp.AttributeValue(chromedp.CSS("#epsilon-check"), "class")); err != nil || !strings.Contains(cls.Value, "ok") {
 		t.Errorf("the page's own ε recomputation: class %q (%v): %s", cls.Value, err, text("#epsilon-check"))
 	}
-	if got := text("#round"); got != "Round 3 of 3" {
+	if got := text("#round"); got != "Study ended: 3 of 3 rounds done" { // ui/stage.go
 		t.Errorf("round shown %q", got)
 	}
 	t.Logf("the browser page trained 3 rounds against the worker; it shows %s", text("#epsilon"))

@@ -86,7 +86,8 @@ func TestLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			st := &stats[i]
-			ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/api/ws", nil)
+			link := links[i]
+			ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/api/ws", &websocket.DialOptions{Subprotocols: protocol.Subprotocols(link[strings.Index(link, "#")+1:])})
 			if err != nil {
 				connected.Done()
 				t.Errorf("LHA %d: dial: %v", i, err)
@@ -94,11 +95,9 @@ func TestLoad(t *testing.T) {
 			}
 			defer ws.CloseNow()
 			ws.SetReadLimit(64 << 20)
-			link := links[i]
-			_, hb, _ := protocol.Encode(&protocol.Hello{Token: link[strings.Index(link, "#")+1:]})
-			if err := ws.Write(ctx, websocket.MessageText, hb); err != nil {
+			if err := ws.Write(ctx, websocket.MessageText, []byte(`{"v":1,"type":"ready"}`)); err != nil {
 				connected.Done()
-				t.Errorf("LHA %d: hello: %v", i, err)
+				t.Errorf("LHA %d: ready: %v", i, err)
 				return
 			}
 			connected.Done()
@@ -127,7 +126,10 @@ func TestLoad(t *testing.T) {
 					for j := range u {
 						u[j] = (rng.Float64() - 0.5) * 1e-3
 					}
-					_, ub, err := protocol.Encode(&protocol.Update{Round: m.Round, Weights: u})
+					if !m.Picked {
+						clear(u) // every LHA answers: the unpicked with a dummy
+					}
+					_, ub, err := protocol.Encode(&protocol.Update{Round: m.Round, Dummy: !m.Picked, Weights: u})
 					if err != nil {
 						t.Errorf("LHA %d: %v", i, err)
 						return

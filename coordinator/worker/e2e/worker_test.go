@@ -112,30 +112,26 @@ func TestStudyEndToEnd(t *testing.T) {
 		len(state.Model), protocol.FrameSize(len(state.Model)), lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)-1])
 }
 
-// dial opens a websocket to base as the LHA of join link link and returns
-// it with its welcome.
+// dial opens a websocket to base as the LHA of join link link, says
+// ready, and returns it with its welcome.
 func dial(ctx context.Context, t *testing.T, base, link string) (*websocket.Conn, *protocol.Welcome) {
 	t.Helper()
-	ws, _, err := websocket.Dial(ctx, "ws"+base[len("http"):]+"/api/ws", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadLimit(64 << 20)
 	token := link[len(link)-43:]
 	if i := len(link) - len(token) - 1; link[i] != '#' {
 		t.Fatalf("join link %q has no 43-character token", link)
 	}
-	_, hb, err := protocol.Encode(&protocol.Hello{Token: token})
+	ws, _, err := websocket.Dial(ctx, "ws"+base[len("http"):]+"/api/ws", &websocket.DialOptions{Subprotocols: protocol.Subprotocols(token)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.Write(ctx, websocket.MessageText, hb); err != nil {
-		t.Fatal(err)
-	}
+	ws.SetReadLimit(64 << 20)
 	m := read(ctx, t, ws)
 	wl, ok := m.(*protocol.Welcome)
 	if !ok {
 		t.Fatalf("first message %T %+v, want welcome", m, m)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"v":1,"type":"ready"}`)); err != nil {
+		t.Fatal(err)
 	}
 	return ws, wl
 }

@@ -50,9 +50,9 @@ class GoProgram {
 
   // call hands one Durable Object event to Go (synchronously) and returns
   // the effects envelope, or {refused} for a refused connection.
-  call(op, conn, data, binary = false, origin = "", host = "") {
+  call(op, conn, data, binary = false, origin = "", host = "", addr = "") {
     if (this.exited) throw new Error("fedcast: the Go program has exited");
-    const r = this.binding.call(op, conn, Date.now(), binary, data || null, origin, host);
+    const r = this.binding.call(op, conn, Date.now(), binary, data || null, origin, host, addr);
     if (typeof r === "string") return { refused: r };
     if (r instanceof Error) throw r;
     return r;
@@ -213,8 +213,6 @@ function encodeInit(now, blobs) {
   return out;
 }
 
-const HELLO_TIMEOUT_MS = 10000;
-
 export class Study {
   constructor(state, env) {
     this.state = state;
@@ -246,7 +244,7 @@ export class Study {
   // awaits, so events never interleave: Go sees them one at a time, in
   // the order the runtime delivers them, and each event's frames go out
   // in the order Go produced them.
-  run(op, conn, data, binary, origin, host) {
+  run(op, conn, data, binary, origin, host, addr, later = false) {
     if (this.program.exited) {
       // A Go program that died (out of memory, a panic) leaves the study
       // to a fresh object: the open round is abandoned, the committed
@@ -256,8 +254,9 @@ export class Study {
       this.state.abort?.("the Go program exited");
       throw new Error("fedcast: the Go program exited");
     }
-    const r = this.program.call(op, conn, data, binary, origin, host);
+    const r = this.program.call(op, conn, data, binary, origin, host, addr);
     if (r.refused) return r;
+    if (later) return { effects: r }; // applied by the caller
     this.apply(r);
     return {};
   }
@@ -331,8 +330,18 @@ export class Study {
       return new Response("websocket expected", { status: 426 });
     }
     const conn = this.nextConn++;
-    const r = this.run("connect", conn, null, false, req.headers.get("Origin") || "", url.host);
-    if (r.refused) return new Response(r.refused, { status: 403 });
+    // The join token comes in the handshake (Sec-WebSocket-Protocol): Go
+    // checks it here, before any socket exists. A refused token is
+    // answered on the socket (an error frame, then close: a browser sees
+    // no HTTP status); an address past its limit of failed attempts gets
+    // HTTP 429 and no socket.
+    const protocols = req.headers.get("Sec-WebSocket-Protocol") || "";
+    const r = this.run("connect", conn, new TextEncoder().encode(protocols), false,
+      req.headers.get("Origin") || "", url.host, req.headers.get("CF-Connecting-IP") || "", true);
+    if (r.refused) {
+      const status = r.refused.startsWith("too many") ? 429 : 403;
+      return new Response(r.refused, { status, headers: status === 429 ? { "Retry-After": "60" } : {} });
+    }
     const [client, server] = Object.values(new WebSocketPair());
     // Not the hibernation API: an open round's updates live in memory
     // only (never in storage), so the object must stay in memory while
@@ -342,29 +351,25 @@ export class Study {
     // Blobs, which can only be read asynchronously).
     server.binaryType = "arraybuffer";
     this.sockets.set(conn, server);
-    let spoke = false; // the hello (or whatever came first) arrived
+    this.apply(r.effects); // the welcome, or the refusal and the close
     const gone = () => {
-      clearTimeout(timer);
       if (this.sockets.get(conn) === server) {
         this.sockets.delete(conn);
         this.run("disconnect", conn);
       }
     };
-    const timer = setTimeout(() => {
-      if (!spoke && this.sockets.get(conn) === server) {
-        server.close(1008, "hello expected");
-        gone();
-      }
-    }, HELLO_TIMEOUT_MS);
     server.addEventListener("message", (ev) => {
-      spoke = true;
-      clearTimeout(timer);
       const binary = typeof ev.data !== "string";
       const data = binary ? new Uint8Array(ev.data) : new TextEncoder().encode(ev.data);
       this.run("message", conn, data, binary);
     });
     server.addEventListener("close", gone);
     server.addEventListener("error", gone);
-    return new Response(null, { status: 101, webSocket: client });
+    // The protocol's subprotocol is selected when offered (a browser that
+    // offered subprotocols needs one back, one that offered none must get
+    // none); the token's is never echoed.
+    const offered = protocols.split(",").some((p) => p.trim() === "fedcast.v1");
+    const headers = offered ? { "Sec-WebSocket-Protocol": "fedcast.v1" } : {};
+    return new Response(null, { status: 101, webSocket: client, headers });
   }
 }

@@ -36,9 +36,10 @@ func BenchmarkRound(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i, tok := range sec.LHAs {
-				o.Connect(i, t0)
-				_, hb, _ := protocol.Encode(&protocol.Hello{Token: tok})
-				o.Message(i, false, hb, t0)
+				if _, err := o.Connect(i, protocol.Subprotocols(tok), "", t0); err != nil {
+					b.Fatal(err)
+				}
+				o.Message(i, false, []byte(`{"v":1,"type":"ready"}`), t0)
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			u := make([]float64, len(o.eng.Global()))

@@ -1,5 +1,6 @@
 // Package object is a study's Durable Object on Cloudflare Workers, in Go:
-// the connections' rules (hello, tokens, origins, frame size, one
+// the connections' rules (the join token checked at the handshake, failed
+// attempts limited per address, origins, frame size, one
 // connection per token) around coordinator/study's Coordinator, which
 // runs the rounds exactly as in serve (public schedule, buffering,
 // verdicts, commit before release). It holds no socket, no timer and no

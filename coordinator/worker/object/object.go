@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"path"
 	"slices"
@@ -64,7 +65,7 @@ func (fx *Effects) logf(format string, a ...any) {
 
 // conn is one accepted websocket.
 type conn struct {
-	lha   int // -1 until its hello
+	lha   int // -1 until it joined
 	since time.Time
 }
 
@@ -84,6 +85,7 @@ type Object struct {
 
 	conns map[int]*conn
 	lhas  map[int]int // LHA → its connection
+	fails *study.AuthFailures
 
 	fx *Effects // the effects of the call in progress (the Transport writes here)
 }
@@ -97,7 +99,8 @@ func New(raw, stored []byte, now time.Time) (*Object, *Effects, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	o := &Object{file: f, tokens: study.NewTokens(f), store: &study.MemStore{}, conns: map[int]*conn{}, lhas: map[int]int{}}
+	o := &Object{file: f, tokens: study.NewTokens(f), store: &study.MemStore{}, conns: map[int]*conn{}, lhas: map[int]int{},
+		fails: study.NewAuthFailures(0, 0)}
 	if stored != nil {
 		st := &study.State{}
 		if err := st.UnmarshalBinary(stored); err != nil {
@@ -208,7 +211,7 @@ func (o *Object) Model() Model {
 // AdminStatus returns the admin-only status.
 func (o *Object) AdminStatus() protocol.AdminStatus {
 	st, open := o.co.Admin()
-	a := protocol.AdminStatus{Status: st, Enrolled: len(o.file.LHAs), Online: len(o.lhas), OpenRound: open,
+	a := protocol.AdminStatus{Status: st, Enrolled: len(o.file.LHAs), Online: len(o.lhas), Ready: o.co.Counts().Ready, OpenRound: open,
 		Participation: []protocol.Participation{}}
 	for i, l := range o.file.LHAs {
 		x := protocol.AdminLHA{Name: l.Name}
@@ -251,9 +254,59 @@ func (o *Object) CheckOrigin(origin, host string) error {
 	return fmt.Errorf("object: origin %s is not allowed (add it to the study's origins)", origin)
 }
 
-// Connect records a new websocket c (not authenticated yet).
-func (o *Object) Connect(c int, now time.Time) *Effects {
-	return o.call(func() { o.conns[c] = &conn{lha: -1, since: now} })
+// ErrTooManyFailures refuses a handshake from an address past its limit
+// of failed attempts (the Durable Object answers HTTP 429).
+var ErrTooManyFailures = errors.New("object: too many failed attempts to join from this address: check the join link, then retry in a minute")
+
+// Connect authenticates websocket c at its handshake: protocols are its
+// Sec-WebSocket-Protocol header values (the join token, see
+// protocol.ParseAuth), addr the client's address (CF-Connecting-IP; ""
+// if unknown). A valid token is always accepted: the LHA joins and gets
+// its first frames. Otherwise the refusal is counted for addr, and the
+// answer is an error frame and an immediate close, or, past the limit,
+// ErrTooManyFailures (no websocket at all). No connection waits for a
+// hello.
+func (o *Object) Connect(c int, protocols []string, addr string, now time.Time) (*Effects, error) {
+	token, perr := protocol.ParseAuth(protocols)
+	lha := -1
+	if perr == nil {
+		lha = o.tokens.LHA(token)
+	}
+	if lha < 0 && o.fails.Fail(addrKey(addr), now) > o.fails.Max() {
+		return nil, ErrTooManyFailures
+	}
+	return o.call(func() {
+		switch {
+		case errors.Is(perr, protocol.ErrNoToken):
+			o.refuse(c, protocol.CodeVersion, "the join token must come in the websocket handshake: this client is older than the coordinator; update it or reload the page")
+		case errors.Is(perr, protocol.ErrVersion):
+			o.refuse(c, protocol.CodeVersion, perr.Error())
+		case perr != nil:
+			o.refuse(c, protocol.CodeUnauthorized, perr.Error())
+		case lha < 0:
+			o.refuse(c, protocol.CodeUnauthorized, "unknown join token")
+		default:
+			o.conns[c] = &conn{lha: -1, since: now}
+			o.join(c, o.conns[c], lha, now)
+		}
+	}), nil
+}
+
+// refuse answers an unauthenticated connection c with code and closes
+// it; nothing of it is kept.
+func (o *Object) refuse(c int, code protocol.Code, msg string) {
+	o.fx.send(c, false, encodeErr(code, 0, "%s", msg))
+	o.fx.Closes = append(o.fx.Closes, Close{Conn: c, Code: ClosePolicyViolation, Reason: code.String()})
+}
+
+// addrKey is the unit of the failed-attempt limit: the address, or for
+// an IPv6 address its /64.
+func addrKey(addr string) string {
+	if a, err := netip.ParseAddr(addr); err == nil && a.Unmap().Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return addr
 }
 
 // Disconnect forgets connection c.
@@ -297,9 +350,7 @@ func (o *Object) Message(c int, binary bool, b []byte, now time.Time) *Effects {
 	return o.call(func() {
 		k, ok := o.conns[c]
 		switch {
-		case !ok:
-		case k.lha < 0:
-			o.hello(c, k, binary, b, now)
+		case !ok, k.lha < 0:
 		case int64(len(b)) > o.limit:
 			o.closeConn(c, CloseTooBig, protocol.CodeTooLarge, "a frame of %d bytes is over the limit of %d", len(b), o.limit)
 		case !binary && study.IsReady(b):
@@ -319,31 +370,13 @@ func (o *Object) Message(c int, binary bool, b []byte, now time.Time) *Effects {
 	})
 }
 
-// hello authenticates connection c.
-func (o *Object) hello(c int, k *conn, binary bool, b []byte, now time.Time) {
-	if binary || len(b) > HelloLimit {
-		o.closeConn(c, ClosePolicyViolation, protocol.CodeHelloExpected, "the first message must be hello")
-		return
-	}
-	m, err := protocol.Decode(protocol.Text, b)
-	if errors.Is(err, protocol.ErrVersion) {
-		o.closeConn(c, ClosePolicyViolation, protocol.CodeVersion, "%s", err.Error())
-		return
-	}
-	h, ok := m.(*protocol.Hello)
-	if err != nil || !ok {
-		o.closeConn(c, ClosePolicyViolation, protocol.CodeHelloExpected, "the first message must be hello")
-		return
-	}
-	lha := o.tokens.LHA(h.Token)
-	if lha < 0 {
-		o.closeConn(c, ClosePolicyViolation, protocol.CodeUnauthorized, "unknown join token")
-		return
-	}
+// join registers authenticated connection c as LHA lha's and queues its
+// first frames.
+func (o *Object) join(c int, k *conn, lha int, now time.Time) {
 	if old, ok := o.lhas[lha]; ok && old != c {
 		o.closeConn(old, ClosePolicyViolation, protocol.CodeReplaced, "a newer connection joined with this token")
 	}
-	err = o.co.JoinAs(lha, now, !h.Wait, func(msgs []study.Msg) {
+	err := o.co.Join(lha, now, func(msgs []study.Msg) {
 		k.lha, k.since = lha, now
 		o.lhas[lha] = c
 		for _, m := range msgs {
@@ -359,9 +392,6 @@ func (o *Object) hello(c int, k *conn, binary bool, b []byte, now time.Time) {
 		o.tick(now)
 	}
 }
-
-// HelloLimit is the largest first frame read from a connection.
-const HelloLimit = 4096
 
 // transport is the Coordinator's Transport: frames go into the effects of
 // the call in progress.

@@ -34,9 +34,35 @@ func newStudy(t *testing.T, n int) ([]byte, *study.Secrets) {
 	return raw, sec
 }
 
-func hello(t *testing.T, token string) []byte {
+// join connects c with token in its handshake (as the JavaScript glue
+// passes the Sec-WebSocket-Protocol header) and says ready, as an LHA
+// whose file is checked; the effects of both, in order (the alarm and
+// stored state as of the ready).
+func join(t *testing.T, o *Object, c int, token string, now time.Time) *Effects {
 	t.Helper()
-	_, b, err := protocol.Encode(&protocol.Hello{Token: token})
+	fx := connect(t, o, c, token, now)
+	r := o.Message(c, false, readyFrame(t), now)
+	fx.Sends, fx.Closes, fx.Log = append(fx.Sends, r.Sends...), append(fx.Closes, r.Closes...), append(fx.Log, r.Log...)
+	fx.Alarm = r.Alarm
+	if r.State != nil {
+		fx.State = r.State
+	}
+	return fx
+}
+
+// connect connects c with token in its handshake; it is not ready.
+func connect(t *testing.T, o *Object, c int, token string, now time.Time) *Effects {
+	t.Helper()
+	fx, err := o.Connect(c, []string{strings.Join(protocol.Subprotocols(token), ", ")}, "203.0.113.7", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+func readyFrame(t *testing.T) []byte {
+	t.Helper()
+	_, b, err := protocol.Encode(&protocol.Ready{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +117,12 @@ func TestQuorumStartsTheSchedule(t *testing.T) {
 	if fx.State == nil || !fx.Alarm.IsZero() {
 		t.Fatalf("new study: state %d bytes, alarm %v; want the genesis and no alarm", len(fx.State), fx.Alarm)
 	}
-	o.Connect(1, t0)
-	fx = o.Message(1, false, hello(t, sec.LHAs[0]), t0)
+	fx = join(t, o, 1, sec.LHAs[0], t0)
 	if ms := decode(t, fx, 1); len(ms) != 1 || ms[0].Type() != protocol.TypeWelcome || !fx.Alarm.IsZero() {
 		t.Fatalf("first join: %+v, alarm %v", ms, fx.Alarm)
 	}
 	at := t0.Add(time.Second)
-	o.Connect(2, at)
-	fx = o.Message(2, false, hello(t, sec.LHAs[1]), at)
+	fx = join(t, o, 2, sec.LHAs[1], at)
 	var starts int
 	for _, c := range []int{1, 2} {
 		for _, m := range decode(t, fx, c) {
@@ -125,8 +149,7 @@ func TestAlarmsAreIdempotentAndCommitBeforeRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tok := range sec.LHAs {
-		o.Connect(i+1, t0)
-		o.Message(i+1, false, hello(t, tok), t0)
+		join(t, o, i+1, tok, t0)
 	}
 	closeAt := t0.Add(9 * time.Second)
 	if fx := o.Alarm(t0.Add(5 * time.Second)); len(fx.Sends) != 0 || fx.State != nil || !fx.Alarm.Equal(closeAt) {
@@ -198,8 +221,7 @@ func TestRestartResumesFromStoredState(t *testing.T) {
 	}
 	stored := fx.State
 	for i, tok := range sec.LHAs {
-		o.Connect(i+1, t0)
-		if fx := o.Message(i+1, false, hello(t, tok), t0); fx.State != nil {
+		if fx := join(t, o, i+1, tok, t0); fx.State != nil {
 			stored = fx.State // t₀
 		}
 	}
@@ -215,8 +237,7 @@ func TestRestartResumesFromStoredState(t *testing.T) {
 	if fx.Alarm.IsZero() || fx.Alarm.After(now.Add(time.Duration(10*time.Second))) {
 		t.Fatalf("restart: alarm %v, want the restart grace's end", fx.Alarm)
 	}
-	o2.Connect(7, now)
-	fx = o2.Message(7, false, hello(t, sec.LHAs[1]), now)
+	fx = join(t, o2, 7, sec.LHAs[1], now)
 	ms := decode(t, fx, 7)
 	if w, ok := ms[0].(*protocol.Welcome); !ok || len(w.Log) != 0 || len(ms) != 1 {
 		t.Fatalf("rejoin before the release: %+v; want only a welcome without round 1 (committed, not yet released)", ms)
@@ -252,7 +273,8 @@ func TestRestartResumesFromStoredState(t *testing.T) {
 	}
 }
 
-// Connection rules: an unknown token, a binary first frame and a second
+// Connection rules: an unknown token, no token, the failed-attempt limit
+// and a second
 // connection with the same token (which replaces the first).
 func TestConnectionRules(t *testing.T) {
 	raw, sec := newStudy(t, 2)
@@ -260,18 +282,36 @@ func TestConnectionRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Connect(1, t0)
-	if fx := o.Message(1, false, hello(t, "not-a-token"), t0); len(decode(t, fx, 1)) != 1 || code(decode(t, fx, 1)[0]) != protocol.CodeUnauthorized || !closed(fx, 1) {
+	if fx := join(t, o, 1, "not-a-token", t0); len(decode(t, fx, 1)) != 1 || code(decode(t, fx, 1)[0]) != protocol.CodeUnauthorized || !closed(fx, 1) {
 		t.Errorf("unknown token: %+v", fx)
 	}
-	o.Connect(2, t0)
-	if fx := o.Message(2, true, []byte("fc"), t0); code(decode(t, fx, 2)[0]) != protocol.CodeHelloExpected || !closed(fx, 2) {
-		t.Errorf("binary first frame: %+v", fx)
+	// No token in the handshake (a client that would send hello): refused
+	// at once, nothing kept; a frame on it is ignored.
+	if fx, err := o.Connect(2, nil, "203.0.113.7", t0); err != nil || code(decode(t, fx, 2)[0]) != protocol.CodeVersion || !closed(fx, 2) {
+		t.Errorf("no token: %+v, %v", fx, err)
 	}
-	o.Connect(3, t0)
-	o.Message(3, false, hello(t, sec.LHAs[0]), t0)
-	o.Connect(4, t0)
-	fx := o.Message(4, false, hello(t, sec.LHAs[0]), t0)
+	if fx := o.Message(2, true, []byte("fc"), t0); len(fx.Sends) != 0 {
+		t.Errorf("a frame on a refused connection was answered: %+v", fx.Sends)
+	}
+	// Past the limit of failed attempts, an address gets no socket; a
+	// valid token from it still joins.
+	for i := range study.DefaultMaxFailedAuth {
+		if _, err := o.Connect(100+i, []string{"fedcast.v1, fedcast.auth.Z3Vlc3M"}, "203.0.113.8", t0); err != nil {
+			t.Fatalf("failure %d: %v", i+1, err)
+		}
+	}
+	if _, err := o.Connect(200, []string{"fedcast.v1, fedcast.auth.Z3Vlc3M"}, "203.0.113.8", t0); !errors.Is(err, ErrTooManyFailures) {
+		t.Errorf("failure past the limit: %v, want ErrTooManyFailures", err)
+	}
+	if fx, err := o.Connect(201, protocol.Subprotocols(sec.LHAs[1]), "203.0.113.8", t0); err != nil || decode(t, fx, 201)[0].Type() != protocol.TypeWelcome {
+		t.Errorf("valid token from an address past its limit: %v", err)
+	}
+	if o.AdminStatus().Online != 1 {
+		t.Fatalf("online %d after the failures", o.AdminStatus().Online)
+	}
+	o.Disconnect(201, t0)
+	join(t, o, 3, sec.LHAs[0], t0)
+	fx := join(t, o, 4, sec.LHAs[0], t0)
 	if ms := decode(t, fx, 3); len(ms) != 1 || code(ms[0]) != protocol.CodeReplaced || !closed(fx, 3) {
 		t.Errorf("replaced connection got %+v", ms)
 	}
@@ -392,3 +432,34 @@ func FuzzDecodeEnvelope(f *testing.F) {
 type jsonRaw []byte
 
 func (j jsonRaw) MarshalJSON() ([]byte, error) { return j, nil }
+
+// A connection starts not ready: with one LHA ready and the other only
+// connected, the quorum (N = 2) is not reached and nobody gets a
+// round_start; the dashboard counts 2 online, 1 ready. The other's ready
+// starts the schedule: both get round 1's round_start.
+func TestReadyStartsTheSchedule(t *testing.T) {
+	raw, sec := newStudy(t, 2)
+	o, _, err := New(raw, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	join(t, o, 1, sec.LHAs[0], t0)
+	fx := connect(t, o, 2, sec.LHAs[1], t0)
+	if ms := decode(t, fx, 2); len(ms) != 1 || ms[0].Type() != protocol.TypeWelcome || !fx.Alarm.IsZero() {
+		t.Fatalf("a connection not ready: %+v, alarm %v; want the welcome only and no alarm", ms, fx.Alarm)
+	}
+	if a := o.AdminStatus(); a.Online != 2 || a.Ready != 1 || a.State != protocol.StateWaiting {
+		t.Fatalf("admin status: %d online, %d ready, state %q; want 2, 1, waiting", a.Online, a.Ready, a.State)
+	}
+	at := t0.Add(time.Second)
+	fx = o.Message(2, false, readyFrame(t), at)
+	for _, c := range []int{1, 2} {
+		ms := decode(t, fx, c)
+		if len(ms) != 1 || ms[0].Type() != protocol.TypeRoundStart || ms[0].(*protocol.RoundStart).Round != 1 {
+			t.Fatalf("after the ready, connection %d got %+v; want round 1's round_start", c, ms)
+		}
+	}
+	if a := o.AdminStatus(); a.Ready != 2 || a.State != protocol.StateRunning {
+		t.Fatalf("admin status after the ready: %d ready, state %q", a.Ready, a.State)
+	}
+}

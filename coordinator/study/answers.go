@@ -1,0 +1,126 @@
+package study
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// aggregate decodes the window's frames, hands the updates to the engine
+// in LHA order and completes the round (store commit). Nothing is sent:
+// the release does that at the slot's end.
+func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, error) {
+	verdicts := map[int][]verdict{}
+	dummies := 0 // answers that were not updates (admin log only)
+	start := c.now(t)
+	if w != nil {
+		lhas := make([]int, 0, len(w.frames))
+		for lha := range w.frames {
+			lhas = append(lhas, lha)
+		}
+		slices.Sort(lhas)
+		for _, lha := range lhas {
+			switch v, taken := c.submit(lha, w.round, w.frames[lha]); {
+			case v.code != 0:
+				verdicts[lha] = append(verdicts[lha], v)
+			case taken:
+				if c.hooks.Accepted != nil {
+					c.hooks.Accepted()
+				}
+			default:
+				dummies++
+			}
+			w.frames[lha] = nil
+		}
+		for lha, n := range w.extra {
+			// One answer for all further frames: a burst of answers must
+			// not overflow the sender's outbox.
+			verdicts[lha] = append(verdicts[lha], verdict{protocol.CodeDuplicateUpdate, w.round,
+				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
+		}
+	}
+	res, err := c.eng.CompleteAt(func() time.Time { return c.now(t) })
+	if err != nil {
+		return nil, err
+	}
+	took := c.now(t).Sub(start)
+	if c.hooks.Committed != nil {
+		c.hooks.Committed(res.Event.Round, took)
+	}
+	if c.hooks.Rejected != nil {
+		for _, vs := range verdicts {
+			for _, v := range vs {
+				c.hooks.Rejected(v.code)
+			}
+		}
+	}
+	c.log.Info("round committed", "round", res.Event.Round, "q", res.Event.SampleRate,
+		"c", res.Event.NoiseMultiplier, "epsilon", res.Event.Epsilon, "delta", res.Event.Delta,
+		"sampled", len(r.Sampled), "received", r.Received, "rejected", r.Rejected, "not_counted", dummies,
+		"model_sha256", res.Event.ModelSHA256, "took", took.Round(time.Millisecond))
+	return &release{res: res, verdicts: verdicts}, nil
+}
+
+// submit decodes one buffered frame of LHA lha in the window of round and
+// hands it to the engine (emu held). taken: the update entered the sum.
+// v is the answer to a frame that broke the rules (code 0: no answer).
+//
+// A dummy of the round and an update of an LHA that was not picked get
+// no answer, like a taken update: the answers, and their moments, are
+// the same whether a frame was counted or not, so they tell an observer
+// nothing about who was picked. A dummy of another round is stale, as
+// an update of another round is.
+func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
+	if len(b) == protocol.DummyHead { // a dummy's head (see Frame)
+		return dummyVerdict(int(binary.LittleEndian.Uint32(b[4:])), round), false
+	}
+	m, err := protocol.Decode(protocol.Binary, b)
+	switch {
+	case errors.Is(err, protocol.ErrNotFinite):
+		return verdict{protocol.CodeBadUpdate, 0, err.Error()}, false
+	case errors.Is(err, protocol.ErrVersion):
+		return verdict{protocol.CodeVersion, 0, err.Error()}, false
+	case errors.Is(err, protocol.ErrTooLarge):
+		return verdict{protocol.CodeTooLarge, 0, err.Error()}, false
+	case err != nil:
+		return verdict{protocol.CodeBadFrame, 0, err.Error()}, false
+	}
+	u, isUpdate := m.(*protocol.Update)
+	if !isUpdate {
+		return verdict{protocol.CodeBadFrame, 0, fmt.Sprintf("a client may not send %s", m.Type())}, false
+	}
+	if u.Dummy {
+		return dummyVerdict(u.Round, round), false
+	}
+	err = c.eng.Submit(lha, u.Round, u.Weights)
+	switch {
+	case err == nil:
+		return verdict{}, true
+	case errors.Is(err, ErrNotSampled):
+		return verdict{}, false // not summed, not answered (see above)
+	case errors.Is(err, ErrFinished):
+		return verdict{protocol.CodeFinished, u.Round, err.Error()}, false
+	case errors.Is(err, ErrStaleRound):
+		return verdict{protocol.CodeStaleRound, u.Round, err.Error()}, false
+	case errors.Is(err, ErrDuplicate):
+		return verdict{protocol.CodeDuplicateUpdate, u.Round, err.Error()}, false
+	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
+		return verdict{protocol.CodeBadUpdate, u.Round, err.Error()}, false
+	}
+	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
+}
+
+// dummyVerdict answers a dummy for round r in the window of round: none,
+// or stale_round, in the engine's words for a stale update (the same
+// bytes as the answer to a stale real update).
+func dummyVerdict(r, round int) verdict {
+	if r != round {
+		return verdict{protocol.CodeStaleRound, r, fmt.Errorf("%w: update for round %d", ErrStaleRound, r).Error()}
+	}
+	return verdict{}
+}
