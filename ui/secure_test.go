@@ -18,7 +18,7 @@ func TestSecureWords(t *testing.T) {
 		{w.Who, key.PublicKey().Fingerprint()},
 		{w.Who, "coordinator at coordinator.example.org"},
 		{w.Caveat, "never share their data with each other"},
-		{w.Sent, "one report of 2,037 bytes"},
+		{w.Sent, "one report of 2,040 bytes"},
 		{w.Sent, "1,928 bytes"},
 		{w.Sent, "at most 16384 steps"},
 		{w.Picked, "Whether you were picked for a round never leaves this computer"},

@@ -41,25 +41,29 @@ func newReport(helper *PublicKey, study [32]byte, round int, id ReportID, seed S
 const reportVersion = 1
 
 // reportHeader is the size of a marshalled report before the leader's
-// share: version, round, report ID, sealed seed, dimension.
-const reportHeader = 1 + 8 + ReportIDSize + SealedSize + 4
+// share: version, 3 reserved zero bytes, round, report ID, sealed seed,
+// dimension: 112 bytes, so that a report is a whole number of 64-bit
+// words.
+const reportHeader = 4 + 8 + ReportIDSize + SealedSize + 4
 
 // ReportSize returns the size in bytes of a marshalled report of
-// dimension d: 8·d + 109. Every report of a study has the same size.
+// dimension d: 8·d + 112 = 8·(d + 14). Every report of a study has the
+// same size.
 func ReportSize(d int) int { return reportHeader + 8*d }
 
 // ErrReport is wrapped by the errors of UnmarshalReport.
 var ErrReport = errors.New("secagg: malformed report")
 
-// Marshal returns the report's bytes: version (1), round (8 bytes), ID
-// (16), sealed seed (80), d (4), then the leader's share as d little-endian
-// 64-bit words; integers big-endian except the share.
+// Marshal returns the report's bytes: version (1), three zero bytes,
+// round (8 bytes), ID (16), sealed seed (80), d (4), then the leader's
+// share as d little-endian 64-bit words; integers big-endian except the
+// share.
 func (r *Report) Marshal() []byte {
 	b := make([]byte, ReportSize(len(r.Leader)))
 	b[0] = reportVersion
-	binary.BigEndian.PutUint64(b[1:], uint64(r.Round))
-	copy(b[9:], r.ID[:])
-	copy(b[9+ReportIDSize:], r.SealedSeed)
+	binary.BigEndian.PutUint64(b[4:], uint64(r.Round))
+	copy(b[12:], r.ID[:])
+	copy(b[12+ReportIDSize:], r.SealedSeed)
 	binary.BigEndian.PutUint32(b[reportHeader-4:], uint32(len(r.Leader)))
 	p := b[reportHeader:]
 	for j, v := range r.Leader {
@@ -77,16 +81,19 @@ func UnmarshalReport(b []byte, d int) (*Report, error) {
 	if b[0] != reportVersion {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrReport, b[0], reportVersion)
 	}
-	round := binary.BigEndian.Uint64(b[1:])
+	if b[1]|b[2]|b[3] != 0 {
+		return nil, fmt.Errorf("%w: reserved bytes are not zero", ErrReport)
+	}
+	round := binary.BigEndian.Uint64(b[4:])
 	if round > 1<<31 {
 		return nil, fmt.Errorf("%w: round %d", ErrReport, round)
 	}
 	if n := binary.BigEndian.Uint32(b[reportHeader-4:]); int(n) != d {
 		return nil, fmt.Errorf("%w: dimension field %d, want %d", ErrReport, n, d)
 	}
-	r := &Report{Round: int(round), SealedSeed: append([]byte(nil), b[9+ReportIDSize:9+ReportIDSize+SealedSize]...),
+	r := &Report{Round: int(round), SealedSeed: append([]byte(nil), b[12+ReportIDSize:12+ReportIDSize+SealedSize]...),
 		Leader: make([]uint64, d)}
-	copy(r.ID[:], b[9:])
+	copy(r.ID[:], b[12:])
 	p := b[reportHeader:]
 	for j := range r.Leader {
 		r.Leader[j] = binary.LittleEndian.Uint64(p[8*j:])

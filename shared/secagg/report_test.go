@@ -16,7 +16,7 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := r.Marshal()
-	if len(b) != ReportSize(len(k)) || ReportSize(241) != 8*241+109 {
+	if len(b) != ReportSize(len(k)) || ReportSize(241) != 8*241+112 {
 		t.Fatalf("size %d, ReportSize(4) = %d", len(b), ReportSize(4))
 	}
 	got, err := UnmarshalReport(b, len(k))
@@ -52,7 +52,8 @@ func TestUnmarshalReportErrors(t *testing.T) {
 		{"short", b[:10], "10 bytes"},
 		{"long", append(slices.Clone(b), 0), "bytes, a report of 2 parameters"},
 		{"version", mod(func(b []byte) []byte { b[0] = 9; return b }), "version 9"},
-		{"round", mod(func(b []byte) []byte { b[1] = 0xff; return b }), "round"},
+		{"reserved", mod(func(b []byte) []byte { b[2] = 1; return b }), "reserved bytes"},
+		{"round", mod(func(b []byte) []byte { b[4] = 0xff; return b }), "round"},
 		{"dimension", mod(func(b []byte) []byte { b[reportHeader-1] = 3; return b }), "dimension field 3"},
 	} {
 		_, err := UnmarshalReport(c.b, 2)
