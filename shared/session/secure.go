@@ -60,3 +60,46 @@ func secureReport(st *protocol.Study, round, lha int, update []float64) ([]byte,
 	}
 	return r.Marshal(), nil
 }
+
+// checkHelper checks a study with a helper: it can run with one
+// (protocol.Study.CheckSecureAggregation), and the welcome gives this
+// LHA's number among the N, which its reports' IDs carry.
+func checkHelper(st protocol.Study, w *protocol.Welcome) (int, error) {
+	if err := st.CheckSecureAggregation(); err != nil {
+		return 0, err
+	}
+	if w.Index == nil || *w.Index < 0 || *w.Index >= st.Clients {
+		return 0, fmt.Errorf("a welcome of a study with a helper without this LHA's number among the N=%d", st.Clients)
+	}
+	return *w.Index, nil
+}
+
+// sameHelper reports whether two announcements name the same helper.
+func sameHelper(a, b *protocol.Helper) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.URL == b.URL && string(a.PublicKey) == string(b.PublicKey) && a.Operator == b.Operator
+}
+
+// picked says whether this LHA trains in round m: with a helper its own
+// coin (probability q, never sent); otherwise the coordinator's pick.
+func (s *Session) picked(m *protocol.RoundStart) bool {
+	if s.study.Helper != nil {
+		return flipCoin(s.study.SampleRate)
+	}
+	return m.Picked
+}
+
+// reportFrame is round's report frame: the update d when real, else zero.
+func (s *Session) reportFrame(round int, real bool, d []float64) (protocol.Kind, []byte, error) {
+	var u []float64
+	if real {
+		u = d
+	}
+	body, err := secureReport(&s.study, round, s.cyc.index, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	return protocol.Encode(&protocol.Report{Round: round, Body: body})
+}

@@ -323,13 +323,20 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			}
 			s.cyc = cyclicState{index: i}
 		}
+		if st.Helper != nil {
+			i, err := checkHelper(st, w)
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrBadStudy, err)
+			}
+			s.cyc = cyclicState{index: i} // the LHA's number, in its reports' IDs
+		}
 		s.study, s.mlp, s.lha = st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
-	} else if !sameStudy(s.study, st) || (s.isCyclic() && (w.Index == nil || *w.Index != s.cyc.index)) {
+	} else if !sameStudy(s.study, st) || ((s.isCyclic() || st.Helper != nil) && (w.Index == nil || *w.Index != s.cyc.index)) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
 	s.state = w.State
@@ -353,7 +360,8 @@ func sameStudy(a, b protocol.Study) bool {
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
 		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping &&
-		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule) && a.CyclicSeed == b.CyclicSeed
+		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule) && a.CyclicSeed == b.CyclicSeed &&
+		sameHelper(a.Helper, b.Helper)
 }
 
 // event merges one released round's event into the log: a known round
