@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +15,11 @@ import (
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 // Timeouts and limits of the transport.
@@ -77,6 +80,10 @@ type Options struct {
 	// before it is answered HTTP 429 (0: study.DefaultMaxFailedAuth). A
 	// handshake with a valid token is never refused for its address.
 	MaxFailedAuth int
+	// Helper gets the helper's aggregate share in a study with a helper
+	// (nil: posted to the study's helper URL, helper.Client, with a
+	// timeout of half the round slack).
+	Helper study.HelperFunc
 }
 
 // Server is the coordinator's HTTP handler and the driver of its rounds
@@ -176,7 +183,7 @@ func New(opt *Options) (*Server, error) {
 		}
 	}
 	co, err := study.NewCoordinator(opt.Engine, study.DriverOptions{
-		Transport: transport{s}, Logger: s.log, RestartGrace: opt.RestartGrace, Clock: time.Now,
+		Transport: transport{s}, Logger: s.log, RestartGrace: opt.RestartGrace, Clock: time.Now, Helper: helperFunc(*opt),
 		Hooks: study.Hooks{
 			Accepted:  s.m.received.Inc,
 			Rejected:  func(code protocol.Code) { s.m.rejected.WithLabelValues(code.String()).Inc() },
@@ -239,3 +246,18 @@ func (s *Server) State() string { return s.co.Status().State }
 
 // Coordinator returns the server's round driver.
 func (s *Server) Coordinator() *study.Coordinator { return s.co }
+
+// helperFunc is opt.Helper, or for a study with a helper a client of its
+// URL with a timeout of half the round slack (nil without a helper).
+func helperFunc(opt Options) study.HelperFunc {
+	if opt.Helper != nil || opt.Engine.Study.Helper == nil {
+		return opt.Helper
+	}
+	st := opt.Engine.Study
+	c := &helper.Client{URL: st.Helper.URL, HTTP: &http.Client{Timeout: st.RoundSlack() / 2}}
+	return func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), st.RoundSlack()/2)
+		defer cancel()
+		return c.Aggregate(ctx, st, round, reports)
+	}
+}

@@ -2,7 +2,7 @@ package study
 
 import (
 	"fmt"
-	"net/url"
+	"strings"
 
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -43,7 +43,7 @@ func (f *File) validateHelper() error {
 	if h == nil {
 		return nil
 	}
-	if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !validHelperURL(h.URL) {
 		return configErr("helper.url is %q, want the helper's http:// or https:// address", h.URL)
 	}
 	pk, err := secagg.ParsePublicKey(h.PublicKey)
@@ -78,4 +78,16 @@ func (f *File) CheckHelper(c float64) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+// validHelperURL reports whether u is an http:// or https:// URL with a
+// host (checked without net/url: this package stays off the network
+// packages).
+func validHelperURL(u string) bool {
+	rest, ok := strings.CutPrefix(u, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(u, "http://")
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return ok && host != "" && !strings.ContainsAny(host, " \t\n?#@")
 }
