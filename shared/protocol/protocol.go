@@ -408,7 +408,7 @@ func (c Code) String() string {
 // error with this code.
 func (c Code) Fatal() bool {
 	switch c {
-	case CodeNotSampled, CodeStaleRound, CodeDuplicateUpdate, CodeBadUpdate, CodeFinished:
+	case CodeNotSampled, CodeStaleRound, CodeDuplicateUpdate, CodeBadUpdate, CodeFinished, CodeRoundAbandoned:
 		return false
 	}
 	return true

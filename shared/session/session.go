@@ -53,7 +53,7 @@ const (
 
 // Outgoing describes one message that left this computer.
 type Outgoing struct {
-	Type  string // "hello" (the join token, in the websocket handshake), "ready", "update" or "dummy"
+	Type  string // "hello" (the join token, in the websocket handshake), "ready", "update", "dummy" or "report" (with a helper)
 	Round int    // 0 for hello and ready
 	Bytes int    // frame size (for hello: the handshake header's value)
 }
@@ -722,6 +722,12 @@ func (s *Session) refused(m *protocol.Error, obs Observer) {
 		s.acked = slices.DeleteFunc(s.acked, func(f sentFrame) bool { return f.round == m.Round })
 	case m.Code == protocol.CodeStaleRound:
 		refused, s.acked = s.acked, nil
+	}
+	if m.Code == protocol.CodeRoundAbandoned {
+		// Nothing of the round was released: it opens again, and this
+		// LHA answers it again.
+		delete(s.answered, m.Round)
+		delete(s.sampled, m.Round)
 	}
 	s.mu.Unlock()
 	if obs.Error != nil {
