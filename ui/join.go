@@ -981,6 +981,8 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
 	case "update":
 		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
+	case "report":
+		e.What = fmt.Sprintf("round %d: one report split between the two servers: the coordinator's part (random-looking numbers) and a sealed key only the helper can open; it holds your model changes if this computer picked itself, zeros otherwise, and says nothing about which", round)
 	case "dummy":
 		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (sent when this computer was not picked, so that nobody watching the network can tell)", round)
 	default:

@@ -65,3 +65,12 @@ func Secure(st *protocol.Study, coordinator string) SecureWords {
 func SecureEpsilon(perServer, public float64) string {
 	return fmt.Sprintf("each server: ε = %s; the public: ε = %s (argued)", FormatEpsilon(perServer), FormatEpsilon(public))
 }
+
+// secure returns the page's words about the two servers.
+func (c *JoinPage) secure() SecureWords {
+	host := c.S.Link
+	if u, err := url.Parse(c.S.Link); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return Secure(&c.S.Welcome.Study, host)
+}
