@@ -263,3 +263,32 @@ func TestExportLedgerErrors(t *testing.T) {
 		t.Errorf("unknown study: %v", err)
 	}
 }
+
+// A round reopened after its answer was lost (timeout, or a leader killed
+// after forwarding) forwards the set it forwarded first, and gets the
+// committed share again; a fresh Forwarder finds the set on disk.
+func TestForwarderKeepsTheRoundsSet(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	fw := &Forwarder{Client: f.client, Dir: dir}
+	first := f.reports(t, &f.st, 1, updates(f.st.Params))
+	resp, set, err := fw.Aggregate(ctx, &f.st, 1, first)
+	if err != nil || resp.Repeated || len(set) != len(first) {
+		t.Fatalf("first: %v, repeated %v", err, resp != nil && resp.Repeated)
+	}
+	for _, fresh := range []*Forwarder{fw, {Client: f.client, Dir: dir}} {
+		again, set, err := fresh.Aggregate(ctx, &f.st, 1, f.reports(t, &f.st, 1, updates(f.st.Params)))
+		if err != nil || !again.Repeated || !slices.Equal(again.Share, resp.Share) || set[0].ID != first[0].ID {
+			t.Fatalf("reopened round: %v, repeated %v", err, again != nil && again.Repeated)
+		}
+		if _, err := secagg.CombineLeader(again.Kept, again.Share, set, make([]int64, f.st.Params)); err != nil {
+			t.Fatalf("the leader cannot combine the reopened round: %v", err)
+		}
+	}
+	// The next round forwards its own reports.
+	second := f.reports(t, &f.st, 2, updates(f.st.Params))
+	if resp, set, err := fw.Aggregate(ctx, &f.st, 2, second); err != nil || resp.Repeated || set[0].ID != second[0].ID {
+		t.Fatalf("round 2: %v", err)
+	}
+}

@@ -247,17 +247,26 @@ func (s *Server) State() string { return s.co.Status().State }
 // Coordinator returns the server's round driver.
 func (s *Server) Coordinator() *study.Coordinator { return s.co }
 
-// helperFunc is opt.Helper, or for a study with a helper a client of its
-// URL with a timeout of half the round slack (nil without a helper).
+// helperFunc is opt.Helper, or for a study with a helper a forwarder to
+// its URL (memory only) with a timeout of the round slack, at least 10 s
+// (nil without a helper).
 func helperFunc(opt Options) study.HelperFunc {
 	if opt.Helper != nil || opt.Engine.Study.Helper == nil {
 		return opt.Helper
 	}
-	st := opt.Engine.Study
-	c := &helper.Client{URL: st.Helper.URL, HTTP: &http.Client{Timeout: st.RoundSlack() / 2}}
-	return func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), st.RoundSlack()/2)
+	return HelperForwarder(opt.Engine.Study, "")
+}
+
+// HelperForwarder returns the HelperFunc of a study with a helper: a
+// helper.Forwarder to the study's helper URL that keeps each round's
+// forwarded reports in dir (the state directory; "": memory only), with
+// a timeout of the round slack, at least 10 s.
+func HelperForwarder(st protocol.Study, dir string) study.HelperFunc {
+	timeout := max(st.RoundSlack(), 10*time.Second)
+	f := &helper.Forwarder{Client: &helper.Client{URL: st.Helper.URL, HTTP: &http.Client{Timeout: timeout}}, Dir: dir}
+	return func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, []*secagg.Report, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		return c.Aggregate(ctx, st, round, reports)
+		return f.Aggregate(ctx, st, round, reports)
 	}
 }

@@ -101,15 +101,17 @@ func (e *Engine) Reports() []*secagg.Report {
 	return out
 }
 
-// CompleteSecure closes the open round with the helper's answer: the
-// leader sums its shares of the reports the helper kept, adds its own
+// CompleteSecure closes the open round with the helper's answer, computed
+// over reports (the round's, or the set forwarded when the round first
+// opened; see HelperFunc): the leader sums its shares of the reports the
+// helper kept, adds its own
 // discrete Gaussian noise at this round's full σ, adds the helper's
 // share, decodes (centred lift, ÷ m) and commits like Complete. An answer
 // that does not fit (another study hash, another round, a report the
 // leader does not hold, a wrong size) abandons the round: the error wraps
 // ErrHelper, nothing is released, no budget is spent, and the engine goes
 // on. A ledger failure stops the engine as in Complete.
-func (e *Engine) CompleteSecure(resp *protocol.HelperResponse, now func() time.Time) (*Result, error) {
+func (e *Engine) CompleteSecure(resp *protocol.HelperResponse, reports []*secagg.Report, now func() time.Time) (*Result, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
@@ -136,7 +138,7 @@ func (e *Engine) CompleteSecure(resp *protocol.HelperResponse, now func() time.T
 	}
 	noise := make([]int64, len(e.State.Global))
 	enc.Noise().AddTo(noise, e.noise) // the leader's own noise, at full σ
-	z, err := secagg.CombineLeader(resp.Kept, resp.Share, e.Reports(), noise)
+	z, err := secagg.CombineLeader(resp.Kept, resp.Share, reports, noise)
 	if err != nil {
 		return abandon("%v", err)
 	}

@@ -11,9 +11,11 @@ import (
 
 // HelperFunc gets the helper's aggregate share of round: the driver posts
 // the reports' IDs and sealed seeds with the study value to the helper
-// (coordinator/helper.Client in serve; fetch in the Worker). An error
-// (helper down, unreachable or refusing) abandons the round.
-type HelperFunc func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, error)
+// (coordinator/helper.Forwarder in serve). It returns the answer and the
+// reports it was computed over: those given, or the set forwarded for the
+// round before (a reopened round: see helper.Forwarder). An error (helper
+// down, unreachable or refusing) abandons the round.
+type HelperFunc func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, []*secagg.Report, error)
 
 // complete commits the round held by the engine: Complete, or with a
 // helper its share and CompleteSecure. why is set (and err nil) when a
@@ -25,13 +27,13 @@ func (c *Coordinator) complete(r *Round, t time.Time) (res *Result, why string, 
 		res, err = c.eng.CompleteAt(now)
 		return res, "", err
 	}
-	resp, err := c.helper(&c.eng.Study, r.ID, c.eng.Reports())
+	resp, set, err := c.helper(&c.eng.Study, r.ID, c.eng.Reports())
 	if err != nil {
 		c.eng.Abandon()
 		c.log.Warn("round abandoned: no share from the helper; nothing released, no budget spent", "round", r.ID, "err", err)
 		return nil, "the second server (the helper) did not answer", nil
 	}
-	res, err = c.eng.CompleteSecure(resp, now)
+	res, err = c.eng.CompleteSecure(resp, set, now)
 	if errors.Is(err, ErrHelper) {
 		c.log.Warn("round abandoned: the helper's share does not fit; nothing released, no budget spent", "round", r.ID, "err", err)
 		return nil, "the second server's (the helper's) answer did not fit this round", nil

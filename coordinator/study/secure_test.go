@@ -85,7 +85,7 @@ func TestSecureRound(t *testing.T) {
 		t.Fatalf("with a helper every LHA is in every round: %d of %d", len(r.Sampled), n)
 	}
 	bad := &protocol.HelperResponse{StudySHA256: "00", Round: 1}
-	if _, err := e.CompleteSecure(bad, e.now); !errors.Is(err, ErrHelper) {
+	if _, err := e.CompleteSecure(bad, nil, e.now); !errors.Is(err, ErrHelper) {
 		t.Fatalf("an answer for another study: %v", err)
 	}
 	if e.Rounds() != 0 || e.EpsilonSpent() != 0 || e.Current() != nil || e.Err() != nil {
@@ -123,7 +123,7 @@ func TestSecureRound(t *testing.T) {
 	if err := e.SubmitReport(3, 2, e.Reports()[3].Marshal()); !errors.Is(err, ErrStaleRound) {
 		t.Fatalf("report for round 2: %v", err)
 	}
-	res, err := e.CompleteSecure(helperAnswer(t, e, key, 1), e.now)
+	res, err := e.CompleteSecure(helperAnswer(t, e, key, 1), e.Reports(), e.now)
 	if err != nil {
 		t.Fatal(err)
 	}
