@@ -159,3 +159,34 @@ func TestSecureHelperDown(t *testing.T) {
 		t.Fatalf("ledger: %v, %d rounds", err, len(exp.Rounds))
 	}
 }
+
+// TestWireObserverSecure: with a helper each LHA flips its own coin; an
+// observer of the frames' sizes and times (TestWireObserver's) guesses
+// who was picked at chance, and every LHA sends the same bytes.
+func TestWireObserverSecure(t *testing.T) {
+	const n, rounds = 4, 12
+	L, slack := 800*time.Millisecond, 300*time.Millisecond
+	key, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := helper.New(key, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h.Handler())
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	f := start(t, study.File{Name: "wire observer, two servers", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack),
+		Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes()}}, lhaNames(n), nil)
+	tp, picked, errs := runTapped(t, f, n)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("LHA %d: %v", i, err)
+		}
+	}
+	if f.eng.Rounds() != rounds {
+		t.Fatalf("%d rounds committed, want %d", f.eng.Rounds(), rounds)
+	}
+	checkObserver(t, tp, f, n, rounds, L, picked)
+}
