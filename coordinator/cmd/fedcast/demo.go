@@ -472,6 +472,6 @@ func startDemoHelper(ctx context.Context, state, addr, coordAddr string, o *demo
 	go func() { serveHelper(hctx, h, ln); close(done) }()
 	pk := k.PublicKey()
 	o.helper = &study.HelperRef{URL: "http://" + ln.Addr().String(), PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: "the demo's helper"}
-	fmt.Fprintf(w, "fedcast demo: helper (second server of secure aggregation) on %s, key fingerprint %s\n", o.helper.URL, pk.Fingerprint())
+	fmt.Fprintf(w, "fedcast demo: helper (the second server of secure aggregation) at %s, key fingerprint %s\n", o.helper.URL, pk.Fingerprint())
 	return func() { cancel(); <-done; h.Close() }, nil
 }

@@ -88,7 +88,7 @@ func TestDemoOnceAndLedgerExport(t *testing.T) {
 	}
 	// The demo runs the two-server flow: a helper in process, its own
 	// ledger of the same rounds, both ε in the leader's export.
-	if !strings.Contains(stdout, "helper (second server of secure aggregation) on http://") {
+	if !strings.Contains(stdout, "helper (the second server of secure aggregation) at http://") {
 		t.Errorf("demo did not start its helper:\n%s", stdout)
 	}
 	for _, r := range e.Rounds {
