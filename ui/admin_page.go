@@ -24,7 +24,13 @@ func (c *AdminPage) title() string {
 }
 
 func (c *AdminPage) roundWords() string {
-	return fmt.Sprintf("%d of %d", c.S.Status.Round, c.S.Status.Rounds)
+	st := c.S.Status
+	w := fmt.Sprintf("%d of %d", st.Round, st.Rounds)
+	if st.Campaigns > 1 {
+		done := st.Round * st.Campaigns / max(st.Rounds, 1) // whole campaigns released
+		w += fmt.Sprintf(" (%d of %d campaigns done)", done, st.Campaigns)
+	}
+	return w
 }
 
 func (c *AdminPage) roundFraction() float64 {
@@ -62,6 +68,9 @@ func (c *AdminPage) epsilonLabel() string {
 	if c.exampleOnly() {
 		return fmt.Sprintf("no client-level budget (privacy \"example\"): each LHA's own budget per training window, δ = %s; "+
 			"this coordinator adds no noise and sees every update as sent", FormatDelta(st.ExampleDelta))
+	}
+	if st.Campaigns > 1 {
+		return fmt.Sprintf("lifetime privacy budget ε spent, all %d campaigns together (δ = %s)", st.Campaigns, FormatDelta(st.Delta))
 	}
 	return fmt.Sprintf("privacy budget ε spent (δ = %s)", FormatDelta(st.Delta))
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/fedcast/fedcast/shared/forecast"
 	"math"
 	"strconv"
 	"strings"
@@ -471,35 +472,9 @@ func num(v float64) string {
 }
 
 // FormatCount formats a number for people: thousands separated by commas,
-// at most two decimals below 10, none from 100 up.
-func FormatCount(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	if math.IsInf(v, 0) {
-		if v > 0 {
-			return "∞"
-		}
-		return "−∞"
-	}
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	var s string
-	switch {
-	case v >= 100 || v == math.Trunc(v):
-		s = groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
-	case v >= 10:
-		s = strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		s = strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
-	}
-	if neg && s != "0" {
-		s = "−" + s
-	}
-	return s
-}
+// at most two decimals below 10, none from 100 up (forecast.Count, which
+// the client's words share).
+func FormatCount(v float64) string { return forecast.Count(v) }
 
 // leftFor is the left margin the y ticks' labels need: they end 8 units
 // left of the plot and the y-axis title sits at 14, so 30 units plus about

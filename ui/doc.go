@@ -13,7 +13,7 @@
 // read: view state and words, no maths. Parsing and windows come from
 // shared/series; the session, the training data, the forecast, its ranges
 // and their coverage, the local test metrics, the numbers behind the
-// verdict (session.Compare) and the ε check (session.EpsilonMatches) from
+// guard's headline (session.Guarded, forecast.Guard) and the ε check (session.EpsilonMatches) from
 // shared/session.
 //
 // # Imports

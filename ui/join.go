@@ -132,11 +132,15 @@ type Forecast struct {
 	Area     string
 	InputEnd time.Time // last day of the input window
 	Target   time.Time // the day forecast
-	Value    float64   // model output (unclamped)
-	// Quantiles are the forecast's range at the hub levels, from this
-	// LHA's own recent errors (package forecast; computed here, not sent).
+	Value    float64   // the headlined value (the guard's method, inside the plausible band)
+	// Quantiles are the headlined forecast's range at the hub levels, from
+	// this LHA's own recent errors (package forecast; computed here, not
+	// sent).
 	Quantiles forecast.Quantiles
 	Chart     *Chart
+	// Guard is the guard's headline for the area: its method, the reason
+	// and the shared model's own forecast beside it.
+	Guard forecast.Headline
 }
 
 // Range95 says the 95 % range in words.
@@ -183,6 +187,9 @@ type JoinState struct {
 	// model's forecasts, ranges and local scores are published (years of
 	// data and hundreds of areas take seconds in a browser).
 	Forecasting bool
+	// ForecastRound is the round whose model the forecast shown was made
+	// with when the LHA asked for it during the study (0: the final one).
+	ForecastRound int
 
 	Welcome *protocol.Welcome // study, LHA name, state, round log
 
@@ -254,6 +261,7 @@ type JoinState struct {
 	Recent       session.RecentCoverage // how often recent outcomes fell inside the ranges (local only)
 	Hub          string                 // the forecasts as a hub CSV, for the download
 	HubURL       string                 // blob: URL of Hub for the download link ("" outside a browser)
+	Publishing   PublishState           // the "Publish" option (publish.go)
 	Metrics      *metrics.Result
 	// Baseline is the no-change forecast (the last 7-day average) on the
 	// same test windows as Metrics.
@@ -1022,9 +1030,10 @@ func (s *JoinState) forecast(params []float64) {
 	var forecasts []Forecast
 	sm := s.smoothing()
 	last := time.Now()
-	for _, f := range ev.Forecasts {
+	for _, g := range ev.Guarded {
+		f := g.Forecast
 		forecasts = append(forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
-			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles)})
+			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles), Guard: g.Headline})
 		last = s.maybeYield(last)
 	}
 	s.publish(func() {

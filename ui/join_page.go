@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/metrics"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
@@ -43,32 +43,49 @@ func (c *JoinPage) studyState() string {
 	return "The study has not started yet: round 1 begins when enough authorities have chosen their file and pressed Join."
 }
 
-// verdict says in words whether the forecast is worth having: it compares
-// the model's typical miss on the LHA's own most recent days with that of
-// the free forecast "no change" (today's 7-day average), in cases per day.
-// It never judges from R², which on a few recent days says little.
-func (c *JoinPage) verdict() string {
-	return Verdict(c.S.Metrics, c.S.Baseline)
-}
-
-// Verdict is the page's verdict from the model's and the no-change
-// forecast's metrics on the same test days ("" when either is missing).
-func Verdict(m, base *metrics.Result) string {
-	c, ok := session.Compare(m, base)
-	if !ok {
+// guardWords is the page's one verdict about the shared model, from the
+// guard (package forecast): for the area shown first, which method its
+// headline uses and why; "" before the forecast.
+func (c *JoinPage) guardWords() string {
+	if len(c.S.Forecasts) == 0 || c.S.Forecasts[0].Guard.Method == "" {
 		return ""
 	}
-	days := fmt.Sprintf("On the test days kept out of the training (%s), the model missed by %s cases per day on average; assuming no change (today's 7-day average) missed by %s.",
-		CheckedWords(c.Days), FormatCount(c.ModelMAE), FormatCount(c.BaselineMAE))
-	switch {
-	case c.Alike:
-		return days + " The model is about as good as assuming no change: its forecast adds little."
-	case c.Gain > 0:
-		return days + fmt.Sprintf(" The model is better by %s cases per day (%s %% smaller error).",
-			FormatCount(c.Gain), FormatCount(c.GainPercent))
+	return GuardWords(c.S.Forecasts)
+}
+
+// GuardWords sums up the guard over all areas: how many headline each
+// method, then the first area's reason (all areas of a file usually share
+// it).
+func GuardWords(fs []Forecast) string {
+	model, clamped := 0, 0
+	for _, f := range fs {
+		if f.Guard.Method == forecast.MethodModel {
+			model++
+		}
+		if f.Guard.ModelClamped {
+			clamped++
+		}
 	}
-	return days + fmt.Sprintf(" The model is worse by %s cases per day: do not rely on its forecast; assuming no change is the better guess. "+
-		"Studies with more authorities or a larger privacy budget give better models.", FormatCount(-c.Gain))
+	var s string
+	switch {
+	case model == 0:
+		s = "Each headline is no change (today's 7-day average)."
+	case model == len(fs):
+		s = "Each headline is the shared model's forecast."
+	default:
+		s = fmt.Sprintf("The shared model is headlined for %s, no change for the other %d.", Plural(model, "area"), len(fs)-model)
+	}
+	s += " " + fs[0].Guard.Why()
+	if clamped > 0 && !fs[0].Guard.ModelClamped {
+		s += fmt.Sprintf(" The shared model's forecast was beyond any change in your own history for %s: held inside it and flagged.", Plural(clamped, "area"))
+	}
+	return s
+}
+
+// forecastRoundWords says which model a forecast asked for during the
+// study was made with.
+func (c *JoinPage) forecastRoundWords() string {
+	return fmt.Sprintf("Made in this browser with the model released after round %d; nothing was sent.", c.S.ForecastRound)
 }
 
 // updateBytes is the size of one update frame: the model's numbers at 8

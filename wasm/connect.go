@@ -17,6 +17,9 @@ import (
 // DP-SGD accountant of a study in localStorage across reloads.
 var connect = ui.DialClient(&session.Options{Yield: yield, Dial: dial, Accounts: accountStore()})
 
+// The page's published forecasts are kept in localStorage too (ui.Publish).
+func init() { ui.PublishStore = accountStore() }
+
 // accountStore is localAccounts as a session.AccountStore (a nil
 // interface, not a nil pointer, when the browser has no localStorage).
 func accountStore() session.AccountStore {

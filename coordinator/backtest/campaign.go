@@ -210,7 +210,7 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, []privacy.Even
 		err = rp.parallel(len(sampled), func(w, j int) error {
 			i := sampled[j]
 			updates[j] = make([]float64, len(global))
-			fl.LocalUpdate(trainers[w], global, xs[i], ys[i], cfg, updates[j])
+			localUpdate(rp.o.Design, trainers[w], global, xs[i], ys[i], cfg, updates[j])
 			return nil
 		})
 		if err != nil {

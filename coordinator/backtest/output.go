@@ -99,6 +99,9 @@ type Summary struct {
 	PerOrigin                 []OriginScore   `json:"per_origin"`
 	Fallbacks                 int             `json:"fallback_forecasts"`
 	Seconds                   float64         `json:"seconds"`
+	// Published scores the published forecasts (--publish-epsilon); the
+	// figures above stay the unpublished forecasts'.
+	Published *PublishedSummary `json:"published,omitempty"`
 }
 
 // WorstQuarter is the quarter with the highest relative WIS.

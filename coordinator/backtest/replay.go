@@ -52,6 +52,9 @@ type Options struct {
 	Workers int
 	// Progress, when not nil, receives one line per campaign and origin.
 	Progress io.Writer
+	// Publish, when not nil, also publishes every forecast with output
+	// noise (publish.go; the design must be a Publisher).
+	Publish *PublishOptions
 }
 
 // Campaign is one training campaign of a replay.
@@ -93,6 +96,11 @@ type Result struct {
 	// fallback).
 	Fallbacks int
 	Seconds   float64
+	// Published[o][a] is the published forecast (with Options.Publish),
+	// PublishedEpsilon the largest ε per person-year of one case over
+	// them, at PublishedDelta.
+	Published                        [][]forecast.Quantiles
+	PublishedEpsilon, PublishedDelta float64
 }
 
 // EpsilonSpent is the largest lifetime ε of any LHA (0 before any
@@ -238,6 +246,12 @@ func Run(o Options) (*Result, error) {
 	rp := &replay{o: &o, sch: sch, pub: pub, lhas: lhas}
 	var global []float64
 	var ledger []privacy.Event // every committed round of every campaign
+	var pubs *published
+	if o.Publish != nil {
+		if pubs, err = rp.newPublished(); err != nil {
+			return nil, err
+		}
+	}
 	next := 0
 	for _, t := range res.Origins {
 		for next < len(sch.Starts) && !sch.Starts[next].After(t) {
@@ -264,7 +278,18 @@ func Run(o Options) (*Result, error) {
 		res.Forecasts = append(res.Forecasts, qs)
 		res.EpsilonAt = append(res.EpsilonAt, res.EpsilonSpent())
 		res.Fallbacks += fallbacks
+		if pubs != nil {
+			pq, err := rp.publishAll(pubs, global, t)
+			if err != nil {
+				return nil, err
+			}
+			res.Published = append(res.Published, pq)
+		}
 		rp.progress("origin %s: %d areas forecast (ε spent %.3g)", t.Format(time.DateOnly), len(qs), res.EpsilonSpent())
+	}
+	if pubs != nil {
+		res.PublishedEpsilon, _ = pubs.acc.CaseEpsilon(pubs.o.Delta)
+		res.PublishedDelta = pubs.o.Delta
 	}
 	res.Seconds = time.Since(began).Seconds()
 	return res, nil

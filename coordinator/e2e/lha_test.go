@@ -132,9 +132,9 @@ func TestLHAJourney(t *testing.T) {
 		t.Errorf("no local metrics: %q", got)
 	}
 
-	// The verdict compares the model with "no change" on the LHA's own
-	// most recent days, in cases per day, computed here independently of
-	// the page; it never judges from R².
+	// The one verdict is the guard's: which method each headline uses
+	// and why, from weekly origins training left out; the model's own
+	// forecast beside the headline.
 	areas, err := series.MakeWindows(d, series.WindowOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -145,12 +145,13 @@ func TestLHAJourney(t *testing.T) {
 	model.Persistence(tx, persist)
 	base := metrics.Compute(ty, persist)
 	verdict := text(t, ctx, "#verdict")
-	wantBase := "On the test days kept out of the training (" + ui.CheckedWords(base.N) + ")"
-	wantNoChange := "assuming no change (today's 7-day average) missed by " + ui.FormatCount(base.MAE) + "."
-	if !strings.Contains(verdict, wantBase) || !strings.Contains(verdict, wantNoChange) ||
-		!regexp.MustCompile(`The model is (better by \S+ cases per day|worse by \S+ cases per day|about as good as assuming no change)`).MatchString(verdict) ||
-		strings.Contains(verdict, "R²") {
-		t.Errorf("verdict %q: want the comparison with no change (%q, %q)", verdict, wantBase, wantNoChange)
+	method := text(t, ctx, "#forecast .forecast-value .method")
+	if !regexp.MustCompile(`^(Each headline is no change|Each headline is the shared model's forecast|The shared model is headlined for)`).MatchString(verdict) ||
+		(method != "no change" && method != "shared model") || strings.Contains(verdict, "R²") {
+		t.Errorf("verdict %q (method %q): want the guard's headline and reason", verdict, method)
+	}
+	if got := text(t, ctx, "#forecast .forecast-model"); !strings.HasPrefix(got, "The shared model's own forecast: ") {
+		t.Errorf("model forecast beside the headline: %q", got)
 	}
 	t.Logf("verdict: %s", verdict)
 	if got := text(t, ctx, "#baseline-mae"); got != ui.FormatCount(base.MAE) {
@@ -309,4 +310,5 @@ func checkForecastRange(t *testing.T, ctx chromedpCtx, d *series.Dataset, target
 		}
 	}
 	shotOf(t, ctx, "#forecast", "4-forecast-range")
+	checkPagePublish(t, ctx, d)
 }

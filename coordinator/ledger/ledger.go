@@ -466,6 +466,9 @@ type Export struct {
 // sampler.
 type ExportRound struct {
 	protocol.Event
+	// Campaign is the round's campaign (1-based) in a continuing study
+	// (the study file's campaigns > 1); absent otherwise.
+	Campaign  int       `json:"campaign,omitempty"`
 	Committed time.Time `json:"committed"`
 	protocol.Mechanism
 	// Rereleased marks a round committed before a crash of the
@@ -503,6 +506,8 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	}
 	var acct struct {
 		Accountant string `json:"accountant"`
+		Rounds     int    `json:"rounds"`
+		Campaigns  int    `json:"campaigns"`
 	}
 	if json.Unmarshal(g.Study, &acct) == nil && acct.Accountant != "" {
 		e.Accountant = acct.Accountant
@@ -511,9 +516,16 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A continuing study: the campaign of each round, from the public
+	// schedule (protocol.Study.CampaignOf).
+	sched := protocol.Study{Rounds: acct.Rounds, Campaigns: acct.Campaigns}
 	for _, r := range rs {
-		e.Rounds = append(e.Rounds, ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism,
-			Rereleased: slices.Contains(again, r.Round)})
+		x := ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism,
+			Rereleased: slices.Contains(again, r.Round)}
+		if acct.Campaigns > 1 {
+			x.Campaign, _ = sched.CampaignOf(r.Round)
+		}
+		e.Rounds = append(e.Rounds, x)
 		e.EpsilonSpent = r.Epsilon
 	}
 	if err := secureRounds(e); err != nil {

@@ -18,8 +18,9 @@ import (
 // The coordinator acknowledges every frame at once with the same reply and
 // gives verdicts only at the release; the real client still learns which
 // of its updates were counted: every update sent in time is reported
-// counted (Observer.Accepted) with its round, none refused. (A late one is
-// reported refused: coordinator/e2e TestStaleUpdate.)
+// counted (Observer.Accepted) with its round, none refused. (A training
+// that overruns sends a dummy on time instead: coordinator/e2e
+// TestOverrunSendsDummyOnTime.)
 func TestClientLearnsVerdicts(t *testing.T) {
 	const n, rounds = 3, 4
 	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 4, Days: 61})

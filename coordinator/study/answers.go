@@ -83,15 +83,22 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
 		return dummyVerdict(int(binary.LittleEndian.Uint32(b[4:])), round), false
 	}
 	m, err := protocol.Decode(protocol.Binary, b)
-	switch {
-	case errors.Is(err, protocol.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, 0, err.Error()}, false
-	case errors.Is(err, protocol.ErrVersion):
-		return verdict{protocol.CodeVersion, 0, err.Error()}, false
-	case errors.Is(err, protocol.ErrTooLarge):
-		return verdict{protocol.CodeTooLarge, 0, err.Error()}, false
-	case err != nil:
-		return verdict{protocol.CodeBadFrame, 0, err.Error()}, false
+	if err != nil {
+		// A frame refused while decoding (NaN or ±Inf weights, a length
+		// that does not match its header, …) counts as a rejected update
+		// of round, like one the engine refuses, and its answer names the
+		// round.
+		c.eng.Refused(lha, round)
+		msg := fmt.Sprintf("round %d: update refused: %v", round, err)
+		switch {
+		case errors.Is(err, protocol.ErrNotFinite):
+			return verdict{protocol.CodeBadUpdate, round, msg}, false
+		case errors.Is(err, protocol.ErrVersion):
+			return verdict{protocol.CodeVersion, round, msg}, false
+		case errors.Is(err, protocol.ErrTooLarge):
+			return verdict{protocol.CodeTooLarge, round, msg}, false
+		}
+		return verdict{protocol.CodeBadFrame, round, msg}, false
 	}
 	if rep, ok := m.(*protocol.Report); ok || c.eng.Secure() {
 		return c.submitReport(lha, rep)
@@ -116,7 +123,7 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
 	case errors.Is(err, ErrDuplicate):
 		return verdict{protocol.CodeDuplicateUpdate, u.Round, err.Error()}, false
 	case errors.Is(err, fl.ErrUpdateLength), errors.Is(err, fl.ErrNotFinite):
-		return verdict{protocol.CodeBadUpdate, u.Round, err.Error()}, false
+		return verdict{protocol.CodeBadUpdate, u.Round, fmt.Sprintf("round %d: update refused: %v", u.Round, err)}, false
 	}
 	return verdict{protocol.CodeInternal, u.Round, err.Error()}, false
 }

@@ -113,14 +113,15 @@ type Coordinator struct {
 	quorum               int
 	ack                  []byte
 
-	emu      sync.Mutex
-	phase    drive
-	j        int64 // the slot of the next round
-	deadline time.Time
-	round    *Round
-	closeAt  time.Time
-	pending  *release
-	err      error
+	emu       sync.Mutex
+	phase     drive
+	j         int64 // the slot of the next round
+	deadline  time.Time
+	round     *Round
+	closeAt   time.Time
+	releaseAt time.Time // when the pending committed round is released
+	pending   *release
+	err       error
 
 	fmu    sync.Mutex
 	window *window
@@ -240,7 +241,7 @@ func (c *Coordinator) Engine() *Engine { return c.eng }
 
 // Slot returns the start of slot j of the schedule (t₀ + j·L).
 func (c *Coordinator) slot(j int64) time.Time {
-	return c.eng.ScheduleStart().Add(time.Duration(j) * c.length)
+	return c.eng.Study.SlotStart(c.eng.ScheduleStart(), c.length, j)
 }
 
 // NextSlot returns the index of the first slot of the schedule (t0, l)
@@ -321,18 +322,32 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				}
 			}
 			c.log.Info("resuming rounds at the next slot", "reason", why, "online", online, "quorum", c.quorum)
-			c.j, c.phase = NextSlot(c.eng.ScheduleStart(), c.length, t), driveSlot
-		case driveSlot:
-			tick := c.slot(c.j)
-			if t.Before(tick) {
-				return Next{At: tick}, nil
-			}
+			c.j, c.phase = c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, t), driveSlot
 			if c.pending != nil {
-				if err := c.release(c.pending, tick); err != nil {
+				c.resumeRelease(t)
+			}
+		case driveSlot:
+			if c.pending != nil {
+				// The committed round is released at its slot's end (in a
+				// continuing study the next round may open later: at the
+				// next campaign's start).
+				if t.Before(c.releaseAt) {
+					return Next{At: c.releaseAt}, nil
+				}
+				if err := c.release(c.pending, c.releaseAt); err != nil {
 					c.phase, c.err = driveBroken, err
 					return Next{}, err
 				}
 				c.pending = nil
+				if c.eng.CheckFinishedAt(c.releaseAt) {
+					c.finish(c.releaseAt)
+					c.phase = driveDone
+					continue
+				}
+			}
+			tick := c.slot(c.j)
+			if t.Before(tick) {
+				return Next{At: tick}, nil
 			}
 			r, err := c.eng.BeginAt(tick, c.live)
 			if errors.Is(err, ErrFinished) {
@@ -372,19 +387,13 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				c.hooks.AfterCommit(p.res, r.Received)
 			}
 			c.round, c.pending = nil, p
-			c.j++
-			if now := c.now(t); now.After(c.slot(c.j)) {
-				k := NextSlot(c.eng.ScheduleStart(), c.length, now)
-				c.log.Warn("committing overran the slack: the release moves to a later slot", "round", r.ID,
-					"slots_skipped", k-c.j, "slack", c.slack, "took", now.Sub(c.closeAt).Round(time.Millisecond))
-				c.j = k
-			}
+			c.scheduleRelease(r.ID, c.now(t))
 			c.phase = driveSlot
 			// A commit ends the call: the release comes from a later Tick,
 			// so a driver that persists its store after each call (a
 			// Durable Object) has the commit durable before the release
 			// even when the release is already due.
-			return Next{At: c.slot(c.j)}, nil
+			return Next{At: c.releaseAt}, nil
 		case driveDone:
 			return Next{Finished: true}, nil
 		case driveBroken:
@@ -444,7 +453,7 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 		rounds = n // a cyclic study counts its turns (T·N)
 	}
 	return protocol.Status{Turn: turn,
-		Round: c.eng.Rounds(), Rounds: rounds, EpsilonSpent: c.eng.EpsilonSpent(),
+		Round: c.eng.Rounds(), Rounds: rounds, Campaigns: st.Campaigns, EpsilonSpent: c.eng.EpsilonSpent(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
@@ -630,11 +639,12 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	log := c.eng.Events()
 	finished := c.eng.Finished()
 	// The schedule as of the release: unless the study has ended, the
-	// next round opens now.
+	// next round opens now, or at the next campaign's start.
 	t0 := c.eng.ScheduleStart()
 	sch := &protocol.Schedule{Start: &t0, RoundLengthMillis: c.length.Milliseconds(), RoundSlackMillis: c.slack.Milliseconds()}
-	if finished == "" {
-		opens, by, rel := tick, tick.Add(c.length-c.slack), tick.Add(c.length)
+	if finished == "" && p.res.Event.Round < c.eng.Study.Rounds {
+		opens := c.nextOpening(tick)
+		by, rel := opens.Add(c.length-c.slack), opens.Add(c.length)
 		sch.Round, sch.Opens, sch.TrainBy, sch.Release = p.res.Event.Round+1, &opens, &by, &rel
 	}
 	_, b, err := protocol.Encode(&protocol.RoundResult{Event: p.res.Event, Weights: p.res.Weights, Schedule: sch})

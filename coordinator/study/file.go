@@ -79,8 +79,15 @@ type File struct {
 	// calibrated to Epsilon, or an explicit list "c1,c2,…,cT" that must
 	// fit the budget. Fixed when the study starts and sent to every LHA.
 	NoiseSchedule string `json:"noise_schedule,omitempty"`
-	// Rounds is T. Required.
+	// Rounds is T, all rounds of the study (of every campaign). Required.
 	Rounds int `json:"rounds"`
+	// Campaigns makes a continuing study: Campaigns training campaigns of
+	// Rounds/Campaigns rounds each (Rounds must be a multiple), campaign k
+	// starting Every after campaign k−1 (the first at t₀). 0 or 1: one
+	// campaign. Epsilon is then the lifetime budget: the noise is
+	// calibrated so that all planned rounds compose to it exactly.
+	Campaigns int      `json:"campaigns,omitempty"`
+	Every     Duration `json:"every,omitempty"`
 	// ExpectedClients is m, expected LHAs per round (q = m/N). Required.
 	ExpectedClients int `json:"expected_clients"`
 	// ClipNorm is S. Defaults to 0.5.
@@ -238,8 +245,8 @@ func (f *File) Validate() error {
 	if len(f.LHAs) == 0 {
 		return configErr("no LHAs enrolled")
 	}
-	if f.Rounds < 1 || f.Rounds > protocol.MaxRound {
-		return configErr("rounds is %d, must be in [1, %d]", f.Rounds, uint32(protocol.MaxRound))
+	if err := f.checkRounds(); err != nil {
+		return err
 	}
 	if f.ExpectedClients < 1 || f.ExpectedClients > len(f.LHAs) {
 		return configErr("expected_clients (m) is %d, must be in [1, N=%d]", f.ExpectedClients, len(f.LHAs))
@@ -535,6 +542,8 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Features: f.Features, Damping: f.Damping,
 		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
 		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
+		Campaigns:         f.Campaigns,
+		EveryMillis:       time.Duration(f.Every).Milliseconds(),
 		InsecureSeed:      insecure,
 		Accountant:        string(f.AccountantKind()),
 		StudyStrategy:     f.strategy(),

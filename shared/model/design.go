@@ -37,6 +37,9 @@ type Design struct {
 	Damping float64 `json:"damping"`
 	// Accountant is the privacy accountant that calibrates the noise.
 	Accountant string `json:"accountant"`
+	// Weekly, set only for the weekly design (Features = WeeklyTotal),
+	// configures its windows; History is then the days one window reads.
+	Weekly *Weekly `json:"weekly,omitempty"`
 }
 
 // Paper is the setting of Kerkouche et al.: MLP 10-128-64-32-1 on raw
@@ -71,19 +74,39 @@ var Default = Design{
 // with the paper's H = 10.
 const DefaultHistory = 13
 
-// Preset returns the design named name: "default" (or "") or "paper".
+// Preset returns the design named name for a one-month study (simulate,
+// study new): "default" (or "", or its other name "monthly") or "paper".
 func Preset(name string) (Design, error) {
 	switch name {
-	case "", "default":
+	case "", "default", "monthly":
 		return Default.clone(), nil
 	case "paper":
 		return Paper.clone(), nil
 	}
-	return Design{}, fmt.Errorf("model: unknown preset %q (want \"default\" or \"paper\")", name)
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"default\" (also called \"monthly\") or \"paper\")", name)
+}
+
+// ReplayPreset returns the design named name for a deployment over time
+// (fedcast backtest, continuing studies): "weekly" (or "", the default
+// there), "monthly" (the one-month studies' default, Default) or "paper".
+func ReplayPreset(name string) (Design, error) {
+	switch name {
+	case "", "weekly":
+		return WeeklyDesign.clone(), nil
+	case "monthly", "default":
+		return Default.clone(), nil
+	case "paper":
+		return Paper.clone(), nil
+	}
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"monthly\" or \"paper\")", name)
 }
 
 func (d Design) clone() Design {
 	d.Hidden = append([]int{}, d.Hidden...)
+	if d.Weekly != nil {
+		w := *d.Weekly
+		d.Weekly = &w
+	}
 	return d
 }
 

@@ -67,6 +67,21 @@
 // has the measurements behind each choice, and
 // coordinator/experiment's TestTuneDesign is the harness that made them.
 //
+// # The weekly design (deployments over time)
+//
+// WeeklyDesign (ReplayPreset "weekly", the default of `fedcast backtest`
+// and of continuing studies; "monthly" names Default there) forecasts the
+// total of the next 7 days instead of a 7-day average: Weekly builds its
+// windows from up to 52 weeks of the area's own reports (training origins
+// every other day), and its inputs add the public national and state
+// totals' log-changes and the holiday shares of the state (Holidays, from
+// github.com/rickar/cal/v2) for the last two input weeks and the target
+// week (Public). The target is the log ratio of the next 7-day total to
+// the last one, so an output of 0 is no change; the forecast is damped by
+// half. It trains through the same federated path (fl.LocalUpdate,
+// clipping, noise) as the other designs. Preset (simulate, study new)
+// does not offer it: one-month studies keep Default and Paper.
+//
 // The package is pure Go without I/O: the coordinator, the native client
 // and the browser (wasm) use the same code.
 package model

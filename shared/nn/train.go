@@ -253,6 +253,12 @@ func (t *Trainer) Train(params, x, y []float64, steps int, opt AdamOptions) (los
 // show how far local training has come (and, in the browser, yield to the
 // page between steps). The result is identical to Train's.
 func (t *Trainer) TrainProgress(params, x, y []float64, steps int, opt AdamOptions, progress func(step, steps int)) (loss float64) {
+	return t.train(params, x, y, steps, opt, progress, nil)
+}
+
+// train is TrainProgress that calls after() after each Adam update, before
+// progress, when after is not nil (TrainSpectral's constraint on t.p32).
+func (t *Trainer) train(params, x, y []float64, steps int, opt AdamOptions, progress func(step, steps int), after func()) (loss float64) {
 	t.m.checkParams(params)
 	if steps < 0 {
 		panic(fmt.Sprintf("nn: Train with %d steps", steps))
@@ -274,6 +280,9 @@ func (t *Trainer) TrainProgress(params, x, y []float64, steps int, opt AdamOptio
 	for step := 1; step <= steps; step++ {
 		loss = t.step(w, n)
 		adamUpdate32(t.p32, t.grad, t.mom, t.vel, adamConstsFor(o, step))
+		if after != nil {
+			after()
+		}
 		if progress != nil {
 			progress(step, steps)
 		}

@@ -147,8 +147,16 @@ type Study struct {
 	// Epsilon is the privacy budget ε, Delta its δ.
 	Epsilon float64 `json:"epsilon"`
 	Delta   float64 `json:"delta"`
-	// Rounds is T, the planned number of rounds.
+	// Rounds is T, the planned number of rounds (of all campaigns
+	// together in a continuing study).
 	Rounds int `json:"rounds"`
+	// Campaigns is the number of training campaigns of a continuing
+	// study, each of Rounds/Campaigns rounds, campaign k starting at
+	// t₀ + (k−1)·Every (0 or 1: one campaign, as before the field);
+	// EveryMillis is Every in milliseconds. Public and fixed at creation
+	// (campaign.go).
+	Campaigns   int   `json:"campaigns,omitempty"`
+	EveryMillis int64 `json:"every_ms,omitempty"`
 	// Clients is N, the number of enrolled LHAs (fixed at the start).
 	Clients int `json:"clients"`
 	// ExpectedClients is m, the expected number of LHAs per round.

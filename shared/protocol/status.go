@@ -11,8 +11,12 @@ import "time"
 type Status struct {
 	// Round is the number of rounds committed, Rounds T; in a cyclic
 	// study both count turns (T·N in all; see Turn).
-	Round           int     `json:"round"`
-	Rounds          int     `json:"rounds"`
+	Round  int `json:"round"`
+	Rounds int `json:"rounds"`
+	// Campaigns is the number of campaigns of a continuing study (absent:
+	// one); Rounds then counts every round of every campaign and
+	// EpsilonSpent and EpsilonBudget are lifetime figures.
+	Campaigns       int     `json:"campaigns,omitempty"`
 	EpsilonSpent    float64 `json:"epsilon_spent"`
 	EpsilonBudget   float64 `json:"epsilon_budget"`
 	Delta           float64 `json:"delta"`

@@ -73,7 +73,7 @@
 // an update (the round id and the clipped Δw as float64s, binary layout in
 // package protocol) or a dummy (zeros of the same length). Observer.Sent
 // reports each one's type and size in bytes.
-// [Evaluate], [Forecasts] and [Compare] work on this computer only.
+// [Evaluate], [Forecasts] and [Guarded] work on this computer only.
 //
 // # Driving a session without a network
 //

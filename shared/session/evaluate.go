@@ -41,12 +41,15 @@ func (e *LayoutError) Unwrap() error { return ErrModelLayout }
 // Evaluation is what an LHA learns from the final model on its own data,
 // all computed on this computer and never sent.
 type Evaluation struct {
-	// Forecasts are each area's live quantile forecast (see Forecasts).
+	// Guarded is each area's forecast as the guard headlines it (see
+	// Guarded); Forecasts the headlined quantile forecasts alone.
+	Guarded   []GuardedForecast
 	Forecasts []AreaForecast
 	// Recent is the interval coverage on the LHA's own recent days.
 	Recent RecentCoverage
-	// Hub is the forecasts as a forecast-hub CSV file ("" without any).
-	Hub string
+	// Hub is the headlined forecasts as a forecast-hub CSV file ("" without
+	// any), Methods its sidecar (WriteMethods).
+	Hub, Methods string
 	// Model and Baseline are the model's and the no-change forecast's
 	// errors on the same test windows: the latest (1 − TrainFraction) of
 	// each area's windows by target date, the ones training left out
@@ -54,8 +57,9 @@ type Evaluation struct {
 	Model, Baseline *metrics.Result
 }
 
-// Evaluate computes the final model's forecasts, their hub file and the
-// local test metrics under the study's design, calling yield (when not
+// Evaluate computes the final model's guarded forecasts (the guard's
+// headline for each area), their hub file and its sidecar, and the local
+// test metrics under the study's design, calling yield (when not
 // nil) about every 30 ms so that a browser can paint. It returns what it
 // could compute with the last error met: a *LayoutError or
 // ErrUnknownModel (nothing computed), ErrNoTestDays (no metrics), or an
@@ -78,13 +82,18 @@ func Evaluate(st protocol.Study, data *series.Dataset, params []float64, yield f
 		return ev, err
 	}
 	var last error
-	ev.Forecasts, ev.Recent, last = pointForecasts(st, data, point, yield)
+	ev.Guarded, ev.Recent, last = Guarded(st, data, point, nil, yield)
+	for _, g := range ev.Guarded {
+		ev.Forecasts = append(ev.Forecasts, g.Forecast)
+	}
 	if len(ev.Forecasts) > 0 {
-		var b strings.Builder
+		var b, m strings.Builder
 		if err := forecast.WriteHub(&b, HubForecasts(ev.Forecasts)); err != nil {
 			last = err
+		} else if err := WriteMethods(&m, ev.Guarded); err != nil {
+			last = err
 		} else {
-			ev.Hub = b.String()
+			ev.Hub, ev.Methods = b.String(), m.String()
 		}
 	}
 	res, base, err := testMetrics(st, data, opt, point, yield)
@@ -128,32 +137,6 @@ func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptio
 	}
 	r, b := metrics.Compute(y, yhat), metrics.Compute(y, persist)
 	return &r, &b, nil
-}
-
-// Comparison is the model's test error against the no-change forecast's
-// on the same days, the numbers behind the page's verdict.
-type Comparison struct {
-	Days                  int     // test days, all areas together
-	ModelMAE, BaselineMAE float64 // mean absolute errors, cases per day
-	// Gain is BaselineMAE − ModelMAE (positive: the model is better),
-	// GainPercent the same as a percentage of BaselineMAE.
-	Gain, GainPercent float64
-	// Alike is true when the two errors are within 2 % of BaselineMAE (or
-	// 0.05 cases a day): the model then adds little.
-	Alike bool
-}
-
-// Compare compares the model's test metrics with the no-change
-// forecast's; ok is false when either is missing or undefined. It never
-// judges from R², which on a few recent days says little.
-func Compare(m, base *metrics.Result) (c Comparison, ok bool) {
-	if m == nil || base == nil || m.N == 0 || math.IsNaN(m.MAE) || math.IsNaN(base.MAE) {
-		return c, false
-	}
-	c = Comparison{Days: m.N, ModelMAE: m.MAE, BaselineMAE: base.MAE, Gain: base.MAE - m.MAE}
-	c.GainPercent = 100 * c.Gain / base.MAE
-	c.Alike = math.Abs(c.Gain) <= math.Max(0.02*base.MAE, 0.05)
-	return c, true
 }
 
 // EpsilonMatches reports whether the coordinator's ε and the one

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -54,8 +53,8 @@ func TestEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := Compare(ev.Model, ev.Baseline); !ok || c.Gain >= 0 || c.Alike {
-		t.Errorf("zero model vs no change: %+v", c)
+	if ev.Model == nil || ev.Baseline == nil || ev.Model.MAE <= ev.Baseline.MAE {
+		t.Errorf("zero model vs no change: %+v, %+v", ev.Model, ev.Baseline)
 	}
 
 	var le *LayoutError
@@ -72,33 +71,6 @@ func TestEvaluate(t *testing.T) {
 	ev, err = Evaluate(all, d, copyLast, nil)
 	if !errors.Is(err, ErrNoTestDays) || ev.Model != nil || len(ev.Forecasts) != 3 {
 		t.Errorf("no test days: %v, metrics %+v, %d forecasts", err, ev.Model, len(ev.Forecasts))
-	}
-}
-
-func TestCompare(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		model, base *metrics.Result
-		ok, alike   bool
-		gain, pct   float64
-	}{
-		{"better", &metrics.Result{N: 12, MAE: 8}, &metrics.Result{N: 12, MAE: 10}, true, false, 2, 20},
-		{"worse", &metrics.Result{N: 5, MAE: 15.5}, &metrics.Result{N: 5, MAE: 10}, true, false, -5.5, -55},
-		{"alike 2 %", &metrics.Result{N: 5, MAE: 10.2}, &metrics.Result{N: 5, MAE: 10}, true, true, -0.2, -2},
-		{"alike 0.05 cases", &metrics.Result{N: 5, MAE: 0.15}, &metrics.Result{N: 5, MAE: 0.1}, true, true, -0.05, -50},
-		{"just over 2 %", &metrics.Result{N: 5, MAE: 9.7}, &metrics.Result{N: 5, MAE: 10}, true, false, 0.3, 3},
-		{"no model", nil, &metrics.Result{N: 5, MAE: 10}, false, false, 0, 0},
-		{"no baseline", &metrics.Result{N: 5, MAE: 10}, nil, false, false, 0, 0},
-		{"no days", &metrics.Result{MAE: 1}, &metrics.Result{MAE: 1}, false, false, 0, 0},
-		{"undefined", &metrics.Result{N: 5, MAE: math.NaN()}, &metrics.Result{N: 5, MAE: 10}, false, false, 0, 0},
-	} {
-		c, ok := Compare(tc.model, tc.base)
-		if ok != tc.ok || c.Alike != tc.alike || math.Abs(c.Gain-tc.gain) > 1e-12 || math.Abs(c.GainPercent-tc.pct) > 1e-9 {
-			t.Errorf("%s: %+v, %v; want ok %v, alike %v, gain %v (%v %%)", tc.name, c, ok, tc.ok, tc.alike, tc.gain, tc.pct)
-		}
-		if ok && (c.Days != tc.model.N || c.ModelMAE != tc.model.MAE || c.BaselineMAE != tc.base.MAE) {
-			t.Errorf("%s: %+v does not carry the figures", tc.name, c)
-		}
 	}
 }
 

@@ -25,6 +25,8 @@ type AreaForecast struct {
 	Point        float64   // the model's output (unclamped)
 	Quantiles    forecast.Quantiles
 	Errors       int // past errors the interval rests on (all areas pooled)
+	// Coverage is RecentCoverage for this area alone.
+	Coverage RecentCoverage
 }
 
 // RecentCoverage says how often the LHA's own recent outcomes fell inside
@@ -33,6 +35,10 @@ type AreaForecast struct {
 // pooled).
 type RecentCoverage struct {
 	N, In50, In95 int
+}
+
+func (c RecentCoverage) add(o RecentCoverage) RecentCoverage {
+	return RecentCoverage{N: c.N + o.N, In50: c.In50 + o.In50, In95: c.In95 + o.In95}
 }
 
 // ErrModelLayout is returned when the model does not fit the study's layers.
@@ -153,27 +159,29 @@ func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 	var fs []AreaForecast
 	for _, a := range ins {
 		pause()
-		os := cal.BacktestWith(a.s, h, p, point, fit, []time.Time{a.inputEnd})
-		if len(os) == 1 {
-			o := os[0]
-			fs = append(fs, AreaForecast{Area: a.r.Name, LastReported: series.Date(a.r.End()), InputEnd: o.InputEnd,
-				Target: o.Target, Point: o.Point, Quantiles: o.Quantiles, Errors: o.Errors})
-		}
 		var ends []time.Time
 		for d := a.inputEnd.AddDate(0, 0, -p-cal.Lookback+1); !d.After(a.inputEnd.AddDate(0, 0, -p)); d = d.AddDate(0, 0, 1) {
 			ends = append(ends, d)
 		}
+		var ac RecentCoverage
 		for _, o := range cal.BacktestWith(a.s, h, p, point, fit, ends) {
 			if math.IsNaN(o.Y) {
 				continue
 			}
-			cov.N++
+			ac.N++
 			if forecast.Covered(o.Quantiles, 0.5, o.Y) {
-				cov.In50++
+				ac.In50++
 			}
 			if forecast.Covered(o.Quantiles, 0.95, o.Y) {
-				cov.In95++
+				ac.In95++
 			}
+		}
+		cov = cov.add(ac)
+		os := cal.BacktestWith(a.s, h, p, point, fit, []time.Time{a.inputEnd})
+		if len(os) == 1 {
+			o := os[0]
+			fs = append(fs, AreaForecast{Area: a.r.Name, LastReported: series.Date(a.r.End()), InputEnd: o.InputEnd,
+				Target: o.Target, Point: o.Point, Quantiles: o.Quantiles, Errors: o.Errors, Coverage: ac})
 		}
 	}
 	return fs, cov, nil

@@ -129,6 +129,11 @@ type Options struct {
 	// Accounts, if set, keeps the local DP-SGD accountant across sessions
 	// of the same study (the browser's localStorage; see AccountStore).
 	Accounts AccountStore
+	// Refresh, if set, is called at the first round of each campaign after
+	// the first in a continuing study: the data it returns (the LHA's file
+	// as it is now) replace the training windows. On an error the windows
+	// stay as they were (Refresh reports it itself).
+	Refresh func(campaign int) (*series.Dataset, error)
 }
 
 // Session is one LHA's membership in a study.
@@ -437,10 +442,9 @@ func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
 	}
 	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
 	slack := time.Duration(sch.RoundSlackMillis) * time.Millisecond
-	opens = *sch.Start
-	if now.After(opens) {
-		opens = opens.Add((now.Sub(opens) + l - 1) / l * l)
-	}
+	// In a continuing study the slots of a campaign follow its start
+	// (protocol.Study.SlotStart); otherwise every L from the start.
+	opens = s.study.SlotStart(*sch.Start, l, s.study.NextSlotAt(*sch.Start, l, now))
 	return opens, opens.Add(l - slack), true
 }
 
@@ -669,7 +673,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 				set(StateWaiting)
 			}
 		case *protocol.RoundStart:
-			if err := s.answer(ctx, tr, cfg, m, data, limit, obs, set); err != nil {
+			if err := s.answer(ctx, tr, cfg, m, s.refresh(m.Round, &data), limit, obs, set); err != nil {
 				return err
 			}
 		case *protocol.Accepted:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
+	"github.com/fedcast/fedcast/shared/publish"
 )
 
 func init() {
@@ -24,6 +25,7 @@ func init() {
 
 const backtestUsage = `backtest --cases FILE --counties FILE --from DATE --to DATE --epsilon E [--delta D] [--every DAYS]
        [--rounds T] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S]
+       [--publish-epsilon E [--publish-delta D]]
 
 Every area of --cases is one simulated LHA. Forecast origins are every 7 days
 from --from to --to (both included); at origin t each LHA knows the reports up
@@ -32,7 +34,12 @@ run every --every days from --from, each on what was known at its start.
 --epsilon is the lifetime budget of all campaigns together ('inf': no noise).
 National and state totals (public inputs) are the sums of --cases, by the
 state column of --counties. Scores are against the hub baseline (1 = no
-change).`
+change).
+
+--publish-epsilon E also publishes every forecast with output noise (a
+person-level guarantee: ε per person per year, one case; needs --preset
+lipschitz) and scores them beside the unpublished ones (JSON "published");
+with --hub DIR they go to DIR/published/.`
 
 func runBacktest(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "backtest", backtestUsage)
@@ -50,6 +57,8 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	preset := fs.String("preset", backtest.DefaultPreset(), "design: "+strings.Join(backtest.Presets(), ", ")+" (paper: the paper's one-month protocol; default: today's one-month design)")
 	seed := fs.Uint64("seed", 0, "research mode: reproducible sampling and noise from this seed (0: secure randomness)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pubEps := fs.Float64("publish-epsilon", 0, "also publish every forecast with ε per person per year (one case); 0: do not publish")
+	pubDelta := fs.Float64("publish-delta", publish.DefaultDelta, "δ of the published forecasts' guarantee")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -87,6 +96,12 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if *seed != 0 {
 		opt.Seed = seed
 	}
+	if *pubEps != 0 {
+		if !(*pubEps > 0) || math.IsInf(*pubEps, 0) {
+			return usagef(hint, "--publish-epsilon %v: write a number above 0, such as 1", *pubEps)
+		}
+		opt.Publish = &backtest.PublishOptions{Epsilon: *pubEps, Delta: *pubDelta}
+	}
 	if !*quiet {
 		opt.Progress = env.Stderr
 	}
@@ -99,12 +114,22 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	sum := backtest.Summarise(*preset, res, scored)
+	if sum.Published, err = backtest.SummarisePublished(res, data); err != nil {
+		return err
+	}
 	return writeBacktest(env, sum, res, *hub, *jsonOut, *outDir, *preset)
 }
 
 // writeBacktest prints the per-quarter table and writes the requested files.
 func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, jsonOut, outDir, preset string) error {
 	fmt.Fprintln(env.Stdout, sum.Headline())
+	if p := sum.Published; p != nil {
+		fmt.Fprintf(env.Stdout, "published (ε %.3g per person per year, δ %.0e): relative WIS %.3f, relative MAE %.3f, 95%% coverage %.2f\n",
+			p.EpsilonPerPersonYear, p.Delta, p.RelativeWIS, p.RelativeMAE, p.Coverage95)
+		for _, g := range p.BySize {
+			fmt.Fprintf(env.Stdout, "  %s (%d areas): published %.3f, unpublished %.3f\n", g.Group, g.Areas, g.RelativeWIS, g.UnpublishedRelativeWIS)
+		}
+	}
 	fmt.Fprintln(env.Stdout)
 	if err := sum.Markdown(env.Stdout); err != nil {
 		return err
@@ -115,6 +140,12 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "backtest: wrote %d hub files into %s\n", len(files), hub)
+		if files, err = backtest.WritePublishedHub(hub, preset, res); err != nil {
+			return err
+		}
+		if len(files) > 0 {
+			fmt.Fprintf(env.Stderr, "backtest: wrote %d published files into %s\n", len(files), filepath.Join(hub, "published"))
+		}
 	}
 	if jsonOut != "" {
 		if err := writeFileWith(jsonOut, sum.WriteJSON); err != nil {

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
@@ -30,17 +33,23 @@ func init() {
 const insecureAckFlag = "i-understand-insecure-seed"
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--i-understand-insecure-seed]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--i-understand-insecure-seed]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
 	maxWin := fs.Int("max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
-	modelOut := fs.String("model", "", "write the final global model as JSON here")
+	modelOut := fs.String("model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
+	issuedOut := fs.String("issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
+	only := fs.Bool("forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
 	quiet := fs.Bool("quiet", false, "print only the summary")
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
+	pubFlags := addPublishFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := pubFlags.check(); err != nil {
 		return err
 	}
 	if *maxWin < 0 {
@@ -60,12 +69,15 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withHint(err)
 	}
-	s, err := lhaconn.Join(ctx, link, "", &session.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin})
+	s, err := lhaconn.Join(ctx, link, "", &session.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin, Refresh: rereader(env, *dataPath)})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	st := s.Study()
+	if *only {
+		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut, *issuedOut)
+	}
 	x, y, err := session.TrainingData(st, data)
 	if err != nil {
 		return withHint(err)
@@ -89,6 +101,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	printStrategy(out, st)
 	printMissed(out, len(s.Log()), st.Rounds)
 	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
+
 	if !*quiet {
 		obs.Sent = func(o session.Outgoing) {
 			fmt.Fprintf(out, "sent %s (round %d): %d bytes\n", o.Type, o.Round, o.Bytes)
@@ -98,7 +111,8 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			if r.Resent {
 				tag = " (re-sent, hash checked)"
 			}
-			fmt.Fprintf(out, "round %d released%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(st, r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+			printNextCampaign(out, s, r.Round)
 		}
 		obs.State = func(st session.State) {
 			if st == session.StateReconnecting {
@@ -106,6 +120,19 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
+	}
+	if *modelOut != "" && st.CampaignCount() > 1 {
+		// A continuing study: the file always holds the latest released
+		// model (the LHA forecasts with it between campaigns).
+		shown := obs.Result
+		obs.Result = func(r session.Result) {
+			if shown != nil {
+				shown(r)
+			}
+			if err := writeModel(env, *modelOut, r.Round, false, st, s.GlobalModel()); err != nil {
+				fmt.Fprintf(out, "could not write the model to %s: %v\n", *modelOut, err)
+			}
+		}
 	}
 	if err := s.RunWindows(ctx, x, y, obs); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -117,49 +144,183 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
 	printExampleBudget(env.Stdout, s)
-	fcs, cov, ferr := session.Forecasts(st, data, s.Model())
-	printForecasts(env.Stdout, st, fcs, cov, ferr)
-	if *hubOut != "" {
-		if ferr != nil {
-			return ferr
-		}
-		if err := writeFileAtomic(*hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.HubForecasts(fcs)) }); err != nil {
+	if *modelOut != "" {
+		// the released model (an MR-MTL personal model stays out of files)
+		if err := writeModel(env, *modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each)\n", plural(len(fcs), "area"), *hubOut)
 	}
-	if *modelOut != "" {
-		w := s.GlobalModel() // the released model (an MR-MTL personal model stays out of files)
-		return writeJSONFile(env, *modelOut, struct {
-			Round       int       `json:"round"`
-			Layers      []int     `json:"layers"`
-			ModelSHA256 string    `json:"model_sha256"`
-			Weights     []float64 `json:"weights"`
-		}{fin.Rounds, st.Layers, protocol.HashHex(w), w})
+	if err := writeGuarded(env, st, data, s.Model(), *hubOut, *issuedOut); err != nil {
+		return err
 	}
+	return pubFlags.run(env, data, *dataPath, *hubOut, st.Epsilon, privacy.NewSecureRand())
+}
+
+// writeGuarded prints the guarded forecast of every area (the guard's
+// headline, its reason, the model's own forecast beside it) and writes
+// the hub file of the headlines and its sidecar FILE.methods.csv when
+// hubOut is set.
+func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, params []float64, hubOut, issuedPath string) error {
+	issued, err := readIssued(issuedPath)
+	if err != nil {
+		return err
+	}
+	gs, cov, err := guardedForecasts(st, data, params, session.IssuedOrigins(st, data, issued))
+	printGuarded(env.Stdout, st, gs, cov, err)
+	if err == nil && issuedPath != "" {
+		all := session.MergeIssued(issued, session.IssuedOf(gs))
+		if err := writeFileAtomic(issuedPath, func(w io.Writer) error { return session.WriteIssued(w, all) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "recorded this forecast in %s (%d forecasts issued so far; the guard scores them once their outcomes are in the file)\n", issuedPath, len(all))
+	}
+	if hubOut == "" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(hubOut, func(w io.Writer) error { return forecast.WriteHub(w, session.GuardedHub(gs)) }); err != nil {
+		return err
+	}
+	side := hubOut + ".methods.csv"
+	if err := writeFileAtomic(side, func(w io.Writer) error { return session.WriteMethods(w, gs) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "wrote the forecast of %s to %s (7 quantiles each) and the method each area used to %s\n", plural(len(gs), "area"), hubOut, side)
 	return nil
 }
 
-// printForecasts writes the final model's forecast for each area of the
-// LHA's data: the day it is for and the expected 7-day average of new
-// cases per day (never below zero), as the browser page shows them.
-func printForecasts(w io.Writer, st protocol.Study, fcs []session.AreaForecast, cov session.RecentCoverage, err error) {
+// readIssued reads the issued-forecasts file (none when path is "" or the
+// file does not exist yet).
+func readIssued(path string) ([]session.Issued, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return session.ReadIssued(f, path)
+}
+
+// guardedForecasts is session.Guarded with the study's model.
+func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64, issued []forecast.GuardOrigin) ([]session.GuardedForecast, session.RecentCoverage, error) {
+	var cov session.RecentCoverage
+	if len(st.Layers) < 2 {
+		return nil, cov, &session.LayoutError{Have: len(params), Layers: st.Layers}
+	}
+	m := nn.NewMLP(st.Layers...)
+	if m.NumParams() != len(params) {
+		return nil, cov, &session.LayoutError{Have: len(params), Want: m.NumParams(), Layers: st.Layers}
+	}
+	point, err := session.DesignPoint(st, m, params)
+	if err != nil {
+		return nil, cov, err
+	}
+	return session.Guarded(st, data, point, issued, nil)
+}
+
+// writeModel writes a released model with the study's public parameters
+// (session.ModelFile).
+func writeModel(env *Env, path string, round int, final bool, st protocol.Study, w []float64) error {
+	return writeJSONFile(env, path, session.ModelFile{Model: protocol.NewModel(round, final, st.Layers, w), Study: &st})
+}
+
+// forecastOnly is client --forecast: it reads the latest released model
+// (nothing is sent after the hello: no ready, no update), forecasts every
+// area of the file under the guard and writes the model and hub files
+// asked for.
+func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, modelOut, hubOut, issuedOut string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	w, round, err := s.Latest(ctx)
+	if err != nil {
+		return err
+	}
+	s.Close()
+	st := s.Study()
+	fmt.Fprintf(env.Stderr, "read the model released after round %d of %q (model %.12s…); nothing was sent but the hello that fetched it: no update, and this LHA was not counted as ready\n",
+		round, st.Name, protocol.HashHex(w))
+	if modelOut != "" {
+		if err := writeModel(env, modelOut, round, s.Finished() != nil, st, w); err != nil {
+			return err
+		}
+	}
+	return writeGuarded(env, st, data, w, hubOut, issuedOut)
+}
+
+// rereader reads the LHA's file again at the start of each campaign of a
+// continuing study (session.Options.Refresh), saying so; on a bad file it
+// says what is wrong and the client trains on the data it had.
+func rereader(env *Env, path string) func(int) (*series.Dataset, error) {
+	return func(campaign int) (*series.Dataset, error) {
+		d, err := series.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "campaign %d: %s could not be read again (%s); training on the data read before\n", campaign, path, forPeople(err.Error()))
+			return nil, err
+		}
+		first, last := d.Span()
+		fmt.Fprintf(env.Stderr, "campaign %d: read %s again: %s from %s to %s\n", campaign, path, plural(len(d.Regions), "area"), first.Format(time.DateOnly), last.Format(time.DateOnly))
+		return d, nil
+	}
+}
+
+// campaignTag names a round's campaign in a continuing study ("" with
+// one campaign).
+func campaignTag(st protocol.Study, round int) string {
+	if st.CampaignCount() <= 1 {
+		return ""
+	}
+	k, i := st.CampaignOf(round)
+	return fmt.Sprintf(" (campaign %d of %d, round %d of %d)", k, st.CampaignCount(), i, st.CampaignRounds())
+}
+
+// printNextCampaign says, after the last round of a campaign that is not
+// the study's last, when the next campaign starts and what the LHA may do
+// meanwhile.
+func printNextCampaign(w io.Writer, s *session.Session, round int) {
+	st := s.Study()
+	if _, i := st.CampaignOf(round); st.CampaignCount() <= 1 || i != st.CampaignRounds() || round >= st.Rounds {
+		return
+	}
+	if k, at, ok := s.NextCampaign(time.Now()); ok {
+		fmt.Fprintf(w, "campaign %d of %d ended; campaign %d starts at %s: keep this client running (an LHA that misses a campaign may come back for the next); meanwhile fedcast forecast --model FILE forecasts with the latest model at no privacy cost\n",
+			k-1, st.CampaignCount(), k, at.Local().Format("2006-01-02 15:04:05"))
+	}
+}
+
+// printGuarded writes each area's guarded forecast as the page shows it:
+// the headline in words ("no change" or "shared model") with its value,
+// the guard's reason, and the shared model's own forecast beside it (the
+// 7-day average of new cases per day, never below zero).
+func printGuarded(w io.Writer, st protocol.Study, gs []session.GuardedForecast, cov session.RecentCoverage, err error) {
 	if err != nil {
 		fmt.Fprintf(w, "no forecast: %s\n", forPeople(err.Error()))
 		return
 	}
-	if len(fcs) == 0 {
+	if len(gs) == 0 {
 		fmt.Fprintln(w, "no forecast: no area has enough days for one input window")
 		return
 	}
-	fmt.Fprintf(w, "forecast with the final model (7-day average of new cases per day, from the last %d days of data; 95 %% range from this LHA's own recent errors):\n", max(st.History, 1))
-	for _, f := range fcs {
+	fmt.Fprintf(w, "forecast (7-day average of new cases per day, from the last %d days of data; 95 %% range from this LHA's own recent errors):\n", max(st.History, 1))
+	for _, g := range gs {
+		f := g.Forecast
 		lo, hi, _ := f.Quantiles.Interval(0.95)
-		fmt.Fprintf(w, "  %s: %s for %s (between %s and %s; input up to %s)\n", f.Area, oneDecimal(f.Quantiles.Median()),
+		fmt.Fprintf(w, "  %s: %s (%s) for %s (between %s and %s; input up to %s)\n", f.Area, oneDecimal(f.Quantiles.Median()), g.Method,
 			f.Target.Format(time.DateOnly), oneDecimal(lo), oneDecimal(hi), f.InputEnd.Format(time.DateOnly))
+		model := "shared model's own forecast: " + oneDecimal(g.Model.Point)
+		if g.ModelClamped {
+			model += " (FLAGGED: beyond any change in this LHA's history; held at " + oneDecimal(g.ModelShown) + ")"
+		}
+		fmt.Fprintf(w, "    %s\n    %s\n", g.Reason(), model)
 	}
 	if cov.N > 0 {
-		fmt.Fprintf(w, "on this LHA's own recent days such 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
+		fmt.Fprintf(w, "on this LHA's own recent days the headlined method's 95 %% ranges held %d of %d times, the 50 %% ranges %d of %d\n",
 			cov.In95, cov.N, cov.In50, cov.N)
 	}
 }

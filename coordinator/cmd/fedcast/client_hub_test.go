@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,10 +14,15 @@ import (
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 // TestClientHub takes the demo study's seat with `fedcast client --hub` and
-// checks the hub file it writes: every area of the seat's file, every level.
+// checks the hub file it writes (every area of the seat's file, every
+// level, only the hubverse columns) and its sidecar FILE.methods.csv (the
+// method of each area). Then, the study finished, `client --forecast`
+// reads the released model without training and writes it, and `fedcast
+// forecast` gives the same forecast from that file offline.
 func TestClientHub(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -25,8 +31,8 @@ func TestClientHub(t *testing.T) {
 	env := &Env{Stdout: demoOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
 	demoDone := make(chan int, 1)
 	go func() {
-		demoDone <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "3",
-			"--rounds", "3", "--epsilon", "3", "--round-length", "2s", "--once", "--start", "now", "--log-level", "error"})
+		demoDone <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--campaigns", "1", "--lhas", "4", "--expected", "3",
+			"--rounds", "3", "--epsilon", "3", "--round-length", "2s", "--start", "now", "--log-level", "error"})
 	}()
 	re := regexp.MustCompile(`join as an LHA in your browser: (\S+)\n\s+your seat's synthetic case data: (\S+)\n`)
 	var m []string
@@ -43,7 +49,8 @@ func TestClientHub(t *testing.T) {
 	hub := filepath.Join(t.TempDir(), "forecast.csv")
 	var out, errb bytes.Buffer
 	cenv := &Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	if code := run(ctx, cenv, []string{"client", "--join", m[1], "--data", m[2], "--hub", hub, "--max-windows", "5", "--quiet"}); code != 0 {
+	if code := run(ctx, cenv, []string{"client", "--join", m[1], "--data", m[2], "--hub", hub, "--max-windows", "5", "--quiet",
+		"--publish-epsilon", "1", "--publish-store", filepath.Join(t.TempDir(), "published.json")}); code != 0 {
 		t.Fatalf("client exit %d:\n%s\n%s", code, out.String(), errb.String())
 	}
 	if !strings.Contains(errb.String(), "wrote the forecast of") {
@@ -70,8 +77,96 @@ func TestClientHub(t *testing.T) {
 			t.Errorf("forecast %d: %s %s horizon %d", i, fc.Location, fc.ReferenceDate, fc.Horizon())
 		}
 	}
+	checkPublishedHub(t, strings.TrimSuffix(hub, ".csv")+"-published.csv", d, out.String())
+	checkSidecar(t, hub+".methods.csv", d, out.String())
+	checkForecastOnly(t, ctx, m[1], m[2])
 	cancel()
 	<-demoDone
+}
+
+// checkSidecar: one row per area in the hub file's order, the method in
+// words, and the client's printed headline names the same method.
+func checkSidecar(t *testing.T, path string, d *series.Dataset, printed string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) != 1+len(d.Regions) || strings.Join(rows[0], ",") != strings.Join(session.MethodsColumns, ",") {
+		t.Fatalf("sidecar %v:\n%s", err, b)
+	}
+	for i, r := range rows[1:] {
+		if r[0] != d.Regions[i].Name || (r[1] != "no change" && r[1] != "shared model") {
+			t.Errorf("sidecar row %v", r)
+		}
+		if !strings.Contains(printed, "  "+r[0]+": ") || !regexp.MustCompile(regexp.QuoteMeta(r[0])+`: \S+ \(`+r[1]+`\) for `).MatchString(printed) {
+			t.Errorf("printed headline of %s does not name %q:\n%s", r[0], r[1], printed)
+		}
+	}
+}
+
+// checkForecastOnly runs client --forecast on the finished study (nothing
+// sent but the hello: no ready, no update) and fedcast forecast on the
+// model file it writes: the same printed forecast.
+func checkForecastOnly(t *testing.T, ctx context.Context, link, data string) {
+	t.Helper()
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.json")
+	code, online, errs := runEnv(ctx, "client", "--join", link, "--data", data, "--forecast", "--model", model)
+	if code != 0 || !strings.Contains(errs, "nothing was sent but the hello") || strings.Contains(errs, "sent update") {
+		t.Fatalf("client --forecast: exit %d\n%s\n%s", code, online, errs)
+	}
+	code, offline, errs := runEnv(ctx, "forecast", "--model", model, "--data", data, "--hub", filepath.Join(dir, "h.csv"))
+	if code != 0 || offline != online || !strings.Contains(errs, "nothing is sent") {
+		t.Fatalf("forecast: exit %d, %s\n%s\nclient --forecast printed:\n%s", code, errs, offline, online)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h.csv.methods.csv")); err != nil {
+		t.Error(err)
+	}
+	// --issued keeps the forecasts issued, one row per area and week.
+	issued := filepath.Join(dir, "issued.csv")
+	for range 2 {
+		if code, _, errs := runEnv(ctx, "forecast", "--model", model, "--data", data, "--issued", issued); code != 0 || !strings.Contains(errs, "recorded this forecast in") {
+			t.Fatalf("forecast --issued: exit %d %s", code, errs)
+		}
+	}
+	d, _ := series.ReadFile(data)
+	if b, err := os.ReadFile(issued); err != nil || strings.Count(string(b), "\n") != 1+len(d.Regions) {
+		t.Errorf("issued file (%v):\n%s", err, b)
+	}
+}
+
+func runEnv(ctx context.Context, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	code := run(ctx, env, args)
+	return code, out.String(), errb.String()
+}
+
+// fedcast forecast refuses a model file without the study's parameters or
+// whose weights do not hash to its model_sha256, naming the file and field.
+func TestForecastModelFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"bare.json", `{"round":1,"layers":[2,1],"model_sha256":"x","weights":[1,2,3]}`, `bare.json has no "study" field`},
+		{"hash.json", `{"round":1,"layers":[2,1],"model_sha256":"x","weights":[1,2,3],"study":{"layers":[2,1]}}`, `field "model_sha256" says x`},
+		{"short.json", `{"round":1,"layers":[2,1],"model_sha256":"x","weights":[1],"study":{"layers":[2,1]}}`, `field "weights" has 1 numbers`},
+		{"text.json", `round 1`, `text.json is not a model file`},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := fedcast(t, "forecast", "--model", p, "--data", "x.csv"); code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, %q; want %q", tc.name, code, errs, tc.want)
+		}
+	}
+	if code, _, errs := fedcast(t, "forecast", "--data", "x.csv"); code != 2 || !strings.Contains(errs, "--model and --data are required") {
+		t.Errorf("no model: exit %d, %q", code, errs)
+	}
 }
 
 // --max-windows takes 0 (all) or a positive cap.

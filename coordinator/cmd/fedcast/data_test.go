@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/shared/session"
 )
 
 // seriesFixture is a case file of the series package's tests.
@@ -149,11 +149,12 @@ func TestDataCheckProblems(t *testing.T) {
 	}
 }
 
-// printForecasts writes one line per area with the day forecast and the
-// value (session.Forecasts computes them; a 1/H-weight network gives the
-// input mean, 20).
-func TestPrintForecasts(t *testing.T) {
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", Layers: []int{10, 1}}
+// printGuarded writes one line per area with the headline's method in
+// words, the day forecast and the value, then the guard's sentence and the
+// model's own forecast (a 1/H-weight network gives the input mean, 20; a
+// 1000/H one an absurd 20,000, flagged and never headlined).
+func TestPrintGuarded(t *testing.T) {
+	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", Layers: []int{10, 1}, TrainFraction: 0.8}
 	model := make([]float64, 11)
 	for i := 0; i < 10; i++ {
 		model[i] = 0.1
@@ -165,14 +166,27 @@ func TestPrintForecasts(t *testing.T) {
 	}
 	d := &series.Dataset{Regions: []*series.Region{{Name: "09162", Start: start, Cases: flat}}}
 	var b bytes.Buffer
-	fcs, cov, err := session.Forecasts(st, d, model)
-	printForecasts(&b, st, fcs, cov, err)
-	if out := b.String(); !strings.Contains(out, "  09162: 20.0 for 2020-12-04 (between ") || !strings.Contains(out, "; input up to 2020-11-27)\n") {
-		t.Errorf("printed:\n%s", b.String())
+	gs, cov, err := guardedForecasts(st, d, model, nil)
+	printGuarded(&b, st, gs, cov, err)
+	out := b.String()
+	for _, want := range []string{"  09162: 20.0 (no change) for 2020-12-04 (between ", "; input up to 2020-11-27)\n",
+		forecast.TooFewWeeks, "shared model's own forecast: 20.0\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("printed:\n%s\nlacks %q", out, want)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		model[i] = 100
 	}
 	b.Reset()
-	fcs, cov, err = session.Forecasts(st, d, model[:3])
-	printForecasts(&b, st, fcs, cov, err)
+	gs, cov, err = guardedForecasts(st, d, model, nil)
+	printGuarded(&b, st, gs, cov, err)
+	if out := b.String(); !strings.Contains(out, "09162: 20.0 (no change)") || !strings.Contains(out, "shared model's own forecast: 20000.0 (FLAGGED") {
+		t.Errorf("absurd model printed:\n%s", out)
+	}
+	b.Reset()
+	gs, cov, err = guardedForecasts(st, d, model[:3], nil)
+	printGuarded(&b, st, gs, cov, err)
 	if !strings.HasPrefix(b.String(), "no forecast: ") {
 		t.Errorf("printed %q for a model of the wrong size", b.String())
 	}

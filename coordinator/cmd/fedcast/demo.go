@@ -52,6 +52,8 @@ type demoOptions struct {
 	lhas, rounds, expected int
 	epsilon                float64
 	roundLength            time.Duration
+	campaigns              int           // a continuing study of this many campaigns (1: one)
+	every                  time.Duration // between campaign starts (0: the campaign's rounds plus 3 round lengths)
 	once                   bool
 	start                  string           // "seat" (wait for the browser seat) or "now"
 	seatTime               time.Duration    // after the seat connects, before the rounds begin
@@ -73,6 +75,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&o.expected, "expected", 0, "expected LHAs per round m (default: the design's, all of them; DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
 	fs.Float64Var(&o.epsilon, "epsilon", 3, "privacy budget ε per study")
 	fs.DurationVar(&o.roundLength, "round-length", 20*time.Second, "round length: rounds open every this long; updates are taken until 90 % of it (your seat counts as a dropout if it misses that)")
+	fs.IntVar(&o.campaigns, "campaigns", 3, "training campaigns of a continuing study (--rounds each; 1: a single campaign); between them the seat can forecast with the latest model")
+	fs.DurationVar(&o.every, "every", 0, "time between campaign starts (0: the campaign's rounds plus three round lengths)")
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
 	fs.StringVar(&o.start, "start", "seat", "when the rounds begin: seat (after your browser seat has opened the join link and had --seat-time to choose its file, or at POST /api/demo/start) or now")
 	fs.DurationVar(&o.seatTime, "seat-time", 45*time.Second, "with --start seat: time between your page connecting and the first round, to read the page and choose the file")
@@ -84,8 +88,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if o.start != "seat" && o.start != "now" {
 		return usagef("", "--start must be seat or now")
 	}
-	if o.lhas < 1 || o.expected < 0 || o.expected > o.lhas+1 || o.rounds < 0 {
-		return usagef("", "--lhas must be ≥ 1, --expected in [1, lhas+1] and --rounds ≥ 1")
+	if o.lhas < 1 || o.expected < 0 || o.expected > o.lhas+1 || o.rounds < 0 || o.campaigns < 1 {
+		return usagef("", "--lhas must be ≥ 1, --expected in [1, lhas+1], --rounds ≥ 1 and --campaigns ≥ 1")
 	}
 	log, err := newLogger(env.Stderr, *level)
 	if err != nil {
@@ -149,8 +153,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  join as an LHA in your browser: %s/join#%s\n", base, secrets.Seat)
 		fmt.Fprintf(env.Stdout, "  your seat's synthetic case data: %s\n", filepath.Join(dir, "seat.csv"))
 		fmt.Fprintf(env.Stdout, "  coordinator dashboard:          %s/admin#%s\n", base, secrets.Admin)
-		fmt.Fprintf(env.Stdout, "  %d simulated LHAs + your seat; %d expected per round, %d rounds, ε=%g; rounds start every %v\n",
-			o.lhas, f.ExpectedClients, f.Rounds, f.Epsilon, time.Duration(f.RoundLength))
+		printDemoStudy(env.Stdout, f, o.lhas)
 
 		if o.start == "seat" && c.engine.Rounds() == 0 {
 			waiting.Store(true)
@@ -355,6 +358,14 @@ func demoStudy(state string, sec *demoSecrets, o demoOptions) (dir string, f *st
 	}
 	f.LHAs = append(f.LHAs, study.LHA{Name: demoSeatName, TokenSHA256: study.HashToken(sec.Seat)})
 	f.FillDesign(model.Default)
+	if o.campaigns > 1 {
+		// A continuing study: --rounds (or the design's) per campaign.
+		f.Campaigns, f.Every = o.campaigns, study.Duration(o.every)
+		if o.every == 0 {
+			f.Every = study.Duration(time.Duration(f.Rounds+3) * o.roundLength)
+		}
+		f.Rounds *= o.campaigns
+	}
 	f.Defaults()
 	if err := f.Validate(); err != nil {
 		return "", nil, nil, nil, err
@@ -425,6 +436,17 @@ func envAddr(env *Env) string {
 		return env.Getenv("FEDCAST_ADDR")
 	}
 	return "127.0.0.1:8080"
+}
+
+// printDemoStudy states the demo's study: its LHAs, rounds and budget,
+// and its campaigns when it is a continuing one.
+func printDemoStudy(w io.Writer, f *study.File, lhas int) {
+	fmt.Fprintf(w, "  %d simulated LHAs + your seat; %d expected per round, %d rounds, ε=%g; rounds start every %v\n",
+		lhas, f.ExpectedClients, f.Rounds, f.Epsilon, time.Duration(f.RoundLength))
+	if f.Campaigns > 1 {
+		fmt.Fprintf(w, "  a continuing study: %d campaigns of %d rounds, one every %v, ε=%g for all of them; between campaigns press \"Forecast this week with the latest model\" (nothing is sent)\n",
+			f.Campaigns, f.Rounds/f.Campaigns, time.Duration(f.Every), f.Epsilon)
+	}
 }
 
 // startDemoHelper runs the demo's helper (the second server of secure

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
@@ -54,7 +55,7 @@ func TestStudyNew(t *testing.T) {
 // fresh study.
 func TestDemoOnceAndLedgerExport(t *testing.T) {
 	state := t.TempDir()
-	args := []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "4", "--expected", "2",
+	args := []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--campaigns", "1", "--lhas", "4", "--expected", "2",
 		"--rounds", "3", "--epsilon", "2", "--round-length", "1s", "--once", "--start", "now", "--log-level", "error"}
 	code, stdout, stderr := fedcast(t, args...)
 	if code != 0 || !strings.Contains(stdout, "demo study finished: 3 rounds") {
@@ -115,5 +116,38 @@ func TestDemoOnceAndLedgerExport(t *testing.T) {
 	code, stdout, _ = fedcast(t, args...)
 	if code != 0 || !strings.Contains(stdout, "study-2") {
 		t.Errorf("second demo did not start a fresh study:\n%s", stdout)
+	}
+}
+
+// TestDemoCampaigns: the demo's continuing study (2 campaigns of 2 rounds
+// here) runs to the end; the ledger export lists every round with its
+// campaign and the lifetime ε within the budget. study new says the same
+// schedule.
+func TestDemoCampaigns(t *testing.T) {
+	state := t.TempDir()
+	code, stdout, stderr := fedcast(t, "demo", "--addr", "127.0.0.1:0", "--state", state, "--campaigns", "2", "--every", "3s", "--lhas", "3",
+		"--rounds", "2", "--epsilon", "2", "--round-length", "1s", "--once", "--start", "now", "--log-level", "error")
+	if code != 0 || !strings.Contains(stdout, "demo study finished: 4 rounds") || !strings.Contains(stdout, "a continuing study: 2 campaigns of 2 rounds, one every 3s") {
+		t.Fatalf("demo exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "ledger.json")
+	if code, _, stderr := fedcast(t, "ledger", "export", "--state", filepath.Join(state, "study-1"), "--out", out); code != 0 {
+		t.Fatalf("ledger export: %s", stderr)
+	}
+	b, _ := os.ReadFile(out)
+	var e ledger.Export
+	if err := json.Unmarshal(b, &e); err != nil || len(e.Rounds) != 4 || e.Rounds[1].Campaign != 1 || e.Rounds[2].Campaign != 2 || e.EpsilonSpent > 2 || e.EpsilonSpent < 1.9 {
+		t.Fatalf("export %s (%v)", b, err)
+	}
+	if !e.Rounds[2].Committed.After(e.Rounds[1].Committed.Add(1500 * time.Millisecond)) {
+		t.Errorf("campaign 2 committed %v after campaign 1: no gap between campaigns", e.Rounds[2].Committed.Sub(e.Rounds[1].Committed))
+	}
+	s := filepath.Join(t.TempDir(), "s.json")
+	if code, stdout, stderr := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--campaigns", "4", "--every", "168h", "--rounds", "5", "--out", s); code != 0 ||
+		!strings.Contains(stdout, "Continuing study: 4 campaigns of 5 rounds, one every 168h0m0s") || !strings.Contains(stdout, "T=20") {
+		t.Errorf("study new --campaigns: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--campaigns", "4", "--out", s+"2"); code != 2 || !strings.Contains(stderr, "--campaigns needs --every") {
+		t.Errorf("--campaigns without --every: exit %d %s", code, stderr)
 	}
 }

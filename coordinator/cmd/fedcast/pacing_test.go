@@ -75,7 +75,7 @@ func TestDemoPacing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
 		go func() {
-			done <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--lhas", "2", "--expected", "2",
+			done <- run(ctx, env, []string{"demo", "--addr", "127.0.0.1:0", "--state", state, "--campaigns", "1", "--lhas", "2", "--expected", "2",
 				"--rounds", "2", "--epsilon", "2", "--round-length", "1s", "--once", "--seat-time", "300ms", "--log-level", "error"})
 		}()
 		waitFor(t, "the demo to wait for the seat", 30*time.Second, func() bool { return strings.Contains(out.String(), "waiting for you") })

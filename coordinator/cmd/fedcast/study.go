@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/model"
@@ -44,7 +45,9 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Name, "name", "fedcast study", "study name")
 	fs.Float64Var(&f.Epsilon, "epsilon", 0, "privacy budget ε; required")
 	fs.Float64Var(&f.Delta, "delta", 1e-5, "δ")
-	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T (default: the preset's, 5 or 75)")
+	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T, per campaign with --campaigns (default: the preset's, 5 or 75)")
+	campaigns := fs.Int("campaigns", 0, "a continuing study of this many training campaigns on a public schedule (with --every); --epsilon is then the lifetime budget of all of them")
+	every := fs.Duration("every", 0, "time between campaign starts (with --campaigns), e.g. 168h for weekly")
 	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m, q = m/N (default: the preset's, all N or min(100, N))")
 	fs.Float64Var(&f.ClipNorm, "clip", 0, "clip bound S (default: the preset's, 0.5)")
 	fs.IntVar(&f.LocalEpochs, "epochs", 0, "local epochs E, full-batch Adam steps (default: the preset's, 30)")
@@ -113,13 +116,8 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef("use --preset default or --preset paper", "%v", err)
 	}
-	for _, c := range []struct {
-		name string
-		bad  bool
-	}{{"history", f.History < 1}, {"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
-		if c.bad && flagSet(fs, c.name) {
-			return usagef("", "--%s must be above 0", c.name)
-		}
+	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
+		return err
 	}
 	pl, err := studyPlan(len(names), &f, *usePlan)
 	if err != nil {
@@ -153,6 +151,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(w, "Cyclic FL: each of the T=%d rounds gives every LHA one turn, in an order fixed by this file's SHA-256 (public); %d turns of %v each; each LHA's ε counts its own hand-offs only\n",
 			file.Rounds, file.Rounds*len(file.LHAs), *length)
 	}
+	printCampaigns(w, file)
 	if cs != nil {
 		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
@@ -163,6 +162,51 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	printLinks(w, file, secrets, base, *links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
+	return nil
+}
+
+// printCampaigns states a continuing study's schedule (nothing for one
+// campaign).
+func printCampaigns(w io.Writer, file *study.File) {
+	if file.Campaigns > 1 {
+		fmt.Fprintf(w, "Continuing study: %d campaigns of %d rounds, one every %v (public, fixed now); ε=%g is the lifetime budget of all %d rounds, and the noise makes them compose to it exactly\n",
+			file.Campaigns, file.Rounds/file.Campaigns, time.Duration(file.Every), file.Epsilon, file.Rounds)
+	}
+}
+
+// checkStudyFlags refuses flags given as 0 or less, then applies the
+// campaign flags (campaignFlags).
+func checkStudyFlags(fs *flag.FlagSet, f *study.File, campaigns int, every time.Duration, design model.Design) error {
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{{"history", f.History < 1}, {"rounds", f.Rounds < 1}, {"expected", f.ExpectedClients < 1}, {"clip", !(f.ClipNorm > 0)}, {"epochs", f.LocalEpochs < 1}, {"lr", !(f.LearningRate > 0)}} {
+		if c.bad && flagSet(fs, c.name) {
+			return usagef("", "--%s must be above 0", c.name)
+		}
+	}
+	return campaignFlags(f, campaigns, every, design)
+}
+
+// campaignFlags turns --campaigns K --every D (--rounds T per campaign)
+// into the study file's campaigns, every and rounds (K·T, all rounds).
+func campaignFlags(f *study.File, k int, every time.Duration, design model.Design) error {
+	switch {
+	case k < 0:
+		return usagef("e.g. --campaigns 4 --every 168h", "--campaigns must be 1 or more, got %d", k)
+	case k <= 1:
+		if every != 0 {
+			return usagef("e.g. --campaigns 4 --every 168h", "--every needs --campaigns")
+		}
+		return nil
+	case every <= 0:
+		return usagef("e.g. --campaigns 4 --every 168h", "--campaigns needs --every, the time between campaign starts")
+	}
+	t := f.Rounds
+	if t == 0 {
+		t = design.Rounds
+	}
+	f.Campaigns, f.Every, f.Rounds = k, study.Duration(every), k*t
 	return nil
 }
 

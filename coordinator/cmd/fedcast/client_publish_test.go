@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/publish"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// checkPublishedHub checks a published hub file written by the client:
+// every area of d with its last day as reference date and a 7-day
+// horizon, the DP marking beside it, and the marking in the text.
+func checkPublishedHub(t *testing.T, path string, d *series.Dataset, text string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("no published hub file: %v", err)
+	}
+	defer f.Close()
+	fs, err := forecast.ReadHub(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != len(d.Regions) {
+		t.Fatalf("%d published forecasts, the file has %d areas", len(fs), len(d.Regions))
+	}
+	for i, fc := range fs {
+		if fc.Location != d.Regions[i].Name || !fc.ReferenceDate.Equal(d.Regions[i].End()) || fc.Horizon() != 7 {
+			t.Errorf("published %d: %s %s horizon %d", i, fc.Location, fc.ReferenceDate, fc.Horizon())
+		}
+	}
+	b, err := os.ReadFile(strings.TrimSuffix(path, ".csv") + ".dp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark publish.Marking
+	if err := json.Unmarshal(b, &mark); err != nil || !mark.DP || mark.EpsilonPerPersonYear > 1 || mark.EpsilonPerPersonYear < 0.95 {
+		t.Errorf("DP marking %s: want differentially private with ε just below 1 (%v)", b, err)
+	}
+	if !strings.Contains(text, "Published with differential privacy: ε = 0.9") {
+		t.Errorf("the text lacks the marking:\n%s", text)
+	}
+}
+
+// TestClientPublishSameDraw publishes twice from the same file: the second
+// time gives the stored numbers, and a changed count does not change them.
+func TestClientPublishSameDraw(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "cases.csv")
+	var b strings.Builder
+	b.WriteString("date,region,cases\n")
+	for i := range 30 {
+		b.WriteString("2021-03-" + twoDigits(i+1) + ",01001," + twoDigits(20+i%5) + "\n")
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := series.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for k := range 2 {
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "client", "")
+		p := addPublishFlags(fs)
+		hub := filepath.Join(dir, "f.csv")
+		if err := fs.Parse([]string{"--publish-epsilon", "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if k == 1 {
+			d.Regions[0].Cases[29] += 50 // the counts changed: still the stored draw
+		}
+		var out bytes.Buffer
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, 2, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
+			t.Fatal(err)
+		}
+		hubText, err := os.ReadFile(filepath.Join(dir, "f-published.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, string(hubText))
+		if k == 0 {
+			checkPublishedHub(t, filepath.Join(dir, "f-published.csv"), d, out.String())
+			if !strings.Contains(out.String(), "a person's total: the study's ε 2") {
+				t.Errorf("no person's total:\n%s", out.String())
+			}
+		} else if !strings.Contains(out.String(), "published before: the same numbers") {
+			t.Errorf("second run did not say it republished:\n%s", out.String())
+		}
+	}
+	if runs[0] != runs[1] {
+		t.Errorf("publishing the same day twice gave different files:\n%s\n%s", runs[0], runs[1])
+	}
+	if _, err := os.Stat(data + ".published.json"); err != nil {
+		t.Errorf("no store next to the data file: %v", err)
+	}
+}
+
+func twoDigits(i int) string { return string([]byte{byte('0' + i/10), byte('0' + i%10)}) }
+
+func TestClientPublishFlags(t *testing.T) {
+	for _, args := range [][]string{{"--publish-epsilon", "-1"}, {"--publish-epsilon", "1", "--publish-delta", "2"}} {
+		all := append([]string{"client", "--join", "http://127.0.0.1:1/join#x", "--data", "x.csv"}, args...)
+		if code, _, errs := fedcast(t, all...); code != 2 || !strings.Contains(errs, "--publish-") {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}

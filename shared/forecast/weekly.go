@@ -1,0 +1,67 @@
+package forecast
+
+import (
+	"math"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// WeeklyCalibrator returns the constants of the weekly design's ranges
+// (model.WeeklyDesign): DefaultCalibrator's, with the errors of the LHA's
+// own forecasts whose target week ended in the last 28 days (28 days
+// beat 56 by the tuning rule of docs/results.md, "Design over time").
+func WeeklyCalibrator() Calibrator {
+	c := DefaultCalibrator()
+	c.Lookback = 28
+	return c
+}
+
+// WeeklyForecaster makes one area's quantile forecasts of the next 7-day
+// total with the weekly design's released model. Its ranges come from the
+// area's own errors only: the log errors of the same model's forecasts for
+// the area's past origins whose target week is already reported, over the
+// calibrator's lookback (targets ending in origin−Lookback+1 … origin).
+// Nothing pooled over areas is used; the public inputs are public.
+type WeeklyForecaster struct {
+	Design model.Design
+	Model  *nn.MLP
+	Params []float64
+	Calib  Calibrator
+}
+
+// Forecast returns the quantiles of the total reported over origin+1 …
+// origin+7 for the area r, read from reports of days ≤ origin. When the
+// area's series is too short for the model's inputs the median is no
+// change (the last 7-day total) with the prior's spread; when it is too
+// short even for that, every quantile is 0.
+func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin time.Time) Quantiles {
+	origin = series.Date(origin)
+	w := *f.Design.Weekly
+	c := f.Calib
+	// Past origins whose target (origin' + 7) is known on origin.
+	var past []time.Time
+	for o := origin.AddDate(0, 0, -6-c.Lookback); !o.After(origin.AddDate(0, 0, -7)); o = o.AddDate(0, 0, 1) {
+		past = append(past, o)
+	}
+	preds := w.PredictTotals(f.Model, f.Params, r, pub, append(past, origin), f.Design.Damping)
+	var errs []float64
+	for i, o := range past {
+		y, ok := model.Total7(r, o.AddDate(0, 0, 7))
+		if ok && !math.IsNaN(preds[i]) {
+			errs = append(errs, LogError(y, preds[i]))
+		}
+	}
+	last, ok := model.Total7(r, origin)
+	if !ok {
+		return Quantiles{}
+	}
+	point := preds[len(past)]
+	if math.IsNaN(point) {
+		point = last
+	}
+	em := c.Widen(c.FitErrors(errs), []float64{last}, point)
+	return em.Quantiles(point)
+}

@@ -1,0 +1,298 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/series"
+)
+
+// The weekly design (issue 24): forecasts of the next 7-day total from up
+// to a year of the area's own history, the public national and state
+// totals and the public holidays.
+//
+// For an origin t (the last reported day) with S(d) the total reported over
+// d−6 … d and ℓ(v) = ln(1+v), a window's inputs are
+//
+//	own:      ℓ(S(t−7k)) − ℓ(S(t−7k−7)),            k = 0 … K−1
+//	level:    ℓ(10⁵·S(t)/population) / 5              (0 without a population)
+//	totals:   the same log-changes of the national and of the state totals
+//	holidays: the share of public holidays in t−6 … t, t−13 … t−7 and in
+//	          the target week t+1 … t+7 (by the area's state)
+//
+// and its target is ℓ(S(t+7)) − ℓ(S(t)), so an output of 0 is the no-change
+// forecast. Everything but the holidays is read from days ≤ t; the
+// holidays are public and known in advance.
+
+// Public is what an area's weekly forecast may read besides its own
+// counts: public data only, the same for every LHA of a state.
+type Public struct {
+	// National and State are the published daily totals of the country
+	// and of the area's state (nil: not available; the inputs are then 0).
+	National, State *series.Region
+	// Holidays are the public holidays of the area's state (nil: none).
+	Holidays *Holidays
+	// Population is the area's public population (0: unknown).
+	Population float64
+}
+
+// Weekly configures the weekly design's windows.
+type Weekly struct {
+	// Weeks is K, the weeks of log-changes each series contributes.
+	Weeks int `json:"weeks"`
+	// Totals adds the national and state log-changes.
+	Totals bool `json:"totals"`
+	// Holidays adds the holiday shares of the two last input weeks and of
+	// the target week.
+	Holidays bool `json:"holidays"`
+	// HistoryWeeks bounds the training windows: origins at most this many
+	// weeks before the campaign's start.
+	HistoryWeeks int `json:"history_weeks"`
+	// Stride is the number of days between consecutive training origins
+	// (1: every day).
+	Stride int `json:"stride"`
+	// MinTotal drops training windows whose last 7-day total is below it
+	// (their log-changes are mostly reporting noise).
+	MinTotal float64 `json:"min_total,omitempty"`
+	// NoLevel leaves out the level input (the incidence per 100,000).
+	NoLevel bool `json:"no_level,omitempty"`
+	// Size adds ℓ(S(t))/10, the area's own 7-day total on the log scale
+	// (how much of its change is noise).
+	Size bool `json:"size,omitempty"`
+}
+
+// Validate checks the configuration.
+func (w Weekly) Validate() error {
+	switch {
+	case w.Weeks < 1 || w.Weeks > 26:
+		return fmt.Errorf("model: weekly design with %d weeks of log-changes (want 1 … 26)", w.Weeks)
+	case w.HistoryWeeks < 1 || w.HistoryWeeks > 520:
+		return fmt.Errorf("model: weekly design with %d weeks of history (want 1 … 520)", w.HistoryWeeks)
+	case w.Stride < 1 || w.Stride > 28:
+		return fmt.Errorf("model: weekly design with a stride of %d days (want 1 … 28)", w.Stride)
+	}
+	return nil
+}
+
+// Inputs returns the number of network inputs.
+func (w Weekly) Inputs() int {
+	n := w.Weeks
+	if !w.NoLevel {
+		n++
+	}
+	if w.Size {
+		n++
+	}
+	if w.Totals {
+		n += 2 * w.Weeks
+	}
+	if w.Holidays {
+		n += 3
+	}
+	return n
+}
+
+// Lead is the number of days before an origin a window reads: an origin
+// needs reports from origin−Lead … origin.
+func (w Weekly) Lead() int { return 7*w.Weeks + 6 }
+
+// Total7 returns the total of r over the 7 days ending on last, and false
+// when any of those days lies outside r.
+func Total7(r *series.Region, last time.Time) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	i := r.Index(last)
+	if i < 6 || i >= len(r.Cases) {
+		return 0, false
+	}
+	s := 0.0
+	for _, v := range r.Cases[i-6 : i+1] {
+		s += max(v, 0)
+	}
+	return s, true
+}
+
+// changes writes the K weekly log-changes of r ending on origin into dst;
+// false when r does not cover origin−Lead … origin.
+func (w Weekly) changes(dst []float64, r *series.Region, origin time.Time) bool {
+	prev, ok := Total7(r, origin)
+	if !ok {
+		return false
+	}
+	for k := range w.Weeks {
+		before, ok := Total7(r, origin.AddDate(0, 0, -7*(k+1)))
+		if !ok {
+			return false
+		}
+		dst[k] = l(prev) - l(before)
+		prev = before
+	}
+	return true
+}
+
+// Input writes the inputs of the window ending on origin into dst (len
+// Inputs()). It reads the area's and the totals' reports of days ≤ origin
+// only. It returns false when the area's series does not cover
+// origin−Lead … origin; a total that does not is read as no change.
+func (w Weekly) Input(dst []float64, r *series.Region, pub Public, origin time.Time) bool {
+	if len(dst) != w.Inputs() {
+		panic(fmt.Sprintf("model: weekly Input: dst has %d values, want %d", len(dst), w.Inputs()))
+	}
+	origin = series.Date(origin)
+	K := w.Weeks
+	if !w.changes(dst[:K], r, origin) {
+		return false
+	}
+	s, _ := Total7(r, origin)
+	i := K
+	if !w.NoLevel {
+		dst[i] = 0
+		if pub.Population > 0 {
+			dst[i] = l(1e5*s/pub.Population) / 5
+		}
+		i++
+	}
+	if w.Size {
+		dst[i] = l(s) / 10
+		i++
+	}
+	if w.Totals {
+		for _, tot := range []*series.Region{pub.National, pub.State} {
+			if !w.changes(dst[i:i+K], tot, origin) {
+				clear(dst[i : i+K])
+			}
+			i += K
+		}
+	}
+	if w.Holidays {
+		dst[i] = pub.Holidays.Share(origin)
+		dst[i+1] = pub.Holidays.Share(origin.AddDate(0, 0, -7))
+		dst[i+2] = pub.Holidays.Share(origin.AddDate(0, 0, 7))
+	}
+	return true
+}
+
+// Target returns the network's target of the window ending on origin:
+// ℓ(S(origin+7)) − ℓ(S(origin)); false when r does not cover both weeks.
+func Target(r *series.Region, origin time.Time) (float64, bool) {
+	origin = series.Date(origin)
+	now, ok := Total7(r, origin)
+	next, ok2 := Total7(r, origin.AddDate(0, 0, 7))
+	if !ok || !ok2 {
+		return 0, false
+	}
+	return l(next) - l(now), true
+}
+
+// Windows returns the training windows an LHA builds on day asOf (the
+// campaign's start): origins asOf−7, asOf−7−Stride, … back to HistoryWeeks
+// weeks before asOf, whose target week has been reported by asOf. x is
+// n×Inputs() row-major, y the n targets, oldest window first. It reads no
+// report after asOf.
+func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []float64) {
+	asOf = series.Date(asOf)
+	in := w.Inputs()
+	first := asOf.AddDate(0, 0, -7*w.HistoryWeeks)
+	var origins []time.Time
+	for o := asOf.AddDate(0, 0, -7); !o.Before(first); o = o.AddDate(0, 0, -w.Stride) {
+		origins = append(origins, o)
+	}
+	row := make([]float64, in)
+	for i := len(origins) - 1; i >= 0; i-- {
+		o := origins[i]
+		t, ok := Target(r, o)
+		if !ok || !w.Input(row, r, pub, o) {
+			continue
+		}
+		if s, _ := Total7(r, o); s < w.MinTotal {
+			continue
+		}
+		x = append(x, row...)
+		y = append(y, t)
+	}
+	return x, y
+}
+
+// ForecastTotal turns the network's output for the window ending on
+// origin into the forecast total of origin+1 … origin+7 (never below 0):
+// exp(ℓ(S(origin)) + damping·output) − 1, the output clamped to ±5. An
+// output of 0 is the no-change forecast S(origin).
+func ForecastTotal(r *series.Region, origin time.Time, out, damping float64) float64 {
+	s, ok := Total7(r, series.Date(origin))
+	if !ok {
+		return math.NaN()
+	}
+	if out == 0 || math.IsNaN(out) {
+		return s
+	}
+	out = max(-maxLogChange, min(maxLogChange, damping*out))
+	return max(0, math.Expm1(l(s)+out))
+}
+
+// PredictTotals returns the forecast 7-day totals of the windows ending on
+// each of origins, using the network m with params (NaN where the area's
+// series does not cover a window).
+func (w Weekly) PredictTotals(m *nn.MLP, params []float64, r *series.Region, pub Public, origins []time.Time, damping float64) []float64 {
+	in := w.Inputs()
+	x := make([]float64, len(origins)*in)
+	okay := make([]bool, len(origins))
+	for i, o := range origins {
+		okay[i] = w.Input(x[i*in:(i+1)*in], r, pub, o)
+	}
+	out := make([]float64, len(origins))
+	m.Predict(params, x, out)
+	for i, o := range origins {
+		if okay[i] {
+			out[i] = ForecastTotal(r, o, out[i], damping)
+		} else {
+			out[i] = math.NaN()
+		}
+	}
+	return out
+}
+
+// WeeklyTotal names the weekly design's feature map (Weekly): it is not a
+// window map of Features' methods and is refused by Parse, so a one-month
+// study file can never carry it.
+const WeeklyTotal Features = "weekly-total"
+
+// WeeklyDesign is the design for deployments over time (issue 24): the
+// next 7-day total from 4 weeks of log-changes of the area's own, the
+// national and the state totals, the area's level per 100,000, and the
+// holiday shares of the last two input weeks and the target week (16
+// inputs); training windows from every other day of the last 52 weeks; MLP
+// 16-32-1 (577 parameters) from a no-change start; every LHA in every
+// round (q = 1), T = 5 rounds a campaign, E = 30, S = 0.5, learning rate
+// 0.01, no damping, RDP. docs/results.md, "Design over time", has the rule
+// it was chosen by and the measurements.
+var WeeklyDesign = Design{
+	Name: "weekly", Features: WeeklyTotal, History: 7*4 + 7, Hidden: []int{32},
+	Rounds: 5, SampleRate: 1, LocalEpochs: 30, Clip: 0.5, LearningRate: 0.001,
+	Damping: 0.5, Accountant: "rdp",
+	Weekly: &Weekly{Weeks: 4, Totals: true, Holidays: true, HistoryWeeks: 52, Stride: 2},
+}
+
+// Network returns the weekly design's network: Inputs()-Hidden…-1.
+func (d Design) Network() *nn.MLP {
+	sizes := []int{d.History}
+	if d.Weekly != nil {
+		sizes[0] = d.Weekly.Inputs()
+	}
+	sizes = append(append(sizes, d.Hidden...), 1)
+	return nn.NewMLP(sizes...)
+}
+
+// Init writes the design's initial model into dst: for the weekly design
+// the network's random initialisation with the output layer at zero (the
+// no-change forecast; public, costs no privacy), otherwise Features.Init.
+func (d Design) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
+	if d.Weekly != nil {
+		LogChange.initRandom(m, dst, rng)
+		return
+	}
+	d.Features.Init(m, dst, rng)
+}

@@ -1,0 +1,74 @@
+package protocol
+
+import "time"
+
+// A continuing study trains in campaigns that follow a public schedule
+// fixed at creation: Campaigns campaigns of Rounds/Campaigns rounds each,
+// campaign k (1-based) starting at t₀ + (k−1)·Every, its rounds in
+// consecutive slots of length L from there. Its ε is the lifetime budget
+// of all campaigns; the noise is calibrated so that all planned rounds
+// compose to it exactly. A study without campaigns is one campaign.
+
+// CampaignCount is the number of campaigns (at least 1).
+func (st Study) CampaignCount() int { return max(st.Campaigns, 1) }
+
+// CampaignRounds is the number of rounds of one campaign.
+func (st Study) CampaignRounds() int {
+	return max(st.Rounds/st.CampaignCount(), 1)
+}
+
+// Every is the time between campaign starts (0 with one campaign).
+func (st Study) Every() time.Duration { return time.Duration(st.EveryMillis) * time.Millisecond }
+
+// CampaignOf returns the campaign (1-based) of round (1-based) and the
+// round's place in it (1-based).
+func (st Study) CampaignOf(round int) (campaign, within int) {
+	t := st.CampaignRounds()
+	if round < 1 {
+		return 1, 0
+	}
+	return (round-1)/t + 1, (round-1)%t + 1
+}
+
+// SlotStart is when slot j (0-based: the j-th round to open, round j+1)
+// opens, for a schedule that started at t0 with slots of length l.
+func (st Study) SlotStart(t0 time.Time, l time.Duration, j int64) time.Time {
+	if st.CampaignCount() <= 1 || st.Every() <= 0 {
+		return t0.Add(time.Duration(j) * l)
+	}
+	t := int64(st.CampaignRounds())
+	return t0.Add(time.Duration(j/t)*st.Every() + time.Duration(j%t)*l)
+}
+
+// CampaignStart is when campaign k (1-based) starts.
+func (st Study) CampaignStart(t0 time.Time, k int) time.Time {
+	return st.SlotStart(t0, 0, int64((k-1)*st.CampaignRounds()))
+}
+
+// NextSlotAt returns the first slot j that opens at or after now.
+func (st Study) NextSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
+	if !now.After(t0) {
+		return 0
+	}
+	if st.CampaignCount() <= 1 || st.Every() <= 0 {
+		return int64((now.Sub(t0) + l - 1) / l)
+	}
+	t := int64(st.CampaignRounds())
+	k := int64(now.Sub(t0) / st.Every())
+	i := int64((now.Sub(t0) - time.Duration(k)*st.Every() + l - 1) / l)
+	if i >= t {
+		k, i = k+1, 0
+	}
+	return k*t + i
+}
+
+// NextCampaign returns the first campaign (1-based) that starts after
+// now, and when; ok is false when the last one has started.
+func (st Study) NextCampaign(t0, now time.Time) (k int, at time.Time, ok bool) {
+	for k = 1; k <= st.CampaignCount(); k++ {
+		if at = st.CampaignStart(t0, k); at.After(now) {
+			return k, at, true
+		}
+	}
+	return 0, time.Time{}, false
+}

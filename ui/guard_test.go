@@ -1,0 +1,39 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/forecast"
+)
+
+func TestGuardWords(t *testing.T) {
+	few := forecast.Guard(forecast.Judge(nil), 113577, 760, forecast.Band{Lo: 300, Hi: 1500})
+	model := forecast.Headline{Judgement: forecast.Judgement{Method: forecast.MethodModel, Origins: 9, ModelMAE: 10, NoChangeMAE: 20}, Value: 800, Model: 800, ModelShown: 800}
+	for _, tc := range []struct {
+		name string
+		fs   []Forecast
+		want []string
+		not  []string
+	}{
+		{"too few weeks, absurd model", []Forecast{{Guard: few}}, []string{"Each headline is no change", forecast.TooFewWeeks, "113,577", "held at 1,500"}, []string{"Each headline is the shared model"}},
+		{"model earned it", []Forecast{{Guard: model}}, []string{"Each headline is the shared model's forecast.", "Over the last 9 weeks", "the shared model missed by 10"}, []string{forecast.TooFewWeeks}},
+		{"mixed", []Forecast{{Guard: model}, {Guard: few}, {Guard: few}}, []string{"shared model is headlined for 1 area, no change for the other 2.", "for 2 areas: held inside it and flagged"}, nil},
+	} {
+		got := GuardWords(tc.fs)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got, w)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: %q has %q", tc.name, got, w)
+			}
+		}
+	}
+	f := Forecast{Guard: few}
+	if f.MethodWords() != "no change" || !strings.Contains(f.ModelWords(), "flagged") {
+		t.Errorf("%q / %q", f.MethodWords(), f.ModelWords())
+	}
+}
