@@ -7,17 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // LedgerFormat names the helper ledger's export format.
@@ -67,18 +65,11 @@ func ledgerFile(dir, h string) string { return filepath.Join(dir, "study-"+h+".d
 // openLedger opens (creating if needed) the ledger of the study with hex
 // hash h in dir.
 func openLedger(dir, h string) (*Ledger, error) {
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "recursive_triggers(1)")
-	q.Set("_txlock", "immediate")
 	path := ledgerFile(dir, h)
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := ledger.OpenSQLite(path)
 	if err != nil {
 		return nil, fmt.Errorf("helper: ledger %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(ledgerSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("helper: ledger %s: %w", path, err)

@@ -132,22 +132,34 @@ CREATE TRIGGER IF NOT EXISTS schedule_no_update BEFORE UPDATE ON schedule BEGIN 
 CREATE TRIGGER IF NOT EXISTS schedule_no_delete BEFORE DELETE ON schedule BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
 `
 
-// Open opens (creating if needed) the ledger database at path.
-func Open(path string) (*Ledger, error) {
+// OpenSQLite opens (creating if needed) the SQLite database at path as
+// every append-only ledger of fedcast's wants it (also the helper's,
+// coordinator/helper): WAL, synchronous FULL (a commit is on disk when it
+// returns), a busy timeout, foreign keys, recursive triggers (so that
+// REPLACE fires the delete triggers), immediate transactions, one
+// connection.
+func OpenSQLite(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
-	// REPLACE deletes rows without firing delete triggers unless
-	// recursive triggers are on.
 	q.Add("_pragma", "recursive_triggers(1)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+		return nil, err
 	}
 	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Open opens (creating if needed) the ledger database at path.
+func Open(path string) (*Ledger, error) {
+	db, err := OpenSQLite(path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
