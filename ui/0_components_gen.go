@@ -2000,6 +2000,13 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn.SetInnerHTML(c.matchWords())
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
+							if c.S.Welcome.Study.Helper != nil && c.S.Round > 0 {
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "epsilon-two"}}}
+								vgparent.AppendChild(vgn)
+								vgn.SetInnerHTML(SecureEpsilon(c.S.LocalEpsilon, c.S.PublicEpsilon))
+							}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "epsilon-limit"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.limitRunWords())

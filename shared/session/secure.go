@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math"
 
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -102,4 +104,26 @@ func (s *Session) reportFrame(round int, real bool, d []float64) (protocol.Kind,
 		return 0, nil, err
 	}
 	return protocol.Encode(&protocol.Report{Round: round, Body: body})
+}
+
+// PublicEpsilon returns, in a study with a helper, ε against the public
+// after the released rounds: every round's noise multiplier c_t taken as
+// √2·c_t (both servers' noise; secagg.PublicNoiseMultiplier, argued), by
+// the study's accountant. LocalEpsilon is then each server's ε. 0 without
+// a helper or before the first round.
+func (s *Session) PublicEpsilon() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.study.Helper == nil || len(s.events) == 0 {
+		return 0
+	}
+	evs := studyEvents(s.study, len(s.events))
+	for i := range evs {
+		evs[i].NoiseMultiplier = secagg.PublicNoiseMultiplier(evs[i].NoiseMultiplier)
+	}
+	eps, err := privacy.EpsilonFor(s.kind, evs, s.study.Delta)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return eps
 }

@@ -66,6 +66,10 @@ type Result struct {
 	// Epsilon is the coordinator's ε after the round; LocalEpsilon the one
 	// recomputed here from the public parameters and the round log.
 	Epsilon, LocalEpsilon float64
+	// PublicEpsilon, in a study with a helper, is ε against the public
+	// (√2 times the noise, argued; PublicEpsilon); LocalEpsilon is then
+	// each server's. 0 without a helper.
+	PublicEpsilon float64
 	ModelSHA256           string
 	// Resent marks a re-sent result of a round already received (after a
 	// reconnect or a coordinator restart); its hash was checked.
@@ -667,7 +671,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			}
 			if obs.Result != nil {
 				obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
-					LocalEpsilon: s.LocalEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
+					LocalEpsilon: s.LocalEpsilon(), PublicEpsilon: s.PublicEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
 			}
 			if !known {
 				set(StateWaiting)
