@@ -70,7 +70,7 @@ type Result struct {
 	// (√2 times the noise, argued; PublicEpsilon); LocalEpsilon is then
 	// each server's. 0 without a helper.
 	PublicEpsilon float64
-	ModelSHA256           string
+	ModelSHA256   string
 	// Resent marks a re-sent result of a round already received (after a
 	// reconnect or a coordinator restart); its hash was checked.
 	Resent bool
