@@ -123,6 +123,9 @@ func TestSecureEndToEnd(t *testing.T) {
 			t.Fatalf("leader ledger round %+v", r)
 		}
 	}
+	if st := f.srv.PublicStatus(); !st.SecureAggregation || !(st.EpsilonPublic > 0 && st.EpsilonPublic < st.EpsilonSpent) {
+		t.Errorf("public status: secure %v, ε %v, public ε %v", st.SecureAggregation, st.EpsilonSpent, st.EpsilonPublic)
+	}
 	he, err := helper.ExportLedger(helperState, "")
 	if err != nil || len(he.Rounds) != rounds {
 		t.Fatalf("helper ledger: %v, %+v", err, he)

@@ -454,6 +454,7 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 	}
 	return protocol.Status{Turn: turn,
 		Round: c.eng.Rounds(), Rounds: rounds, Campaigns: st.Campaigns, EpsilonSpent: c.eng.EpsilonSpent(),
+		SecureAggregation: c.eng.Secure(), EpsilonPublic: c.eng.PublicEpsilon(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
@@ -662,6 +663,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	c.snap.log = log
 	c.snap.status.Round = p.res.Event.Round
 	c.snap.status.EpsilonSpent = p.res.Event.Epsilon
+	c.snap.status.EpsilonPublic = c.eng.PublicEpsilon()
 	asOf := tick
 	c.snap.status.AsOf = &asOf
 	if s := c.snap.status.Schedule; s != nil {

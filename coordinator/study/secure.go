@@ -4,9 +4,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -152,4 +154,26 @@ func (e *Engine) CompleteSecure(resp *protocol.HelperResponse, reports []*secagg
 	r.Rejected += resp.Rejected
 	r.reports = nil
 	return e.commitPending(r, p, now)
+}
+
+// PublicEpsilon returns, in a study with a helper, ε against the public
+// after the committed rounds: each round's c_t taken as √2·c_t (both
+// servers' noise; secagg.PublicNoiseMultiplier, argued), by the study's
+// accountant. 0 without a helper or before the first round.
+func (e *Engine) PublicEpsilon() float64 { return e.publicEpsilonAfter(e.State.Round) }
+
+// publicEpsilonAfter is PublicEpsilon after the first n rounds.
+func (e *Engine) publicEpsilonAfter(n int) float64 {
+	if !e.Secure() || n <= 0 {
+		return 0
+	}
+	evs := e.Config.PrivacyEvents(n)
+	for i := range evs {
+		evs[i].NoiseMultiplier = secagg.PublicNoiseMultiplier(evs[i].NoiseMultiplier)
+	}
+	eps, err := privacy.EpsilonFor(e.Config.AccountantKind(), evs, e.State.Delta)
+	if err != nil {
+		return math.NaN()
+	}
+	return eps
 }
