@@ -26,10 +26,10 @@ type helperProc struct {
 	exited chan struct{}
 }
 
-func startHelper(t *testing.T, key, state, addr string) *helperProc {
+func startHelper(t *testing.T, key, state, addr, pause string) *helperProc {
 	t.Helper()
 	cmd := exec.Command(binary(t), "helper", "serve", "--key", key, "--state", state, "--addr", addr)
-	cmd.Env = append(os.Environ(), "FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT=30s")
+	cmd.Env = append(os.Environ(), "FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT="+pause)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,10 @@ func startHelper(t *testing.T, key, state, addr string) *helperProc {
 		for sc.Scan() {
 			var r int
 			if _, err := fmt.Sscanf(sc.Text(), "TEST HOOK: helper paused after committing round %d", &r); err == nil {
-				p.paused <- r
+				select {
+				case p.paused <- r:
+				default:
+				}
 			}
 		}
 		cmd.Wait()
@@ -104,7 +107,7 @@ func TestHelperKill9BetweenCommitAndAnswer(t *testing.T) {
 		Helper: &protocol.Helper{URL: "http://" + addr, PublicKey: pub.Bytes()}}
 	hash, _ := st.Hash()
 	client := &helper.Client{URL: st.Helper.URL}
-	p := startHelper(t, filepath.Join(keys, "helper.key"), state, addr)
+	p := startHelper(t, filepath.Join(keys, "helper.key"), state, addr, "30s")
 	for round := 1; round <= st.Rounds; round++ {
 		var reps []*secagg.Report
 		for i := range 3 {
@@ -131,7 +134,7 @@ func TestHelperKill9BetweenCommitAndAnswer(t *testing.T) {
 		if err := <-errc; !errors.Is(err, helper.ErrUnavailable) {
 			t.Fatalf("round %d: the leader got %v from a killed helper", round, err)
 		}
-		p = startHelper(t, filepath.Join(keys, "helper.key"), state, addr)
+		p = startHelper(t, filepath.Join(keys, "helper.key"), state, addr, "30s")
 		resp, err := client.Aggregate(context.Background(), &st, round, reps)
 		if err != nil {
 			t.Fatalf("round %d: retry after restart: %v", round, err)
@@ -156,5 +159,74 @@ func TestHelperKill9BetweenCommitAndAnswer(t *testing.T) {
 		if r.Round != i+1 || r.Reports != 3 || (i > 0 && !(r.Epsilon > e.Rounds[i-1].Epsilon)) {
 			t.Fatalf("ledger round %d: %+v", i+1, r)
 		}
+	}
+}
+
+// TestLeaderKill9WithHelper: the leader (fedcast serve) is SIGKILLed
+// while the helper holds round 2's committed share (after its commit,
+// before its answer). The restarted leader forwards the same report set
+// for the reopened round (kept in its state directory), the helper
+// answers with the committed share, and the study runs to its end: each
+// ledger holds every round once, with the same ε, and no LHA got two
+// models for a round.
+func TestLeaderKill9WithHelper(t *testing.T) {
+	const n, rounds = 4, 4
+	dir := t.TempDir()
+	keys, hstate := filepath.Join(dir, "keys"), filepath.Join(dir, "helper.state")
+	if out, err := exec.Command(binary(t), "helper", "keygen", "--out", keys).CombinedOutput(); err != nil {
+		t.Fatalf("helper keygen: %v\n%s", err, out)
+	}
+	haddr := freeAddr(t)
+	hp := startHelper(t, filepath.Join(keys, "helper.key"), hstate, haddr, "1500ms")
+	names, data := synthLHAs(t, n, 5)
+	studyPath, tokens, _ := studyNew(t, dir, names, "--epsilon", "4", "--rounds", fmt.Sprint(rounds), "--epochs", "5",
+		"--from", novFrom, "--to", novTo, "--round-length", "2s", "--helper", "http://"+haddr,
+		"--helper-key", filepath.Join(keys, "helper.pub"))
+	state := filepath.Join(dir, "state")
+	addr := freeAddr(t)
+	p := serve(t, studyPath, state, addr, nil)
+	ctx, cancel := withTimeout(5 * time.Minute)
+	defer cancel()
+	lhas := startPool(t, ctx, p.base, names, tokens, data, 300*time.Millisecond)
+	for r := 0; r != 2; {
+		select {
+		case r = <-hp.paused:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("the helper did not commit round 2\n%s", p.logs())
+		}
+	}
+	p.kill() // the leader dies while the helper holds round 2's share
+	p = serve(t, studyPath, state, addr, nil)
+	if _, err := p.waitState(3*time.Minute, func(s serverStatus) bool { return s.State == protocol.StateFinished }); err != nil {
+		t.Fatalf("%v\n%s", err, p.logs())
+	}
+	if err := lhas.wait(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	p.stop()
+	hp.kill()
+	e := exportLedger(t, state, "")
+	if len(e.Rounds) != rounds {
+		t.Fatalf("the leader's ledger holds %d rounds, want %d", len(e.Rounds), rounds)
+	}
+	out, err := exec.Command(binary(t), "ledger", "export", "--state", hstate).Output()
+	if err != nil {
+		t.Fatalf("helper ledger export: %v", err)
+	}
+	var he helper.Export
+	if err := json.Unmarshal(out, &he); err != nil {
+		t.Fatal(err)
+	}
+	if len(he.Rounds) != rounds {
+		t.Fatalf("the helper's ledger holds %d rounds, want %d:\n%s", len(he.Rounds), rounds, out)
+	}
+	for i, r := range e.Rounds {
+		if !r.SecureAggregation || r.Epsilon != he.Rounds[i].Epsilon {
+			t.Errorf("round %d: leader secure %v ε %v, helper ε %v", r.Round, r.SecureAggregation, r.Epsilon, he.Rounds[i].Epsilon)
+		}
+	}
+	_, problems := lhas.checkAgainst(e)
+	for _, pr := range problems {
+		t.Error(pr)
 	}
 }
