@@ -20,6 +20,11 @@ import (
 type WeeklyDesign struct {
 	D    model.Design
 	Seed uint64
+	// Calib, Poisson and Blend are the ranges' and the median's settings
+	// (forecast.WeeklyForecaster); a nil Calib is forecast.WeeklyCalibrator.
+	Calib   *forecast.Calibrator
+	Poisson float64
+	Blend   bool
 
 	mlp *nn.MLP
 	mu  sync.Mutex
@@ -88,7 +93,11 @@ func (w *WeeklyDesign) Training(own *series.Dataset, pub *forecast.PublicInputs)
 
 // Forecast forecasts each area's next 7-day total.
 func (w *WeeklyDesign) Forecast(params []float64, own *series.Dataset, pub *forecast.PublicInputs) ([]forecast.Quantiles, error) {
-	f := forecast.WeeklyForecaster{Design: w.D, Model: w.mlp, Params: params, Calib: forecast.WeeklyCalibrator()}
+	f := forecast.WeeklyForecaster{Design: w.D, Model: w.mlp, Params: params, Calib: forecast.WeeklyCalibrator(),
+		Poisson: w.Poisson, Blend: w.Blend}
+	if w.Calib != nil {
+		f.Calib = *w.Calib
+	}
 	out := make([]forecast.Quantiles, len(own.Regions))
 	for i, r := range own.Regions {
 		p, err := w.public(r.Name, pub)

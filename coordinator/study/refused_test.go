@@ -57,8 +57,9 @@ func (d *driven) open(t *testing.T, opt DriverOptions, now time.Time) (*Engine, 
 func withWeight0(t *testing.T, round, dim int, v float64) []byte {
 	t.Helper()
 	b := encodeUpdate(t, round, make([]float64, dim))
-	binary.LittleEndian.PutUint64(b[protocol.HeaderSize:], math.Float64bits(v))
-	sum := sha256.Sum256(b[protocol.HeaderSize:])
+	off := len(b) - 8*dim // the weights follow the header and the update's metadata
+	binary.LittleEndian.PutUint64(b[off:], math.Float64bits(v))
+	sum := sha256.Sum256(b[off:])
 	copy(b[16:48], sum[:])
 	return b
 }

@@ -30,6 +30,14 @@ type WeeklyForecaster struct {
 	Model  *nn.MLP
 	Params []float64
 	Calib  Calibrator
+	// Poisson ≥ 0 widens the ranges by a counting term: scale² +=
+	// Poisson/(ŷ + 1), ŷ the forecast total (0: off).
+	Poisson float64
+	// Blend moves the median towards no change by the area's own skill:
+	// on the log scale, the model's weight is e²(no change) / (e²(no
+	// change) + e²(model)), the mean squared log errors of both over the
+	// calibrator's lookback (the area's own data only).
+	Blend bool
 }
 
 // Forecast returns the quantiles of the total reported over origin+1 …
@@ -47,13 +55,6 @@ func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin ti
 		past = append(past, o)
 	}
 	preds := w.PredictTotals(f.Model, f.Params, r, pub, append(past, origin), f.Design.Damping)
-	var errs []float64
-	for i, o := range past {
-		y, ok := model.Total7(r, o.AddDate(0, 0, 7))
-		if ok && !math.IsNaN(preds[i]) {
-			errs = append(errs, LogError(y, preds[i]))
-		}
-	}
 	last, ok := model.Total7(r, origin)
 	if !ok {
 		return Quantiles{}
@@ -62,6 +63,58 @@ func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin ti
 	if math.IsNaN(point) {
 		point = last
 	}
+	wt := 1.0
+	if f.Blend {
+		wt = ownSkillWeight(r, past, preds)
+		point = blendLog(point, last, wt)
+	}
+	var errs []float64
+	for i, o := range past {
+		y, ok := model.Total7(r, o.AddDate(0, 0, 7))
+		if !ok || math.IsNaN(preds[i]) {
+			continue
+		}
+		p := preds[i]
+		if f.Blend {
+			nc, okNC := model.Total7(r, o)
+			if !okNC {
+				continue
+			}
+			p = blendLog(p, nc, wt)
+		}
+		errs = append(errs, LogError(y, p))
+	}
 	em := c.Widen(c.FitErrors(errs), []float64{last}, point)
+	if f.Poisson > 0 {
+		em.Scale = math.Sqrt(em.Scale*em.Scale + f.Poisson/(math.Max(point, 0)+1))
+	}
 	return em.Quantiles(point)
+}
+
+// blendLog is exp(w·log(a+1) + (1−w)·log(b+1)) − 1.
+func blendLog(a, b, w float64) float64 {
+	if w == 1 {
+		return a
+	}
+	return math.Expm1(w*math.Log1p(math.Max(a, 0)) + (1-w)*math.Log1p(math.Max(b, 0)))
+}
+
+// ownSkillWeight is the model's weight in WeeklyForecaster.Blend, from the
+// area's own past forecasts preds at the origins past (1 when no past
+// target is known or both errors are 0).
+func ownSkillWeight(r *series.Region, past []time.Time, preds []float64) float64 {
+	var sm, sn float64
+	for i, o := range past {
+		y, ok := model.Total7(r, o.AddDate(0, 0, 7))
+		nc, okNC := model.Total7(r, o)
+		if !ok || !okNC || math.IsNaN(preds[i]) {
+			continue
+		}
+		em, en := LogError(y, preds[i]), LogError(y, nc)
+		sm, sn = sm+em*em, sn+en*en
+	}
+	if sm+sn == 0 {
+		return 1
+	}
+	return sn / (sm + sn)
 }

@@ -75,3 +75,72 @@ func TestWeeklyForecaster(t *testing.T) {
 		t.Errorf("series shorter than a week: %v, want zeros", q)
 	}
 }
+
+// The third round's options (docs/results.md): Blend puts the median on
+// the log scale between the model's point forecast and no change, with the
+// model's weight from the area's own errors only; Poisson widens the
+// ranges, and more for a small total than the same relative range of a
+// large one. Neither looks past the origin.
+func TestWeeklyForecasterOptions(t *testing.T) {
+	des := model.WeeklyDesign
+	m := des.Network()
+	params := make([]float64, m.NumParams())
+	m.Init(params, rand.New(rand.NewPCG(3, 4)))
+	start := time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)
+	never := start.AddDate(10, 0, 0)
+	n := weeklySeries(start, 300, never)
+	pub := model.Public{National: n, State: n, Holidays: model.NewHolidays("Bayern"), Population: 1e5}
+	r := weeklySeries(start, 300, never)
+	plain := WeeklyForecaster{Design: des, Model: m, Params: params, Calib: WeeklyCalibrator()}
+	blend, pois := plain, plain
+	blend.Blend, pois.Poisson = true, 1
+	between, widened := 0, 0
+	for o := start.AddDate(0, 0, 60); o.Before(start.AddDate(0, 0, 290)); o = o.AddDate(0, 0, 9) {
+		q, qb, qp := plain.Forecast(r, pub, o), blend.Forecast(r, pub, o), pois.Forecast(r, pub, o)
+		last, _ := model.Total7(r, o)
+		lo, hi := math.Min(q.Median(), last), math.Max(q.Median(), last)
+		if !qb.Valid() || qb.Median() < lo-1e-9*hi || qb.Median() > hi+1e-9*hi {
+			t.Errorf("origin %v: blended median %v outside [%v, %v]", o, qb.Median(), lo, hi)
+		}
+		if qb.Median() > lo+1e-6*hi && qb.Median() < hi-1e-6*hi {
+			between++
+		}
+		if !qp.Valid() || math.Abs(qp.Median()-q.Median()) > 1e-9*q.Median() || qp[6]-qp[0] < q[6]-q[0] {
+			t.Errorf("origin %v: Poisson ranges %v against %v (want the same median, wider)", o, qp, q)
+		}
+		if qp[6]-qp[0] > q[6]-q[0] {
+			widened++
+		}
+		after := o.AddDate(0, 0, 1)
+		if q1 := blend.Forecast(weeklySeries(start, 300, after), pub, o); q1 != qb {
+			t.Errorf("origin %v: a spike after the origin changed the blended forecast", o)
+		}
+	}
+	if between == 0 || widened == 0 {
+		t.Errorf("blend strictly between in %d origins, Poisson wider in %d: the test checks nothing", between, widened)
+	}
+	// The weight: 1 without known targets, ½ for equal errors, towards
+	// the better of the two otherwise.
+	if w := ownSkillWeight(r, nil, nil); w != 1 {
+		t.Errorf("weight without past origins %v, want 1", w)
+	}
+	o := start.AddDate(0, 0, 100)
+	y, _ := model.Total7(r, o.AddDate(0, 0, 7))
+	nc, _ := model.Total7(r, o)
+	for _, c := range []struct {
+		pred float64
+		want func(float64) bool
+	}{
+		{y, func(w float64) bool { return w == 1 }},
+		{nc, func(w float64) bool { return w == 0.5 }},
+		{math.Expm1(2*math.Log1p(y) - math.Log1p(nc)), func(w float64) bool { return math.Abs(w-0.5) < 1e-12 }},
+		{3 * nc, func(w float64) bool { return w < 0.5 }},
+	} {
+		if w := ownSkillWeight(r, []time.Time{o}, []float64{c.pred}); !c.want(w) {
+			t.Errorf("prediction %v (outcome %v, no change %v): weight %v", c.pred, y, nc, w)
+		}
+	}
+	if blendLog(7, 3, 1) != 7 || math.Abs(blendLog(7, 3, 0)-3) > 1e-12 || math.Abs(blendLog(7, 3, 0.5)-(math.Sqrt(8*4)-1)) > 1e-12 {
+		t.Error("blendLog: want a at w = 1, b at w = 0, the geometric mean of a+1 and b+1 minus 1 at ½")
+	}
+}
