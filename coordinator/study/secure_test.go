@@ -182,3 +182,50 @@ func TestSecureStudyRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A noise schedule with a helper: round t is noised and accounted at c_t
+// by the leader (its own noise on c_t's lattice, CompleteSecure), and the
+// study runs to its end.
+func TestSecureNoiseSchedule(t *testing.T) {
+	key, _ := secagg.GenerateKey()
+	f, _, err := Create(CreateOptions{Names: names(4), Template: File{
+		Name: "schedule", Epsilon: 3, Rounds: 3, ExpectedClients: 2, History: 4, Horizon: 2,
+		Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, NoiseSchedule: "linear:2",
+		Helper: &HelperRef{URL: "http://helper.test", PublicKey: key.PublicKey().Bytes()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := f.Marshal()
+	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "ledger.db"), nil)
+	cs := e.Study.NoiseSchedule
+	if len(cs) != 3 || cs[0] == cs[2] {
+		t.Fatalf("schedule %v", cs)
+	}
+	hash, _ := e.Study.Hash()
+	pk, _ := secagg.ParsePublicKey(e.Study.Helper.PublicKey)
+	for round := 1; round <= 3; round++ {
+		if _, err := e.Begin(nil); err != nil {
+			t.Fatal(err)
+		}
+		for lha := range 4 {
+			rep, err := secagg.NewReport(pk, hash, round, uint32(lha), make([]int64, e.Study.Params))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.SubmitReport(lha, round, rep.Marshal()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := e.CompleteSecure(helperAnswer(t, e, key, round), e.Reports(), e.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Event.NoiseMultiplier != cs[round-1] {
+			t.Fatalf("round %d: c %v, want c_t %v", round, res.Event.NoiseMultiplier, cs[round-1])
+		}
+		if err := e.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
