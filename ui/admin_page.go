@@ -60,6 +60,9 @@ func (c *AdminPage) epsilonWords() string {
 	if c.exampleOnly() {
 		return "per window: ε = " + FormatEpsilon(st.ExampleEpsilon)
 	}
+	if st.SecureAggregation {
+		return SecureEpsilon(st.EpsilonSpent, st.EpsilonPublic) + "; budget " + FormatEpsilon(st.EpsilonBudget)
+	}
 	return FormatEpsilon(st.EpsilonSpent) + " of " + FormatEpsilon(st.EpsilonBudget)
 }
 

@@ -108,6 +108,9 @@ type RoundReport struct {
 	// same recomputed in this browser from the public parameters and the
 	// round log.
 	Epsilon, LocalEpsilon float64
+	// PublicEpsilon is ε against the public in a study with a helper (0
+	// without one).
+	PublicEpsilon float64
 	// TookPart: this LHA was sampled and its update was sent.
 	TookPart bool
 }
@@ -245,7 +248,8 @@ type JoinState struct {
 	TrainRound            int    // round being trained (when sampled)
 	Step, Steps           int
 	Epsilon, LocalEpsilon float64
-	EpsilonChecked        bool // at least one round compared
+	PublicEpsilon         float64 // with a helper: ε against the public (argued)
+	EpsilonChecked        bool    // at least one round compared
 	EpsilonMatch          bool
 	Rounds                []RoundReport
 	TrainTime             time.Duration // wall time of the last local training
@@ -880,7 +884,7 @@ func (s *JoinState) Observer() session.Observer {
 		Progress: s.Progress,
 		Sent:     func(o session.Outgoing) { s.RecordSent(o.Type, int64(o.Bytes), o.Round) },
 		Result: func(r session.Result) {
-			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, TookPart: r.Sampled})
+			s.RoundDone(RoundReport{Round: r.Round, Epsilon: r.Epsilon, LocalEpsilon: r.LocalEpsilon, PublicEpsilon: r.PublicEpsilon, TookPart: r.Sampled})
 			s.refreshExampleBudget()
 		},
 		Accepted: func(round int) { s.UpdateOutcome(round, OutcomeCounted, "") },
@@ -989,6 +993,8 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
 	case "update":
 		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
+	case "report":
+		e.What = fmt.Sprintf("round %d: one report split between the two servers: the coordinator's part (random-looking numbers) and a sealed key only the helper can open; it holds your model changes if this computer picked itself, zeros otherwise, and says nothing about which", round)
 	case "dummy":
 		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (sent when this computer was not picked, so that nobody watching the network can tell)", round)
 	default:
@@ -1002,7 +1008,7 @@ func (s *JoinState) RoundDone(r RoundReport) {
 	s.lock()
 	defer s.unlock()
 	s.Round = r.Round
-	s.Epsilon, s.LocalEpsilon = r.Epsilon, r.LocalEpsilon
+	s.Epsilon, s.LocalEpsilon, s.PublicEpsilon = r.Epsilon, r.LocalEpsilon, r.PublicEpsilon
 	s.EpsilonChecked = true
 	s.EpsilonMatch = session.EpsilonMatches(r.Epsilon, r.LocalEpsilon)
 	s.Rounds = append(s.Rounds, r)

@@ -132,22 +132,34 @@ CREATE TRIGGER IF NOT EXISTS schedule_no_update BEFORE UPDATE ON schedule BEGIN 
 CREATE TRIGGER IF NOT EXISTS schedule_no_delete BEFORE DELETE ON schedule BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
 `
 
-// Open opens (creating if needed) the ledger database at path.
-func Open(path string) (*Ledger, error) {
+// OpenSQLite opens (creating if needed) the SQLite database at path as
+// every append-only ledger of fedcast's wants it (also the helper's,
+// coordinator/helper): WAL, synchronous FULL (a commit is on disk when it
+// returns), a busy timeout, foreign keys, recursive triggers (so that
+// REPLACE fires the delete triggers), immediate transactions, one
+// connection.
+func OpenSQLite(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
-	// REPLACE deletes rows without firing delete triggers unless
-	// recursive triggers are on.
 	q.Add("_pragma", "recursive_triggers(1)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+		return nil, err
 	}
 	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Open opens (creating if needed) the ledger database at path.
+func Open(path string) (*Ledger, error) {
+	db, err := OpenSQLite(path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
@@ -475,6 +487,11 @@ type ExportRound struct {
 	// coordinator and released after its restart, at the first slot (the
 	// committed model, unchanged). Absent for every other round.
 	Rereleased bool `json:"rereleased,omitempty"`
+	// SecureAggregation is true in a study with a helper (two-server
+	// secure aggregation): Epsilon is then each server's ε, and
+	// EpsilonPublic the public's (secure.go). Absent otherwise.
+	SecureAggregation bool     `json:"secure_aggregation,omitempty"`
+	EpsilonPublic     *float64 `json:"epsilon_public,omitempty"`
 }
 
 // ExportFinished says why and when the study ended.
@@ -522,6 +539,9 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 		}
 		e.Rounds = append(e.Rounds, x)
 		e.EpsilonSpent = r.Epsilon
+	}
+	if err := secureRounds(e); err != nil {
+		return nil, err
 	}
 	reason, at, err := l.Finished()
 	if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +15,11 @@ import (
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 // Timeouts and limits of the transport.
@@ -77,6 +80,10 @@ type Options struct {
 	// before it is answered HTTP 429 (0: study.DefaultMaxFailedAuth). A
 	// handshake with a valid token is never refused for its address.
 	MaxFailedAuth int
+	// Helper gets the helper's aggregate share in a study with a helper
+	// (nil: posted to the study's helper URL, helper.Client, with a
+	// timeout of half the round slack).
+	Helper study.HelperFunc
 }
 
 // Server is the coordinator's HTTP handler and the driver of its rounds
@@ -176,7 +183,7 @@ func New(opt *Options) (*Server, error) {
 		}
 	}
 	co, err := study.NewCoordinator(opt.Engine, study.DriverOptions{
-		Transport: transport{s}, Logger: s.log, RestartGrace: opt.RestartGrace, Clock: time.Now,
+		Transport: transport{s}, Logger: s.log, RestartGrace: opt.RestartGrace, Clock: time.Now, Helper: helperFunc(*opt),
 		Hooks: study.Hooks{
 			Accepted:  s.m.received.Inc,
 			Rejected:  func(code protocol.Code) { s.m.rejected.WithLabelValues(code.String()).Inc() },
@@ -239,3 +246,27 @@ func (s *Server) State() string { return s.co.Status().State }
 
 // Coordinator returns the server's round driver.
 func (s *Server) Coordinator() *study.Coordinator { return s.co }
+
+// helperFunc is opt.Helper, or for a study with a helper a forwarder to
+// its URL (memory only) with a timeout of the round slack, at least 10 s
+// (nil without a helper).
+func helperFunc(opt Options) study.HelperFunc {
+	if opt.Helper != nil || opt.Engine.Study.Helper == nil {
+		return opt.Helper
+	}
+	return HelperForwarder(opt.Engine.Study, "")
+}
+
+// HelperForwarder returns the HelperFunc of a study with a helper: a
+// helper.Forwarder to the study's helper URL that keeps each round's
+// forwarded reports in dir (the state directory; "": memory only), with
+// a timeout of the round slack, at least 10 s.
+func HelperForwarder(st protocol.Study, dir string) study.HelperFunc {
+	timeout := max(st.RoundSlack(), 10*time.Second)
+	f := &helper.Forwarder{Client: &helper.Client{URL: st.Helper.URL, HTTP: &http.Client{Timeout: timeout}}, Dir: dir}
+	return func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, []*secagg.Report, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return f.Aggregate(ctx, st, round, reports)
+	}
+}

@@ -107,6 +107,21 @@ func TestWireObserver(t *testing.T) {
 	seed := uint64(3)
 	f := start(t, study.File{Name: "wire observer", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
 		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack)}, lhaNames(n), &seed)
+	tp, picked, errs := runTapped(t, f, n)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("LHA %d: %v", i, err)
+		}
+	}
+	checkObserver(t, tp, f, n, rounds, L, picked)
+}
+
+// runTapped runs n LHAs' sessions (the native client) on synthetic data
+// through a tap in front of f, one connection each in LHA order, and
+// returns the tap, which rounds each LHA's answer was real, and each
+// session's error.
+func runTapped(t *testing.T, f *fixture, n int) (*tap, []map[int]bool, []error) {
+	t.Helper()
 	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
 	if err != nil {
 		t.Fatal(err)
@@ -137,11 +152,15 @@ func TestWireObserver(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("LHA %d: %v", i, err)
-		}
-	}
+	return tp, picked, errs
+}
+
+// checkObserver is the observer of TestWireObserver: from the tap's
+// sizes and times alone, per LHA and round, it guesses who was picked
+// (truth: picked) and fails outside the chance band; every LHA must have
+// sent the same number of bytes.
+func checkObserver(t *testing.T, tp *tap, f *fixture, n, rounds int, L time.Duration, picked []map[int]bool) {
+	t.Helper()
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	if len(tp.conns) != n {

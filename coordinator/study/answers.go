@@ -44,9 +44,12 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
 		}
 	}
-	res, err := c.eng.CompleteAt(func() time.Time { return c.now(t) })
+	res, why, err := c.complete(r, t)
 	if err != nil {
 		return nil, err
+	}
+	if why != "" { // a helper study's round without the helper's share
+		return &release{abandoned: why, verdicts: verdicts}, nil
 	}
 	took := c.now(t).Sub(start)
 	if c.hooks.Committed != nil {
@@ -96,6 +99,9 @@ func (c *Coordinator) submit(lha, round int, b []byte) (v verdict, taken bool) {
 			return verdict{protocol.CodeTooLarge, round, msg}, false
 		}
 		return verdict{protocol.CodeBadFrame, round, msg}, false
+	}
+	if rep, ok := m.(*protocol.Report); ok || c.eng.Secure() {
+		return c.submitReport(lha, rep)
 	}
 	u, isUpdate := m.(*protocol.Update)
 	if !isUpdate {

@@ -63,6 +63,9 @@ type DriverOptions struct {
 	// t passed in.
 	Clock func() time.Time
 	Hooks Hooks
+	// Helper gets the helper's aggregate share of a round in a study
+	// with a helper (secure.go); required for such a study.
+	Helper HelperFunc
 }
 
 // Next tells a driver when to call Tick again: at At (zero: no timed
@@ -99,11 +102,12 @@ const (
 // snapshot and is only held briefly, so that no reply (an acknowledgement,
 // a welcome, the status) waits for a round's aggregation.
 type Coordinator struct {
-	eng   *Engine
-	tr    Transport
-	log   *slog.Logger
-	hooks Hooks
-	clock func() time.Time
+	eng    *Engine
+	tr     Transport
+	log    *slog.Logger
+	hooks  Hooks
+	clock  func() time.Time
+	helper HelperFunc
 
 	length, slack, grace time.Duration
 	quorum               int
@@ -164,6 +168,8 @@ type release struct {
 	verdicts map[int][]verdict
 	// rereleased: committed before a restart, released after it.
 	rereleased bool
+	// abandoned says why a helper study's round was abandoned (res nil).
+	abandoned string
 }
 
 // Msg is one frame for a connection.
@@ -179,11 +185,14 @@ func NewCoordinator(e *Engine, opt DriverOptions, now time.Time) (*Coordinator, 
 	if e == nil || opt.Transport == nil {
 		return nil, errors.New("study: NewCoordinator needs an engine and a transport")
 	}
+	if e.Secure() && opt.Helper == nil {
+		return nil, errors.New("study: a study with a helper needs DriverOptions.Helper")
+	}
 	if opt.RestartGrace < 0 {
 		return nil, errors.New("study: RestartGrace must be ≥ 0")
 	}
 	f := e.File
-	c := &Coordinator{eng: e, tr: opt.Transport, log: opt.Logger, hooks: opt.Hooks, clock: opt.Clock,
+	c := &Coordinator{eng: e, tr: opt.Transport, log: opt.Logger, hooks: opt.Hooks, clock: opt.Clock, helper: opt.Helper,
 		length: time.Duration(f.RoundLength), slack: time.Duration(f.RoundSlack),
 		grace: opt.RestartGrace, quorum: f.Quorum(), late: map[int]int{}, waiting: map[int]bool{}}
 	if c.log == nil {
@@ -365,6 +374,15 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				c.phase, c.err = driveBroken, err
 				return Next{}, err
 			}
+			if p.abandoned != "" {
+				c.abandoned(r, p, t)
+				c.round = nil
+				if c.j++; c.now(t).After(c.slot(c.j)) {
+					c.j = NextSlot(c.eng.ScheduleStart(), c.length, c.now(t))
+				}
+				c.phase = driveSlot
+				return Next{At: c.slot(c.j)}, nil
+			}
 			if c.hooks.AfterCommit != nil {
 				c.hooks.AfterCommit(p.res, r.Received)
 			}
@@ -436,6 +454,7 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 	}
 	return protocol.Status{Turn: turn,
 		Round: c.eng.Rounds(), Rounds: rounds, Campaigns: st.Campaigns, EpsilonSpent: c.eng.EpsilonSpent(),
+		SecureAggregation: c.eng.Secure(), EpsilonPublic: c.eng.PublicEpsilon(),
 		EpsilonBudget: st.Epsilon, Delta: st.Delta, NoiseMultiplier: st.NoiseMultiplier,
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
@@ -590,8 +609,8 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
 		Log: append([]protocol.Event{}, snap.log...)}
-	if c.eng.isCyclic() {
-		welcome.Index = &lha // which turns of the public timetable are its own
+	if c.eng.isCyclic() || c.eng.Secure() {
+		welcome.Index = &lha // a cyclic study: which turns are its own; with a helper: its number in report IDs
 	}
 	_, wb, err := protocol.Encode(welcome)
 	if err != nil {
@@ -644,6 +663,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	c.snap.log = log
 	c.snap.status.Round = p.res.Event.Round
 	c.snap.status.EpsilonSpent = p.res.Event.Epsilon
+	c.snap.status.EpsilonPublic = c.eng.PublicEpsilon()
 	asOf := tick
 	c.snap.status.AsOf = &asOf
 	if s := c.snap.status.Schedule; s != nil {

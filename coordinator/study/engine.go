@@ -16,6 +16,7 @@ import (
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 // Errors of the round engine. Submit's errors map one to one to protocol
@@ -104,7 +105,8 @@ type Round struct {
 	phase    Phase
 	sampled  map[int]bool
 	done     map[int]bool
-	buffered map[int][]float64 // research mode: summed in LHA order at Complete
+	buffered map[int][]float64      // research mode: summed in LHA order at Complete
+	reports  map[int]*secagg.Report // with a helper: each LHA's report (secure.go)
 }
 
 // IsSampled reports whether LHA lha is in the round's sample.
@@ -232,6 +234,11 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	}
 	if e.Config, err = e.Study.FLConfig(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if e.Secure() {
+		if err := e.Study.CheckSecureAggregation(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	}
 	budget := f.Epsilon
 	if !e.Config.DP {
@@ -450,7 +457,7 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 		e.current = e.beginCyclic(t, online)
 		return e.current, nil
 	}
-	sampled := e.State.Sample(e.sampling)
+	sampled := e.sample()
 	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: t, phase: PhaseOpen,
 		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}
 	for _, i := range sampled {
@@ -602,6 +609,12 @@ func (e *Engine) CompleteAt(now func() time.Time) (*Result, error) {
 		e.Abandon()
 		return nil, e.broken
 	}
+	return e.commitPending(r, p, now)
+}
+
+// commitPending commits the proposed round p of r to the store, then
+// applies it (commit before release).
+func (e *Engine) commitPending(r *Round, p *fl.Pending, now func() time.Time) (*Result, error) {
 	at := now()
 	ev, mech := protocol.EventOf(p.Event, protocol.HashHex(p.Global))
 	if !e.Config.DP {

@@ -154,6 +154,10 @@ type File struct {
 	AdminTokenSHA256 string `json:"admin_token_sha256"`
 	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
 	LHAs []LHA `json:"lhas"`
+	// Helper, when present, names the helper server of two-server secure
+	// aggregation (helper.go; docs/study-file.md): no single server sees
+	// an LHA's update. Absent: the coordinator sees each clipped update.
+	Helper *HelperRef `json:"helper,omitempty"`
 	// StrategyParams: "strategy" (fedavg | mrmtl | cyclic), "lambda", "privacy"
 	// (client | example | both) and, with example or both, "example_epsilon", "example_delta",
 	// "example_rate", "example_clip" (docs/strategies.md, docs/study-file.md).
@@ -329,7 +333,7 @@ func (f *File) Validate() error {
 	if _, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind()); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return nil
+	return f.validateHelper()
 }
 
 // numParams counts an MLP's weights and biases without allocating them,
@@ -543,6 +547,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		InsecureSeed:      insecure,
 		Accountant:        string(f.AccountantKind()),
 		StudyStrategy:     f.strategy(),
+		Helper:            f.Helper.public(),
 	}
 }
 
@@ -647,7 +652,11 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 	if err := f.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if _, err := f.Calibrate(); err != nil {
+	c, err := f.Calibrate()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.CheckHelper(c); err != nil {
 		return nil, nil, err
 	}
 	return &f, s, nil

@@ -120,6 +120,7 @@ func (c *Coordinator) recoverRelease(snap *snapshot, state *string, now time.Tim
 	if n := len(snap.log); n > 0 {
 		snap.status.EpsilonSpent = snap.log[n-1].Epsilon
 	}
+	snap.status.EpsilonPublic = c.eng.publicEpsilonAfter(k - 1)
 	c.log.Info("round committed before the restart and never released: it is released at the first slot", "round", k,
 		"model_sha256", res.Event.ModelSHA256)
 }

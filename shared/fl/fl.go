@@ -246,6 +246,10 @@ type Aggregator struct {
 // far more than any study's N).
 var ErrTooManyUpdates = errors.New("fl: too many updates in one round")
 
+// ErrNormBound is returned by Aggregator.AddLattice for an encoded update
+// beyond the lattice's norm bound.
+var ErrNormBound = errors.New("fl: encoded update beyond the norm bound")
+
 // NewAggregator returns an empty aggregator for updates of length dim. It
 // panics if cfg is in DP mode and its (S, c) admit no lattice (Config.Validate
 // reports that as an error first).
@@ -289,6 +293,38 @@ func (a *Aggregator) Add(update []float64) error {
 	a.lat.Round(a.ibuf, a.buf)
 	for i, z := range a.ibuf {
 		a.isum[i] += z // |Σz| ≤ MaxAdds·MaxCoord ≤ 2⁶²: no overflow
+	}
+	a.n++
+	return nil
+}
+
+// AddLattice adds an update the LHA has already encoded on the lattice
+// (shared/secagg's Encoder: integers in units of γ, squared norm ≤ B²),
+// the single-coordinator path of a study whose encoding happens at the
+// LHA. It checks |k_i| ≤ MaxCoord and Σk_i² ≤ NormBound2 exactly and
+// rejects (ErrNormBound) a vector outside; a rejected update leaves the
+// sum unchanged. DP mode only (it panics otherwise).
+func (a *Aggregator) AddLattice(k []int64) error {
+	if !a.cfg.DP {
+		panic("fl: AddLattice outside DP mode")
+	}
+	if len(k) != len(a.ibuf) {
+		return fmt.Errorf("%w: got %d values, the model has %d", ErrUpdateLength, len(k), len(a.ibuf))
+	}
+	if int64(a.n) >= a.lat.MaxAdds {
+		return fmt.Errorf("%w: %d already", ErrTooManyUpdates, a.n)
+	}
+	var acc uint64
+	for i, z := range k {
+		if z < -a.lat.MaxCoord || z > a.lat.MaxCoord {
+			return fmt.Errorf("%w: lattice value %d is %d, beyond %d", ErrNormBound, i, z, a.lat.MaxCoord)
+		}
+		if acc += uint64(z * z); acc > a.lat.NormBound2 {
+			return fmt.Errorf("%w: at value %d", ErrNormBound, i)
+		}
+	}
+	for i, z := range k {
+		a.isum[i] += z
 	}
 	a.n++
 	return nil

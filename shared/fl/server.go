@@ -251,13 +251,23 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 	next := make([]float64, len(s.Global))
 	copy(next, s.Global)
 	agg.Finish(next, noise)
+	var gamma float64
+	if s.Config.DP {
+		gamma = agg.Lattice().Gamma
+	}
+	return s.pending(next, c, gamma), nil
+}
+
+// pending is the Pending of the next round with model next, noise
+// multiplier c and lattice step gamma (DP mode): its event and accountant.
+func (s *Server) pending(next []float64, c, gamma float64) *Pending {
 	p := &Pending{Global: next, Event: Event{
 		Round: s.Round + 1, SampleRate: s.Config.SampleRate(),
 		NoiseMultiplier: c, Delta: s.Delta,
 		Epsilon: math.Inf(1),
 	}}
 	if s.Config.DP {
-		p.Event.Gamma = agg.Lattice().Gamma
+		p.Event.Gamma = gamma
 		p.Event.Sampler = privacy.SamplerName
 		p.Accountant = s.Accountant.Clone()
 		p.Accountant.Compose(s.Config.SampleRate(), c, 1)
@@ -266,7 +276,32 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 	} else {
 		p.Event.NoiseMultiplier = 0
 	}
-	return p, nil
+	return p
+}
+
+// ProposeSum is Propose for a round aggregated elsewhere (two-server
+// secure aggregation, shared/secagg): z is the noised integer sum in
+// lattice steps of gamma, already carrying each server's discrete Gaussian
+// noise at this round's c, and the next model is global + γ·z/m, the
+// arithmetic of Aggregator.Finish. The event and the accountant are those
+// of Propose: each server's view is today's mechanism at c. DP mode only.
+func (s *Server) ProposeSum(z []int64, gamma float64) (*Pending, error) {
+	if !s.Config.DP {
+		return nil, fmt.Errorf("%w: a secure-aggregation round needs DP mode", ErrConfig)
+	}
+	if len(z) != len(s.Global) {
+		return nil, fmt.Errorf("%w: the sum has %d values, the model %d", ErrUpdateLength, len(z), len(s.Global))
+	}
+	if err := s.NextRoundFits(); err != nil {
+		return nil, err
+	}
+	next := make([]float64, len(s.Global))
+	copy(next, s.Global)
+	step := gamma / float64(s.Config.ExpectedClients)
+	for i, v := range z {
+		next[i] += float64(v) * step
+	}
+	return s.pending(next, s.Config.NoiseMultiplierAt(s.Round+1), gamma), nil
 }
 
 // Apply makes p the current state. p must come from Propose on this state.

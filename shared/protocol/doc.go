@@ -56,6 +56,13 @@
 //	ready (9)     c→s   text    nothing: the LHA's file is chosen and checked
 //	                            and it joined; only now does it count towards
 //	                            the start quorum and get round_start
+//	report (10)   c→s   binary  a study with a helper (two-server secure
+//	                            aggregation, shared/secagg): instead of update,
+//	                            every LHA answers every round with one report,
+//	                            a sharing of its encoded update or of zero
+//	                            (payload: the secagg report, 8·d + 112 bytes;
+//	                            no metadata); the welcome then carries the
+//	                            LHA's number (index), which report IDs carry
 //
 // A client sends two kinds of message: ready (once per connection, when
 // its file is chosen and checked and it joined) and update (real or
@@ -100,6 +107,9 @@
 //	10    finished         the study has ended; no more rounds            kept
 //	11    internal         coordinator error; try again later             closed
 //	12    hello_expected   a hello frame on a joined connection           closed
+//	13    round_abandoned  the round was abandoned (with a helper: no share
+//	                       from the helper); nothing released, no budget
+//	                       spent; the round opens again                   kept
 //
 // # Size limits
 //

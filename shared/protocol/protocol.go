@@ -80,6 +80,10 @@ const (
 	// towards the start quorum and gets round_start. It carries nothing
 	// about the file.
 	TypeReady Type = 9
+	// TypeReport (client → coordinator, binary) is a two-server secure
+	// aggregation report (report.go): every LHA of a study with a helper
+	// answers every round with one.
+	TypeReport Type = 10
 )
 
 var typeNames = map[Type]string{
@@ -92,6 +96,7 @@ var typeNames = map[Type]string{
 	TypeFinished:    "finished",
 	TypeError:       "error",
 	TypeReady:       "ready",
+	TypeReport:      "report",
 }
 
 func (t Type) String() string {
@@ -105,7 +110,7 @@ func (t Type) String() string {
 // unknown type).
 func (t Type) Kind() Kind {
 	switch t {
-	case TypeRoundStart, TypeUpdate, TypeRoundResult:
+	case TypeRoundStart, TypeUpdate, TypeRoundResult, TypeReport:
 		return Binary
 	case TypeHello, TypeWelcome, TypeAccepted, TypeFinished, TypeError, TypeReady:
 		return Text
@@ -219,6 +224,10 @@ type Study struct {
 	// protocol (round_start, update, event) is then one turn k = 1 … T·N
 	// (fl.CyclicTurn). Empty in other studies.
 	CyclicSeed string `json:"cyclic_seed,omitempty"`
+	// Helper, when present, names the second server of two-server secure
+	// aggregation (shared/secagg, studyhash.go): no single server sees an
+	// LHA's update. Absent: the coordinator sees each clipped update.
+	Helper *Helper `json:"helper,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
@@ -374,6 +383,10 @@ const (
 	CodeFinished        Code = 10
 	CodeInternal        Code = 11
 	CodeHelloExpected   Code = 12
+	// CodeRoundAbandoned: the round was abandoned (with a helper: the
+	// helper did not answer or refused); nothing was released and no
+	// budget was spent.
+	CodeRoundAbandoned Code = 13
 )
 
 var codeNames = map[Code]string{
@@ -389,6 +402,7 @@ var codeNames = map[Code]string{
 	CodeFinished:        "finished",
 	CodeInternal:        "internal",
 	CodeHelloExpected:   "hello_expected",
+	CodeRoundAbandoned:  "round_abandoned",
 }
 
 func (c Code) String() string {
@@ -402,7 +416,7 @@ func (c Code) String() string {
 // error with this code.
 func (c Code) Fatal() bool {
 	switch c {
-	case CodeNotSampled, CodeStaleRound, CodeDuplicateUpdate, CodeBadUpdate, CodeFinished:
+	case CodeNotSampled, CodeStaleRound, CodeDuplicateUpdate, CodeBadUpdate, CodeFinished, CodeRoundAbandoned:
 		return false
 	}
 	return true
@@ -478,6 +492,9 @@ func Encode(m Message) (Kind, []byte, error) {
 		return Binary, b, err
 	case *Update:
 		b, err := encodeBinary(TypeUpdate, m.Round, updateMeta[*digit(m.Dummy)], m.Weights)
+		return Binary, b, err
+	case *Report:
+		b, err := encodeReport(m)
 		return Binary, b, err
 	case *RoundResult:
 		ev := m.Event
@@ -614,6 +631,9 @@ func decodeBinary(b []byte) (Message, error) {
 	sum := sha256.Sum256(p)
 	if !bytes.Equal(sum[:], b[16:48]) {
 		return nil, fmt.Errorf("%w: %s weight hash mismatch", ErrMalformed, t)
+	}
+	if t == TypeReport {
+		return decodeReport(round, meta, p)
 	}
 	w := make([]float64, n)
 	for i := range w {

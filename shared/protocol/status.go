@@ -16,11 +16,16 @@ type Status struct {
 	// Campaigns is the number of campaigns of a continuing study (absent:
 	// one); Rounds then counts every round of every campaign and
 	// EpsilonSpent and EpsilonBudget are lifetime figures.
-	Campaigns       int     `json:"campaigns,omitempty"`
-	EpsilonSpent    float64 `json:"epsilon_spent"`
-	EpsilonBudget   float64 `json:"epsilon_budget"`
-	Delta           float64 `json:"delta"`
-	NoiseMultiplier float64 `json:"noise_multiplier"`
+	Campaigns    int     `json:"campaigns,omitempty"`
+	EpsilonSpent float64 `json:"epsilon_spent"`
+	// EpsilonPublic, in a study with a helper (SecureAggregation), is ε
+	// against the public after the released rounds (√2 times the noise,
+	// argued); EpsilonSpent is then each server's.
+	SecureAggregation bool    `json:"secure_aggregation,omitempty"`
+	EpsilonPublic     float64 `json:"epsilon_public,omitempty"`
+	EpsilonBudget     float64 `json:"epsilon_budget"`
+	Delta             float64 `json:"delta"`
+	NoiseMultiplier   float64 `json:"noise_multiplier"`
 	// Guarantee is the study's privacy level ("client", "example" or
 	// "both"; empty from coordinators that predate it: "client"). Under
 	// "example" EpsilonSpent, EpsilonBudget and NoiseMultiplier are 0:

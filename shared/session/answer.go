@@ -63,7 +63,7 @@ func (s *Session) answer(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *
 	var resume chan<- struct{}
 	quit := make(chan struct{})
 	defer close(quit)
-	if m.Picked && s.fits(m.Round, limit, obs) {
+	if s.picked(m) && s.fits(m.Round, limit, obs) {
 		x, y, err := data.Round()
 		if err != nil {
 			return err
@@ -196,6 +196,12 @@ func (s *Session) send(ctx context.Context, round int, real bool, d []float64, o
 		clear(d) // a dummy carries nothing
 	}
 	kind, b, err := protocol.Encode(&protocol.Update{Round: round, Dummy: !real, Weights: d})
+	typ := "update"
+	if s.study.Helper != nil {
+		// With a helper: one report, of the update or of zero.
+		kind, b, err = s.reportFrame(round, real, d)
+		typ = "report"
+	}
 	if err != nil {
 		return fmt.Errorf("session: local training diverged: %w", err)
 	}
@@ -207,8 +213,7 @@ func (s *Session) send(ctx context.Context, round int, real bool, d []float64, o
 	s.sampled[round] = real
 	s.unacked = append(s.unacked, sentFrame{round: round, dummy: !real})
 	s.mu.Unlock()
-	typ := "update"
-	if !real {
+	if !real && typ == "update" {
 		typ = "dummy"
 	}
 	if obs.Sent != nil {

@@ -53,7 +53,7 @@ const (
 
 // Outgoing describes one message that left this computer.
 type Outgoing struct {
-	Type  string // "hello" (the join token, in the websocket handshake), "ready", "update" or "dummy"
+	Type  string // "hello" (the join token, in the websocket handshake), "ready", "update", "dummy" or "report" (with a helper)
 	Round int    // 0 for hello and ready
 	Bytes int    // frame size (for hello: the handshake header's value)
 }
@@ -66,7 +66,11 @@ type Result struct {
 	// Epsilon is the coordinator's ε after the round; LocalEpsilon the one
 	// recomputed here from the public parameters and the round log.
 	Epsilon, LocalEpsilon float64
-	ModelSHA256           string
+	// PublicEpsilon, in a study with a helper, is ε against the public
+	// (√2 times the noise, argued; PublicEpsilon); LocalEpsilon is then
+	// each server's. 0 without a helper.
+	PublicEpsilon float64
+	ModelSHA256   string
 	// Resent marks a re-sent result of a round already received (after a
 	// reconnect or a coordinator restart); its hash was checked.
 	Resent bool
@@ -328,13 +332,20 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			}
 			s.cyc = cyclicState{index: i}
 		}
+		if st.Helper != nil {
+			i, err := checkHelper(st, w)
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrBadStudy, err)
+			}
+			s.cyc = cyclicState{index: i} // the LHA's number, in its reports' IDs
+		}
 		s.study, s.mlp, s.lha = st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
-	} else if !sameStudy(s.study, st) || (s.isCyclic() && (w.Index == nil || *w.Index != s.cyc.index)) {
+	} else if !sameStudy(s.study, st) || ((s.isCyclic() || st.Helper != nil) && (w.Index == nil || *w.Index != s.cyc.index)) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	}
 	s.state = w.State
@@ -358,7 +369,8 @@ func sameStudy(a, b protocol.Study) bool {
 		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
 		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
 		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping &&
-		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule) && a.CyclicSeed == b.CyclicSeed
+		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule) && a.CyclicSeed == b.CyclicSeed &&
+		sameHelper(a.Helper, b.Helper)
 }
 
 // event merges one released round's event into the log: a known round
@@ -659,7 +671,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			}
 			if obs.Result != nil {
 				obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
-					LocalEpsilon: s.LocalEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
+					LocalEpsilon: s.LocalEpsilon(), PublicEpsilon: s.PublicEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
 			}
 			if !known {
 				set(StateWaiting)
@@ -718,6 +730,12 @@ func (s *Session) refused(m *protocol.Error, obs Observer) {
 		s.acked = slices.DeleteFunc(s.acked, func(f sentFrame) bool { return f.round == m.Round })
 	case m.Code == protocol.CodeStaleRound:
 		refused, s.acked = s.acked, nil
+	}
+	if m.Code == protocol.CodeRoundAbandoned {
+		// Nothing of the round was released: it opens again, and this
+		// LHA answers it again.
+		delete(s.answered, m.Round)
+		delete(s.sampled, m.Round)
 	}
 	s.mu.Unlock()
 	if obs.Error != nil {

@@ -144,6 +144,9 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
 	printExampleBudget(env.Stdout, s)
+	if st := s.Study(); st.Helper != nil {
+		fmt.Fprintf(env.Stdout, "two servers: each server: ε = %.4g; the public: ε = %.4g (argued: √2 times the noise)\n", s.LocalEpsilon(), s.PublicEpsilon())
+	}
 	if *modelOut != "" {
 		// the released model (an MR-MTL personal model stays out of files)
 		if err := writeModel(env, *modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {

@@ -20,11 +20,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -53,8 +55,9 @@ type demoOptions struct {
 	campaigns              int           // a continuing study of this many campaigns (1: one)
 	every                  time.Duration // between campaign starts (0: the campaign's rounds plus 3 round lengths)
 	once                   bool
-	start                  string        // "seat" (wait for the browser seat) or "now"
-	seatTime               time.Duration // after the seat connects, before the rounds begin
+	start                  string           // "seat" (wait for the browser seat) or "now"
+	seatTime               time.Duration    // after the seat connects, before the rounds begin
+	helper                 *study.HelperRef // the in-process helper (nil: --no-helper)
 }
 
 // The seat's name in the demo study file.
@@ -77,6 +80,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
 	fs.StringVar(&o.start, "start", "seat", "when the rounds begin: seat (after your browser seat has opened the join link and had --seat-time to choose its file, or at POST /api/demo/start) or now")
 	fs.DurationVar(&o.seatTime, "seat-time", 45*time.Second, "with --start seat: time between your page connecting and the first round, to read the page and choose the file")
+	helperAddr := fs.String("helper-addr", "", "listen address of the in-process helper, the second server of secure aggregation (default: --addr's port + 1)")
+	noHelper := fs.Bool("no-helper", false, "run without a helper: the coordinator then sees each clipped update")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -102,6 +107,14 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
+	if !*noHelper {
+		stop, err := startDemoHelper(ctx, *state, *helperAddr, ln.Addr().String(), &o, env.Stdout)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+	}
 	var current atomic.Pointer[coordinator]
 	startNow := make(chan struct{}, 1)
 	var waiting atomic.Bool
@@ -339,7 +352,7 @@ func demoStudy(state string, sec *demoSecrets, o demoOptions) (dir string, f *st
 	f = &study.File{Version: study.FileVersion, Name: fmt.Sprintf("fedcast demo #%d", k), Epsilon: o.epsilon,
 		Rounds: o.rounds, ExpectedClients: o.expected, From: "2020-11-01", To: "2020-12-01",
 		RoundLength: study.Duration(o.roundLength),
-		StartQuorum: o.lhas, AdminTokenSHA256: study.HashToken(sec.Admin)}
+		StartQuorum: o.lhas, AdminTokenSHA256: study.HashToken(sec.Admin), Helper: o.helper}
 	for i, tok := range sec.Simulated {
 		f.LHAs = append(f.LHAs, study.LHA{Name: fmt.Sprintf("Simulated LHA %02d", i+1), TokenSHA256: study.HashToken(tok)})
 	}
@@ -434,4 +447,53 @@ func printDemoStudy(w io.Writer, f *study.File, lhas int) {
 		fmt.Fprintf(w, "  a continuing study: %d campaigns of %d rounds, one every %v, ε=%g for all of them; between campaigns press \"Forecast this week with the latest model\" (nothing is sent)\n",
 			f.Campaigns, f.Rounds/f.Campaigns, time.Duration(f.Every), f.Epsilon)
 	}
+}
+
+// startDemoHelper runs the demo's helper (the second server of secure
+// aggregation) in process on addr (default: the coordinator's port + 1),
+// with its key and ledgers under state/helper (a restart keeps them), and
+// sets o.helper. stop shuts it down.
+func startDemoHelper(ctx context.Context, state, addr, coordAddr string, o *demoOptions, w io.Writer) (stop func(), err error) {
+	dir := filepath.Join(state, "helper")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	keyPath := filepath.Join(dir, "helper.key")
+	k, err := loadHelperKey(keyPath)
+	if errors.Is(err, os.ErrNotExist) {
+		if k, err = secagg.GenerateKey(); err == nil {
+			var b []byte
+			if b, err = k.MarshalPrivate(); err == nil {
+				err = writeNew(keyPath, b)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, err := helper.New(k, filepath.Join(dir, "state"), nil)
+	if err != nil {
+		return nil, err
+	}
+	var ln net.Listener
+	if addr == "" {
+		host, port, _ := net.SplitHostPort(coordAddr)
+		p, _ := strconv.Atoi(port)
+		if ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p+1))); err != nil {
+			ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")) // port + 1 is taken: any free one
+		}
+	} else {
+		ln, err = net.Listen("tcp", addr)
+	}
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("demo: the helper's port: %w (choose another with --helper-addr, or --no-helper)", err)
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { serveHelper(hctx, h, ln); close(done) }()
+	pk := k.PublicKey()
+	o.helper = &study.HelperRef{URL: "http://" + ln.Addr().String(), PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: "the demo's helper"}
+	fmt.Fprintf(w, "fedcast demo: helper (the second server of secure aggregation) at %s, key fingerprint %s\n", o.helper.URL, pk.Fingerprint())
+	return func() { cancel(); <-done; h.Close() }, nil
 }

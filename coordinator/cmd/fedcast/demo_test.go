@@ -87,6 +87,25 @@ func TestDemoOnceAndLedgerExport(t *testing.T) {
 	if err := json.Unmarshal(b, &e); err != nil || len(e.Rounds) != 3 || e.Finished == nil || e.Rounds[2].Epsilon > 2 {
 		t.Fatalf("export %s (%v)", b, err)
 	}
+	// The demo runs the two-server flow: a helper in process, its own
+	// ledger of the same rounds, both ε in the leader's export.
+	if !strings.Contains(stdout, "helper (the second server of secure aggregation) at http://") {
+		t.Errorf("demo did not start its helper:\n%s", stdout)
+	}
+	for _, r := range e.Rounds {
+		if !r.SecureAggregation || r.EpsilonPublic == nil || !(*r.EpsilonPublic < r.Epsilon) {
+			t.Errorf("leader ledger round %d: secure %v, public ε %v, ε %v", r.Round, r.SecureAggregation, r.EpsilonPublic, r.Epsilon)
+		}
+	}
+	code, hout, stderr := fedcast(t, "ledger", "export", "--state", filepath.Join(state, "helper", "state"))
+	var he struct {
+		Rounds []struct {
+			Epsilon float64 `json:"epsilon"`
+		} `json:"rounds"`
+	}
+	if code != 0 || json.Unmarshal([]byte(hout), &he) != nil || len(he.Rounds) != 3 || he.Rounds[2].Epsilon != e.Rounds[2].Epsilon {
+		t.Errorf("helper ledger export (exit %d): %s %s", code, hout, stderr)
+	}
 	mb, _ := os.ReadFile(model)
 	var m struct {
 		ModelSHA256 string `json:"model_sha256"`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -24,8 +25,9 @@ func runLedger(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "export" {
 		return usagef("run 'fedcast ledger export -h'", "unknown or missing subcommand (want 'ledger export')")
 	}
-	fs := newFlagSet(env, "ledger export", "ledger export --state DIR [--out FILE] [--model FILE]")
-	state := fs.String("state", "", "the coordinator's state directory (holding ledger.db); required")
+	fs := newFlagSet(env, "ledger export", "ledger export --state DIR [--study HASH] [--out FILE] [--model FILE]")
+	state := fs.String("state", "", "the coordinator's state directory (holding ledger.db), or a helper's; required")
+	studyHash := fs.String("study", "", "with a helper's state directory: the study hash (needed when it holds several studies)")
 	out := fs.String("out", "", "write the JSON here (default: stdout)")
 	modelOut := fs.String("model", "", "also write the last committed model as JSON here")
 	if err := parseFlags(fs, args[1:]); err != nil {
@@ -35,6 +37,14 @@ func runLedger(ctx context.Context, env *Env, args []string) error {
 		return usagef("e.g. --state study.state", "--state is required")
 	}
 	path := filepath.Join(*state, "ledger.db")
+	if hs, _ := helper.Studies(*state); len(hs) > 0 || *studyHash != "" {
+		// A helper's state directory: one ledger per study hash.
+		e, err := helper.ExportLedger(*state, *studyHash)
+		if err != nil {
+			return err
+		}
+		return writeJSONFile(env, *out, e)
+	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}

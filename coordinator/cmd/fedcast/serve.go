@@ -139,7 +139,12 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 		l.Close()
 		return nil, err
 	}
-	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins, RestartGrace: restartGrace})
+	var hf study.HelperFunc
+	if eng.Study.Helper != nil {
+		hf = server.HelperForwarder(eng.Study, state) // each round's forwarded reports survive a crash
+	}
+	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins,
+		RestartGrace: restartGrace, Helper: hf})
 	if err != nil {
 		l.Close()
 		return nil, err

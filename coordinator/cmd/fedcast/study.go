@@ -15,6 +15,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 func init() {
@@ -65,6 +66,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
 	usePlan := fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
+	hf := addHelperFlags(fs)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -73,6 +75,9 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return usagef("--accountant is rdp or pld", "%v", err)
 	}
 	f.Accountant = kind
+	if f.Helper, err = hf.ref(); err != nil {
+		return err
+	}
 	f.RoundLength = study.Duration(*length)
 	var names []string
 	switch {
@@ -151,6 +156,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
 	}
+	printHelper(w, file.Helper)
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
 	printStudyPlan(w, pl, *usePlan)
 	printLinks(w, file, secrets, base, *links)
@@ -249,4 +255,44 @@ func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, lin
 		fmt.Fprintf(w, "  %-20s %s/join#%s\n", l.Name, base, secrets.LHAs[i])
 	}
 	fmt.Fprintf(w, "Admin dashboard (keep secret): %s/admin#%s\n", base, secrets.Admin)
+}
+
+// helperFlags are study new's flags that name a helper.
+type helperFlags struct{ url, key, operator *string }
+
+func addHelperFlags(fs *flag.FlagSet) helperFlags {
+	return helperFlags{
+		url:      fs.String("helper", "", "URL of the helper server for two-server secure aggregation (with --helper-key; docs/privacy.md)"),
+		key:      fs.String("helper-key", "", "the helper's helper.pub (from 'fedcast helper keygen'; with --helper)"),
+		operator: fs.String("helper-operator", "", "name of the organisation that runs the helper, shown to the LHAs (with --helper)"),
+	}
+}
+
+// printHelper says that the study has a helper (nothing without one).
+func printHelper(w io.Writer, h *study.HelperRef) {
+	if h != nil {
+		fmt.Fprintf(w, "Secure aggregation: helper %s (key fingerprint %s); no single server sees an LHA's update. "+
+			"Against the public the noise is about √2 times larger than without a helper (docs/privacy.md)\n", h.URL, h.Fingerprint)
+	}
+}
+
+// ref builds the study file's helper field from the flags (nil without
+// --helper).
+func (hf helperFlags) ref() (*study.HelperRef, error) {
+	u, keyFile, operator := *hf.url, *hf.key, *hf.operator
+	switch {
+	case u == "" && keyFile == "" && operator == "":
+		return nil, nil
+	case u == "" || keyFile == "":
+		return nil, usagef("e.g. --helper https://helper.example.org:8090 --helper-key helper.pub", "--helper and --helper-key go together")
+	}
+	b, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("study new: --helper-key: %w", err)
+	}
+	pk, err := secagg.ParsePublicFile(keyFile, b)
+	if err != nil {
+		return nil, err
+	}
+	return &study.HelperRef{URL: u, PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: operator}, nil
 }

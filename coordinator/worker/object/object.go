@@ -112,6 +112,9 @@ func New(raw, stored []byte, now time.Time) (*Object, *Effects, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if o.eng.Secure() {
+		return nil, nil, errors.New("object: this study names a helper (two-server secure aggregation), which the coordinator on Cloudflare Workers does not run yet: run it with fedcast serve, or create the study without --helper")
+	}
 	o.limit = protocol.FrameSize(len(o.eng.Global()))
 	if o.limit > MaxReceivedMessage {
 		return nil, nil, fmt.Errorf("object: the study's model has %d parameters: an update frame of %d bytes exceeds the platform's %d-byte websocket message limit", len(o.eng.Global()), o.limit, MaxReceivedMessage)

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+func TestHelperKeygen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	code, out, errs := fedcast(t, "helper", "keygen", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	st, err := os.Stat(filepath.Join(dir, "helper.key"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("helper.key: %v, mode %v (want 0600)", err, st.Mode().Perm())
+	}
+	pubBytes, err := os.ReadFile(filepath.Join(dir, "helper.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := secagg.ParsePublicFile("helper.pub", pubBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "helper key fingerprint: "+pub.Fingerprint()) {
+		t.Errorf("keygen did not print the fingerprint %s:\n%s", pub.Fingerprint(), out)
+	}
+	k, err := loadHelperKey(filepath.Join(dir, "helper.key"))
+	if err != nil || k.PublicKey().Fingerprint() != pub.Fingerprint() {
+		t.Fatalf("helper.key does not match helper.pub: %v", err)
+	}
+	code, _, errs = fedcast(t, "helper", "keygen", "--out", dir)
+	if code == 0 || !strings.Contains(errs, "never overwritten") {
+		t.Errorf("second keygen into the same directory: exit %d, %s", code, errs)
+	}
+	code, _, errs = fedcast(t, "helper", "serve", "--key", filepath.Join(dir, "helper.pub"), "--state", t.TempDir())
+	if code == 0 || !strings.Contains(errs, "field private_key is missing") {
+		t.Errorf("serve with the public file: exit %d, %s", code, errs)
+	}
+	code, _, errs = fedcast(t, "helper", "frobnicate")
+	if code != 2 || !strings.Contains(errs, "helper keygen") {
+		t.Errorf("unknown subcommand: exit %d, %s", code, errs)
+	}
+}
+
+// The helper serves over HTTP and `fedcast ledger export --state
+// HELPER_DIR` prints its own record of the rounds.
+func TestHelperServeAndLedgerExport(t *testing.T) {
+	key, _ := secagg.GenerateKey()
+	state := t.TempDir()
+	h, err := helper.New(key, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveHelper(ctx, h, ln) }()
+	st := protocol.Study{Protocol: protocol.Version, Epsilon: 10, Delta: 1e-5, Rounds: 2, Clients: 2, ExpectedClients: 2,
+		SampleRate: 1, ClipNorm: 0.5, NoiseMultiplier: 2, LocalEpochs: 1, LearningRate: 0.001, Params: 3,
+		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes()}}
+	hash, _ := st.Hash()
+	c := &helper.Client{URL: st.Helper.URL}
+	for round := 1; round <= 2; round++ {
+		var reps []*secagg.Report
+		for i := range 2 {
+			r, err := secagg.NewReport(key.PublicKey(), hash, round, uint32(i), []int64{1, 2, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reps = append(reps, r)
+		}
+		if _, err := c.Aggregate(ctx, &st, round, reps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	code, out, errs := fedcast(t, "ledger", "export", "--state", state)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var e helper.Export
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Format != helper.LedgerFormat || len(e.Rounds) != 2 || e.Rounds[1].Round != 2 || e.Rounds[0].Reports != 2 {
+		t.Fatalf("helper ledger export: %s", out)
+	}
+	code, _, errs = fedcast(t, "ledger", "export", "--state", state, "--study", "00")
+	if code == 0 || !strings.Contains(errs, "no ledger of study 00") {
+		t.Errorf("unknown --study: exit %d, %s", code, errs)
+	}
+}
+
+func TestStudyNewWithHelper(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if code, _, errs := fedcast(t, "helper", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errs)
+	}
+	pub := filepath.Join(keys, "helper.pub")
+	out := filepath.Join(dir, "study.json")
+	code, stdout, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--helper", "http://127.0.0.1:8090",
+		"--helper-key", pub, "--helper-operator", "Helper e.V.", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, _, err := study.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := loadHelperKey(filepath.Join(keys, "helper.key"))
+	if f.Helper == nil || f.Helper.URL != "http://127.0.0.1:8090" || f.Helper.Operator != "Helper e.V." ||
+		f.Helper.Fingerprint != k.PublicKey().Fingerprint() || !strings.Contains(stdout, k.PublicKey().Fingerprint()) {
+		t.Fatalf("helper field %+v; output:\n%s", f.Helper, stdout)
+	}
+	if st := f.Public(1, false); st.Helper == nil || string(st.Helper.PublicKey) != string(k.PublicKey().Bytes()) {
+		t.Fatal("the public study value does not carry the helper's key")
+	}
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"--strategy", "cyclic", "--helper", "http://h", "--helper-key", pub}, "cyclic\" cannot use a helper"},
+		{[]string{"--helper", "http://h"}, "--helper and --helper-key go together"},
+		{[]string{"--helper", "ftp://h", "--helper-key", pub}, "helper.url is \"ftp://h\""},
+		{[]string{"--helper", "http://h", "--helper-key", filepath.Join(keys, "nope.pub")}, "--helper-key"},
+	} {
+		args := append([]string{"study", "new", "--lhas", "3", "--epsilon", "2", "--out", filepath.Join(t.TempDir(), "s.json")}, c.args...)
+		code, _, errs := fedcast(t, args...)
+		if code == 0 || !strings.Contains(errs, c.words) {
+			t.Errorf("%v: exit %d, %s; want %q", c.args, code, errs, c.words)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package helper
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+// A Refusal is a request the helper will not serve, with the HTTP status
+// it answers and words for the operators.
+type Refusal struct {
+	Status int
+	Msg    string
+}
+
+func (r *Refusal) Error() string { return "helper: " + r.Msg }
+
+func refuse(status int, format string, a ...any) error {
+	return &Refusal{Status: status, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Options configure a Helper.
+type Options struct {
+	// Noise returns the generator of one round's noise. Defaults to
+	// privacy.NewSecureRand (crypto-seeded); tests inject seeded ones.
+	Noise func() *rand.Rand
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// AfterCommit, if set, runs after a round's share is committed and
+	// before it is answered (crash tests: `fedcast helper serve` sets it
+	// from FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT).
+	AfterCommit func(round int)
+}
+
+// A Helper serves aggregation requests for any number of studies. Its
+// methods are safe for concurrent use (requests are served one at a time).
+type Helper struct {
+	key     *secagg.PrivateKey
+	dir     string
+	opt     Options
+	mu      sync.Mutex
+	ledgers map[string]*Ledger
+}
+
+// New returns a helper with key and its state directory dir (created if
+// needed, mode 0700). opt may be nil.
+func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("helper: state directory: %w", err)
+	}
+	h := &Helper{key: key, dir: dir, ledgers: map[string]*Ledger{}}
+	if opt != nil {
+		h.opt = *opt
+	}
+	if h.opt.Noise == nil {
+		h.opt.Noise = privacy.NewSecureRand
+	}
+	if h.opt.Now == nil {
+		h.opt.Now = time.Now
+	}
+	return h, nil
+}
+
+// PublicKey returns the helper's public key.
+func (h *Helper) PublicKey() *secagg.PublicKey { return h.key.PublicKey() }
+
+// Close closes the ledgers.
+func (h *Helper) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var errs []error
+	for k, l := range h.ledgers {
+		errs = append(errs, l.Close())
+		delete(h.ledgers, k)
+	}
+	return errors.Join(errs...)
+}
+
+// ledger returns the open ledger of study hash hx, opening it if needed.
+func (h *Helper) ledger(hx string, study []byte) (*Ledger, error) {
+	if l, ok := h.ledgers[hx]; ok {
+		return l, nil
+	}
+	l, err := openLedger(h.dir, hx)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.init(study, h.opt.Now()); err != nil {
+		l.Close()
+		return nil, err
+	}
+	h.ledgers[hx] = l
+	return l, nil
+}
+
+// checkStudy refuses a study this helper must not aggregate.
+func (h *Helper) checkStudy(st *protocol.Study) error {
+	if st.Helper == nil {
+		return refuse(http.StatusBadRequest, "the study names no helper")
+	}
+	if !bytes.Equal(st.Helper.PublicKey, h.key.PublicKey().Bytes()) {
+		other := "unreadable"
+		if pk, err := secagg.ParsePublicKey(st.Helper.PublicKey); err == nil {
+			other = pk.Fingerprint()
+		}
+		return refuse(http.StatusConflict, "the study names another helper key (fingerprint %s); this helper's key is %s",
+			other, h.key.PublicKey().Fingerprint())
+	}
+	if err := st.CheckSecureAggregation(); err != nil {
+		return refuse(http.StatusBadRequest, "%v", err)
+	}
+	if st.Params < 1 || st.Params > protocol.MaxWeights {
+		return refuse(http.StatusBadRequest, "the study's model has %d parameters", st.Params)
+	}
+	if !(st.Epsilon > 0) || st.Rounds < 1 || st.Clients < 1 {
+		return refuse(http.StatusBadRequest, "the study has no budget, rounds or LHAs (ε = %v, T = %d, N = %d)", st.Epsilon, st.Rounds, st.Clients)
+	}
+	return nil
+}
+
+// epsilonAfter returns ε after rounds rounds of the study, by its own
+// accountant, from the study value alone.
+func epsilonAfter(st *protocol.Study, rounds int) (float64, error) {
+	cfg, err := st.FLConfig()
+	if err != nil {
+		return 0, err
+	}
+	kind, err := st.AccountantKind()
+	if err != nil {
+		return 0, err
+	}
+	return privacy.EpsilonFor(kind, cfg.PrivacyEvents(rounds), st.Delta)
+}
+
+// Aggregate serves one round (see the package doc). Refusals are
+// *Refusal; other errors are the helper's own (status 500).
+func (h *Helper) Aggregate(req *protocol.HelperRequest) (*protocol.HelperResponse, error) {
+	st := &req.Study
+	if err := h.checkStudy(st); err != nil {
+		return nil, err
+	}
+	hash, err := st.Hash()
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "%v", err)
+	}
+	canon, _ := st.CanonicalJSON()
+	hx := hex.EncodeToString(hash[:])
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, err := h.ledger(hx, canon)
+	if err != nil {
+		return nil, err
+	}
+	done, err := l.releases(true)
+	if err != nil {
+		return nil, err
+	}
+	digest := requestDigest(req)
+	if n := len(done); n > 0 && req.Round == n {
+		last := done[n-1]
+		if last.RequestSHA256 != digest {
+			return nil, refuse(http.StatusConflict, "round %d was already aggregated with other reports; the helper releases one share per round", req.Round)
+		}
+		return response(hx, &last, true), nil
+	}
+	if req.Round != len(done)+1 {
+		return nil, refuse(http.StatusConflict, "round %d is out of order: this helper has released %d rounds of the study, so the next is %d",
+			req.Round, len(done), len(done)+1)
+	}
+	if req.Round > st.Rounds {
+		return nil, refuse(http.StatusConflict, "the study has %d rounds and all are done", st.Rounds)
+	}
+	eps, err := epsilonAfter(st, req.Round)
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "%v", err)
+	}
+	if !(eps <= st.Epsilon) {
+		return nil, refuse(http.StatusConflict, "round %d would spend ε = %.4g, beyond the study's budget ε = %g", req.Round, eps, st.Epsilon)
+	}
+	if len(req.Reports) > 2*st.Clients {
+		return nil, refuse(http.StatusBadRequest, "%d reports for a study of %d LHAs", len(req.Reports), st.Clients)
+	}
+	rel, err := h.release(st, hash, req, eps)
+	if err != nil {
+		return nil, err
+	}
+	rel.RequestSHA256 = digest
+	if err := l.commit(rel); err != nil { // commit before release
+		return nil, err
+	}
+	if h.opt.AfterCommit != nil {
+		h.opt.AfterCommit(req.Round)
+	}
+	return response(hx, rel, false), nil
+}
+
+// release computes the round's aggregate share: the sum of the expanded
+// seeds that open, plus the helper's own noise at round t's σ.
+func (h *Helper) release(st *protocol.Study, hash [32]byte, req *protocol.HelperRequest, eps float64) (*Release, error) {
+	cfg, err := st.FLConfig()
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "%v", err)
+	}
+	c := cfg.NoiseMultiplierAt(req.Round)
+	enc, err := secagg.NewEncoder(st.ClipNorm, c)
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "%v", err)
+	}
+	sum, kept, rejected := secagg.HelperSum(h.key, hash, req.Round, st.Clients, st.Params, req.Reports)
+	sum.AddNoise(enc.Noise(), h.opt.Noise())
+	return &Release{
+		Round: req.Round, Reports: len(kept), Rejected: len(rejected), SampleRate: cfg.SampleRate(),
+		NoiseMultiplier: c, Epsilon: eps, Delta: st.Delta, Released: h.opt.Now(),
+		Kept: kept, Share: secagg.MarshalShare(sum.Share()),
+	}, nil
+}
+
+func response(hx string, r *Release, repeated bool) *protocol.HelperResponse {
+	kept := r.Kept
+	if kept == nil {
+		kept = []secagg.ReportID{}
+	}
+	return &protocol.HelperResponse{StudySHA256: hx, Round: r.Round, Kept: kept, Rejected: r.Rejected,
+		Share: r.Share, Epsilon: r.Epsilon, Repeated: repeated}
+}

@@ -1,0 +1,93 @@
+package study
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+// HelperRef names a study's helper server (two-server secure aggregation,
+// shared/secagg): `study new --helper URL --helper-key PUBFILE` writes it.
+type HelperRef struct {
+	// URL is the helper's base URL, which the coordinator posts each
+	// round's sealed seeds to. Required.
+	URL string `json:"url"`
+	// PublicKey is the helper's X25519 public key (base64 in the file),
+	// from its helper.pub. Required.
+	PublicKey []byte `json:"public_key"`
+	// Fingerprint is the key's fingerprint as the helper printed it; it
+	// must match the key. Written by `study new` for people to compare.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Operator names the organisation that runs the helper (shown to the
+	// LHAs). Optional.
+	Operator string `json:"operator,omitempty"`
+}
+
+// public is the helper as sent to the LHAs (nil without one).
+func (h *HelperRef) public() *protocol.Helper {
+	if h == nil {
+		return nil
+	}
+	return &protocol.Helper{URL: h.URL, PublicKey: h.PublicKey, Operator: h.Operator}
+}
+
+// validateHelper checks the helper field: a URL, a key with a matching
+// fingerprint, and a strategy and privacy level that secure aggregation
+// supports (protocol.Study.CheckSecureAggregation repeats the last two
+// with the calibrated noise, and checks wrap-around: CheckHelper).
+func (f *File) validateHelper() error {
+	h := f.Helper
+	if h == nil {
+		return nil
+	}
+	if !validHelperURL(h.URL) {
+		return configErr("helper.url is %q, want the helper's http:// or https:// address", h.URL)
+	}
+	pk, err := secagg.ParsePublicKey(h.PublicKey)
+	if err != nil {
+		return configErr("helper.public_key: %v (copy it from the helper's helper.pub)", err)
+	}
+	if h.Fingerprint != "" && h.Fingerprint != pk.Fingerprint() {
+		return configErr("helper.fingerprint is %q but the key's fingerprint is %q", h.Fingerprint, pk.Fingerprint())
+	}
+	if f.Strategy == string(fl.Cyclic) {
+		return configErr("strategy \"cyclic\" cannot use a helper: it hands the model from LHA to LHA, so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper")
+	}
+	if !f.ClientLevelDP() {
+		return configErr("privacy \"example\" cannot use a helper: secure aggregation needs client-level noise from both servers; use privacy \"client\" or \"both\", or leave out the helper")
+	}
+	return nil
+}
+
+// CheckHelper runs the checks that need the calibrated noise multiplier
+// c: with a helper, the study's sums must not wrap around ℤ_{2^64} at any
+// round's c (protocol.Study.CheckSecureAggregation). Without a helper it
+// returns nil.
+func (f *File) CheckHelper(c float64) error {
+	if f.Helper == nil {
+		return nil
+	}
+	st := f.Public(c, false)
+	if cs, err := f.CalibrateSchedule(); err == nil && cs != nil {
+		st.NoiseSchedule = cs
+	}
+	if err := st.CheckSecureAggregation(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// validHelperURL reports whether u is an http:// or https:// URL with a
+// host (checked without net/url: this package stays off the network
+// packages).
+func validHelperURL(u string) bool {
+	rest, ok := strings.CutPrefix(u, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(u, "http://")
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return ok && host != "" && !strings.ContainsAny(host, " \t\n?#@")
+}

@@ -1,0 +1,76 @@
+package ui
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+// SecureWords are the page's sentences about who can see an LHA's update:
+// with a helper (two-server secure aggregation) or without.
+type SecureWords struct {
+	// Who says which servers receive the update and what each can see.
+	Who string
+	// Caveat is the collusion caveat (empty without a helper).
+	Caveat string
+	// Sent describes a report under "What left this computer" (empty
+	// without a helper).
+	Sent string
+	// Picked: whether this LHA was picked never leaves the computer
+	// (empty without a helper).
+	Picked string
+}
+
+// Secure returns the words for study st, whose coordinator is at
+// coordinator (the page's address).
+func Secure(st *protocol.Study, coordinator string) SecureWords {
+	if st == nil || st.Helper == nil {
+		return SecureWords{Who: "The coordinator receives each clipped update your computer sends (before any noise is added): " +
+			"whoever runs the coordinator could see it. The noise protects your data from the public and from the other health authorities."}
+	}
+	h := st.Helper
+	fp := "unreadable key"
+	if pk, err := secagg.ParsePublicKey(h.PublicKey); err == nil {
+		fp = pk.Fingerprint()
+	}
+	op := h.Operator
+	if op == "" {
+		op = "a second organisation"
+	}
+	host := h.URL
+	if u, err := url.Parse(h.URL); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	enc, err := secagg.NewEncoder(st.ClipNorm, st.NoiseMultiplier)
+	bound := ""
+	if err == nil {
+		bound = fmt.Sprintf(" Before it is split, your update is rounded to whole steps and its length is checked to be at most %d steps.", enc.B())
+	}
+	leader := 8 * st.Params
+	return SecureWords{
+		Who: fmt.Sprintf("Your update is split between two servers: the coordinator at %s and the helper run by %s at %s "+
+			"(key fingerprint %s). Neither server alone can see your update, and each adds its own noise.", coordinator, op, host, fp),
+		Caveat: "This protection holds only if the two organisations never share their data with each other.",
+		Sent: fmt.Sprintf("Each round this page sends one report of %s bytes: %s bytes of random-looking numbers for the coordinator, "+
+			"and an 80-byte sealed key from which only the helper can rebuild its part.%s",
+			FormatCount(float64(secagg.ReportSize(st.Params))), FormatCount(float64(leader)), bound),
+		Picked: "Whether you were picked for a round never leaves this computer: every round it sends a report of the same size, at the same moment.",
+	}
+}
+
+// SecureEpsilon says the privacy spent in a study with a helper: against
+// each server and against the public (argued, √2 times the noise).
+func SecureEpsilon(perServer, public float64) string {
+	return fmt.Sprintf("each server: ε = %s; the public: ε = %s (argued)", FormatEpsilon(perServer), FormatEpsilon(public))
+}
+
+// secure returns the page's words about the two servers.
+func (c *JoinPage) secure() SecureWords {
+	host := c.S.Link
+	if u, err := url.Parse(c.S.Link); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return Secure(&c.S.Welcome.Study, host)
+}

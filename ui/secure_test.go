@@ -1,0 +1,37 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+func TestSecureWords(t *testing.T) {
+	key, _ := secagg.GenerateKey()
+	st := &protocol.Study{ClipNorm: 0.5, NoiseMultiplier: 1, Params: 241,
+		Helper: &protocol.Helper{URL: "https://helper.example.org:8090", PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."}}
+	w := Secure(st, "coordinator.example.org")
+	for _, c := range []struct{ got, want string }{
+		{w.Who, "helper run by Helper e.V. at helper.example.org:8090"},
+		{w.Who, key.PublicKey().Fingerprint()},
+		{w.Who, "coordinator at coordinator.example.org"},
+		{w.Caveat, "never share their data with each other"},
+		{w.Sent, "one report of 2,040 bytes"},
+		{w.Sent, "1,928 bytes"},
+		{w.Sent, "at most 16384 steps"},
+		{w.Picked, "Whether you were picked for a round never leaves this computer"},
+	} {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("%q lacks %q", c.got, c.want)
+		}
+	}
+	plain := Secure(&protocol.Study{}, "x")
+	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" {
+		t.Errorf("without a helper: %+v", plain)
+	}
+	if got := SecureEpsilon(2, 1.366); !strings.Contains(got, "each server: ε = 2") || !strings.Contains(got, "the public: ε = 1.37") {
+		t.Errorf("SecureEpsilon: %q", got)
+	}
+}
