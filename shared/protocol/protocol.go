@@ -222,6 +222,10 @@ type Study struct {
 	// protocol (round_start, update, event) is then one turn k = 1 … T·N
 	// (fl.CyclicTurn). Empty in other studies.
 	CyclicSeed string `json:"cyclic_seed,omitempty"`
+	// TopUps are the raises of the lifetime budget made since the study
+	// was created, in order (topup.go); the fields above already include
+	// them. Absent: the budget is the one written at creation.
+	TopUps []TopUp `json:"top_ups,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
@@ -732,7 +736,7 @@ func validateText(m Message) error {
 		}
 		s := m.Study
 		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) ||
-			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound {
+			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound || len(s.TopUps) > MaxTopUps {
 			return fmt.Errorf("%w: study parameters not finite", ErrMalformed)
 		}
 	case *Accepted:
