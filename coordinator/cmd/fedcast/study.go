@@ -20,14 +20,17 @@ import (
 func init() {
 	register(&command{
 		Name:    "study",
-		Summary: "create a live study file with join tokens ('study new')",
+		Summary: "create a live study file with join tokens ('study new'); raise its lifetime budget ('study topup')",
 		Run:     runStudy,
 	})
 }
 
 func runStudy(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "topup" {
+		return runStudyTopUp(ctx, env, args[1:])
+	}
 	if len(args) == 0 || args[0] != "new" {
-		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new')")
+		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new' or 'study topup')")
 	}
 	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
 		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
