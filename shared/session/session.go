@@ -142,12 +142,13 @@ type Session struct {
 	opt          Options
 	running      bool // Run has started: the LHA is ready (hello without wait)
 
-	ws    Conn
-	limit int64 // the read limit: MaxText until the welcome, then a frame of the model
-	study protocol.Study
-	lha   string
-	state string
-	mlp   *nn.MLP
+	ws     Conn
+	limit  int64 // the read limit: MaxText until the welcome, then a frame of the model
+	study  protocol.Study
+	agreed protocol.Study // the study of the first welcome (before later top-ups, topup.go)
+	lha    string
+	state  string
+	mlp    *nn.MLP
 
 	mu      sync.Mutex
 	global  []float64
@@ -297,6 +298,9 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err := checkPrivacy(st, kind); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if err := checkFirstTopUps(st); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
 		if _, err := model.Parse(st.Features); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
@@ -319,14 +323,16 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			}
 			s.cyc = cyclicState{index: i}
 		}
-		s.study, s.mlp, s.lha = st, mlp, w.LHA
+		s.study, s.agreed, s.mlp, s.lha = st, st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
-	} else if !sameStudy(s.study, st) || (s.isCyclic() && (w.Index == nil || *w.Index != s.cyc.index)) {
+	} else if s.isCyclic() && (!sameStudy(s.study, st) || w.Index == nil || *w.Index != s.cyc.index) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
+	} else if err := s.acceptStudy(st); err != nil {
+		return err
 	}
 	s.state = w.State
 	s.mu.Lock()
@@ -565,10 +571,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 	}
 	cfg.Accountant = s.kind
 	tr := nn.NewTrainer(s.mlp)
-	limit := s.opt.MaxEpsilon
-	if limit == 0 {
-		limit = s.study.Epsilon
-	}
+	limit := s.agreedLimit()
 	set := func(st State) {
 		if obs.State != nil {
 			obs.State(st)
@@ -744,7 +747,7 @@ func (s *Session) train(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *p
 	if clientLevel {
 		next.Compose(s.study.SampleRate, noiseAt(s.study, m.Round), 1)
 	}
-	eps := s.epsilonAfter(m.Round, next)
+	eps := s.lifetimeEpsilon(m.Round, s.epsilonAfter(m.Round, next))
 	if cyclic {
 		r, _ := s.turn(m.Round)
 		eps = s.ownEpsilon(append(own, noiseAt(s.study, r)))
