@@ -31,3 +31,37 @@ func TestCampaignWords(t *testing.T) {
 		}
 	}
 }
+
+// topUpSession is a session stub that holds a topped-up study.
+type topUpSession struct {
+	Session
+	st protocol.Study
+}
+
+func (s topUpSession) Study() protocol.Study { return s.st }
+
+// After a top-up announced on reconnect, the page says the budget was
+// raised, and that the LHA's own limit (the budget it joined under) keeps
+// it out of the added rounds.
+func TestTopUpWords(t *testing.T) {
+	st := protocol.Study{Epsilon: 2, Rounds: 6, Campaigns: 3, EveryMillis: time.Hour.Milliseconds(), Params: 4}
+	up := st
+	up.Epsilon, up.Rounds, up.Campaigns = 3, 10, 5
+	up.TopUps = []protocol.TopUp{{Number: 1, FromEpsilon: 2, Epsilon: 3, Campaigns: 2, Rounds: 4, At: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}}
+	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}, session: topUpSession{st: up}}}
+	c.S.Rounds = []RoundReport{{Round: 1, Epsilon: 0.5}, {Round: 2, Epsilon: 0.9}}
+	got := c.lifetimeWords()
+	for _, want := range []string{"of ε = 3 planned for all 5 campaigns", "raised the study's lifetime budget after you joined", "from ε = 2 to ε = 3, adding 2 campaigns",
+		"Your own limit stays ε = 2", "open your join link again"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lifetime words lack %q:\n%s", want, got)
+		}
+	}
+	c.S.MaxEpsilon = 0
+	if w := topUpWords(st, up, 3); !strings.Contains(w, "Your own limit, ε = 3, allows it.") {
+		t.Errorf("limit at the new budget: %q", w)
+	}
+	if w := topUpWords(up, up, 2); w != "" {
+		t.Errorf("no new top-up: %q", w)
+	}
+}
