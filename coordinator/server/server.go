@@ -95,6 +95,9 @@ type Options struct {
 	// refused with HTTP 503 before the websocket upgrade.
 	MaxUnauthenticated        int
 	MaxUnauthenticatedPerAddr int
+	// StudyDir is the directory relative paths of declared public input
+	// files are read from (public.go; "": the working directory).
+	StudyDir string
 }
 
 // Server is the coordinator's HTTP handler and the driver of its rounds
@@ -115,6 +118,8 @@ type Server struct {
 	mux     *http.ServeMux
 	origins []string
 	limit   int64
+	// studyDir: Options.StudyDir.
+	studyDir string
 
 	// Frames in flight: a slot is taken once a frame's header has arrived
 	// and given back once its body was read and buffered (see readFrame);
@@ -164,7 +169,7 @@ func New(opt *Options) (*Server, error) {
 		log: opt.Logger, mux: http.NewServeMux(), conns: map[int]*conn{},
 		wake:   make(chan struct{}, 1),
 		limit:  protocol.FrameSize(opt.Engine.Study.Params),
-		unauth: map[string]int{},
+		unauth: map[string]int{}, studyDir: opt.StudyDir,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -223,6 +228,7 @@ func New(opt *Options) (*Server, error) {
 
 	s.mux.HandleFunc("GET /api/ws", s.serveWS)
 	s.mux.HandleFunc("GET /api/status", s.serveStatus)
+	s.mux.HandleFunc("GET /api/public/{sha256}", s.servePublic)
 	s.mux.Handle("GET /api/admin/status", s.admin(http.HandlerFunc(s.serveAdminStatus)))
 	s.mux.Handle("GET /api/admin/ledger", s.admin(http.HandlerFunc(s.serveLedger)))
 	s.mux.Handle("GET /api/admin/model", s.admin(http.HandlerFunc(s.serveModel)))

@@ -226,6 +226,9 @@ type Study struct {
 	// was created, in order (topup.go); the fields above already include
 	// them. Absent: the budget is the one written at creation.
 	TopUps []TopUp `json:"top_ups,omitempty"`
+	// PublicInputs are the public data the study's design reads beside
+	// each LHA's file, with source and hash (public.go).
+	PublicInputs []PublicInput `json:"public_inputs,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the

@@ -301,6 +301,9 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err := checkFirstTopUps(st); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if err := protocol.CheckPublicInputs(st.PublicInputs); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
 		if _, err := model.Parse(st.Features); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -26,6 +27,9 @@ import (
 // one this session holds, and takes it when it differs only by new,
 // valid top-ups.
 func (s *Session) acceptStudy(st protocol.Study) error {
+	if !slices.Equal(s.study.PublicInputs, st.PublicInputs) {
+		return fmt.Errorf("%w: the study's public inputs changed on reconnect", ErrBadStudy)
+	}
 	if sameStudy(s.study, st) && len(st.TopUps) == len(s.study.TopUps) {
 		return nil
 	}

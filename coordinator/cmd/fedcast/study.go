@@ -68,6 +68,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
 	usePlan := fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
+	declarePublic := publicFlags(env, fs)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -115,6 +116,9 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return usagef("use --preset default or --preset paper", "%v", err)
 	}
 	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
+		return err
+	}
+	if err := declarePublic(&f); err != nil {
 		return err
 	}
 	pl, err := studyPlan(len(names), &f, *usePlan)
