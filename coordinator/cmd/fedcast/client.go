@@ -33,7 +33,7 @@ func init() {
 const insecureAckFlag = "i-understand-insecure-seed"
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--i-understand-insecure-seed]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--public FILE] [--i-understand-insecure-seed]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
@@ -46,6 +46,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
 	pubFlags := addPublishFlags(fs)
+	publicPath := fs.String("public", "", "check this copy of the study's public totals file against the SHA-256 the study declares")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -75,6 +76,9 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	defer s.Close()
 	st := s.Study()
+	if err := checkPublicInputs(env, st, *publicPath); err != nil {
+		return err
+	}
 	if *only {
 		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut, *issuedOut)
 	}

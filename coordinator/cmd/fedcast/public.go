@@ -3,9 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"runtime/debug"
 
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // publicFlags adds 'study new --public FILE [--public-source TEXT]' to fs
@@ -47,4 +49,34 @@ func holidaySource() string {
 		}
 	}
 	return "public holidays by state from " + mod + ", built into fedcast"
+}
+
+// checkPublicInputs prints the study's public inputs as public (never
+// taken from any LHA's data) and, with --public FILE, checks this LHA's
+// copy of the totals file against the declared SHA-256.
+func checkPublicInputs(env *Env, st protocol.Study, path string) error {
+	var totals *protocol.PublicInput
+	for i, p := range st.PublicInputs {
+		fmt.Fprintf(env.Stderr, "public input %s (public data, not from any LHA): %s", p.Name, p.Source)
+		if p.SHA256 != "" {
+			fmt.Fprintf(env.Stderr, ", SHA-256 %s", p.SHA256)
+			totals = &st.PublicInputs[i]
+		}
+		fmt.Fprintln(env.Stderr)
+	}
+	if path == "" {
+		return nil
+	}
+	if totals == nil {
+		return usagef("leave out --public", "--public %s: this study declares no public file", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := totals.Check(b); err != nil {
+		return fmt.Errorf("--public %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "public input %s: %s has the declared SHA-256\n", totals.Name, path)
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +46,37 @@ func TestStudyNewPublic(t *testing.T) {
 	if code, _, stderr := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--public", filepath.Join(dir, "missing.csv"),
 		"--out", filepath.Join(dir, "t.json")); code == 0 || !strings.Contains(stderr, "missing.csv") {
 		t.Fatalf("a missing public file: exit %d: %s", code, stderr)
+	}
+}
+
+// The client lists the public inputs as public and checks its copy of the
+// totals file with --public: a changed copy is refused, naming the file.
+func TestClientChecksPublicFile(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte("date,national\n2026-11-20,1200\n")
+	good, changed := filepath.Join(dir, "good.csv"), filepath.Join(dir, "changed.csv")
+	os.WriteFile(good, body, 0o600)
+	os.WriteFile(changed, append(body, "2026-11-21,1\n"...), 0o600)
+	decl, err := protocol.DeclareFile(protocol.PublicTotals, "RKI totals", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := protocol.Study{PublicInputs: []protocol.PublicInput{decl, {Name: protocol.PublicHolidays, Source: "built in"}}}
+	var stderr strings.Builder
+	env := &Env{Stdout: io.Discard, Stderr: &stderr}
+	if err := checkPublicInputs(env, st, good); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"public input totals (public data, not from any LHA): RKI totals, SHA-256 " + decl.SHA256,
+		"public input holidays (public data, not from any LHA): built in", good + " has the declared SHA-256"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if err := checkPublicInputs(env, st, changed); err == nil || !strings.Contains(err.Error(), changed) || !strings.Contains(err.Error(), "Use the file the study declares") {
+		t.Fatalf("a changed copy: %v", err)
+	}
+	if err := checkPublicInputs(env, protocol.Study{}, good); err == nil {
+		t.Fatal("--public in a study without public inputs was accepted")
 	}
 }
