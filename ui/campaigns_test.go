@@ -65,3 +65,21 @@ func TestTopUpWords(t *testing.T) {
 		t.Errorf("no new top-up: %q", w)
 	}
 }
+
+func TestPublicInputsWords(t *testing.T) {
+	st := protocol.Study{PublicInputs: []protocol.PublicInput{
+		{Name: protocol.PublicTotals, Source: "RKI, 2026-11-27", SHA256: strings.Repeat("ab", 32), Bytes: 2048},
+		{Name: protocol.PublicHolidays, Source: "holidays built into fedcast"}}}
+	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}}}
+	got := c.publicInputsWords()
+	for _, want := range []string{"public data", "never taken from anyone's file", "National and state case totals: RKI, 2026-11-27",
+		"SHA-256 " + strings.Repeat("ab", 32), "Public holidays: holidays built into fedcast."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("public inputs words lack %q:\n%s", want, got)
+		}
+	}
+	none := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{}}}
+	if none.publicInputsWords() != "" {
+		t.Error("words for a study without public inputs")
+	}
+}
