@@ -97,7 +97,9 @@ func (c *JoinPage) nextCampaignWords() string {
 		return ""
 	}
 	return fmt.Sprintf("Campaign %d of %d ended. Campaign %d starts on %s: keep this page open to take part, or open your link again before then. "+
-		"Meanwhile, forecast this week with the latest model below: nothing is sent.", k-1, st.CampaignCount(), k, at.Local().Format("Monday 2 January at 15:04:05"))
+		"When it starts, reload this page and choose that week's file: this page cannot read a file again by itself, and otherwise campaign %d trains on the file chosen %s. "+
+		"Meanwhile, forecast this week with the latest model below: nothing is sent, and this browser keeps the forecasts you make so that the model is judged on them later.",
+		k-1, st.CampaignCount(), k, at.Local().Format("Monday 2 January at 15:04:05"), k, c.fileChosenWords())
 }
 
 // durationWords says a duration in plain words: days, hours or minutes.
@@ -111,4 +113,13 @@ func durationWords(d time.Duration) string {
 		return Plural(int(d/time.Minute), "minute")
 	}
 	return d.String()
+}
+
+// fileChosenWords says which file the page trains on ("earlier" when it
+// does not know).
+func (c *JoinPage) fileChosenWords() string {
+	if c.S.FileName != "" {
+		return "earlier (" + c.S.FileName + ")"
+	}
+	return "earlier"
 }

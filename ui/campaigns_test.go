@@ -83,3 +83,30 @@ func TestPublicInputsWords(t *testing.T) {
 		t.Error("words for a study without public inputs")
 	}
 }
+
+// betweenCampaigns is a session stub between campaigns 1 and 2.
+type betweenCampaigns struct {
+	Session
+	at time.Time
+}
+
+func (b betweenCampaigns) NextCampaign(time.Time) (int, time.Time, bool) { return 2, b.at, true }
+
+// Between campaigns the page says when the next starts and asks to reload
+// the page and choose that week's file then.
+func TestNextCampaignAsksForThisWeeksFile(t *testing.T) {
+	st := protocol.Study{Epsilon: 2, Rounds: 6, Campaigns: 3, EveryMillis: time.Hour.Milliseconds()}
+	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}, Round: 2, FileName: "week47.csv",
+		session: betweenCampaigns{at: time.Now().Add(time.Hour)}}}
+	got := c.nextCampaignWords()
+	for _, want := range []string{"Campaign 1 of 3 ended. Campaign 2 starts on", "reload this page and choose that week's file",
+		"campaign 2 trains on the file chosen earlier (week47.csv)", "keeps the forecasts you make"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("words lack %q:\n%s", want, got)
+		}
+	}
+	c.S.Round = 1 // within campaign 1
+	if w := c.nextCampaignWords(); w != "" {
+		t.Errorf("within a campaign: %q", w)
+	}
+}
