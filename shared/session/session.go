@@ -109,7 +109,7 @@ type Skip struct {
 type Options struct {
 	// MaxEpsilon is this LHA's own limit: it does not train in a round
 	// that would take the recomputed ε above it. 0 means the study's
-	// budget.
+	// budget at the first welcome (a later top-up does not raise it).
 	MaxEpsilon float64
 	// ReconnectMax caps the wait between redials after a lost connection
 	// (exponential backoff from 100 ms). 0 means 5 s; negative disables
