@@ -46,7 +46,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
 	pubFlags := addPublishFlags(fs)
-	publicPath := fs.String("public", "", "check this copy of the study's public totals file against the SHA-256 the study declares")
+	publicPath := fs.String("public", "", "check this copy of the study's public totals file against the SHA-256 the study declares (default: download the coordinator's and check it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -76,7 +76,11 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	defer s.Close()
 	st := s.Study()
-	if err := checkPublicInputs(env, st, *publicPath); err != nil {
+	base := coordinatorBase(link)
+	if *only {
+		base = "" // --forecast sends only the hello: no download
+	}
+	if err := checkPublicInputs(ctx, env, st, *publicPath, base); err != nil {
 		return err
 	}
 	if *only {

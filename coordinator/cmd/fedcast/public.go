@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -52,9 +57,10 @@ func holidaySource() string {
 }
 
 // checkPublicInputs prints the study's public inputs as public (never
-// taken from any LHA's data) and, with --public FILE, checks this LHA's
-// copy of the totals file against the declared SHA-256.
-func checkPublicInputs(env *Env, st protocol.Study, path string) error {
+// taken from any LHA's data) and checks the totals file against the
+// declared SHA-256: this LHA's copy with --public FILE, or else the one
+// the coordinator at base (http://HOST:PORT; "": none) serves.
+func checkPublicInputs(ctx context.Context, env *Env, st protocol.Study, path, base string) error {
 	var totals *protocol.PublicInput
 	for i, p := range st.PublicInputs {
 		fmt.Fprintf(env.Stderr, "public input %s (public data, not from any LHA): %s", p.Name, p.Source)
@@ -65,6 +71,13 @@ func checkPublicInputs(env *Env, st protocol.Study, path string) error {
 		fmt.Fprintln(env.Stderr)
 	}
 	if path == "" {
+		if totals != nil && base != "" {
+			b, err := fetchPublic(ctx, base, *totals)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "public input %s: downloaded from the coordinator (%d bytes), SHA-256 checked\n", totals.Name, len(b))
+		}
 		return nil
 	}
 	if totals == nil {
@@ -79,4 +92,39 @@ func checkPublicInputs(env *Env, st protocol.Study, path string) error {
 	}
 	fmt.Fprintf(env.Stderr, "public input %s: %s has the declared SHA-256\n", totals.Name, path)
 	return nil
+}
+
+// fetchPublic downloads the declared public file from the coordinator at
+// base and checks it against its declaration.
+func fetchPublic(ctx context.Context, base string, p protocol.PublicInput) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/api/public/"+p.SHA256, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("public input %s: %w", p.Name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, p.Bytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("public input %s: %w", p.Name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("public input %s: the coordinator answered %s", p.Name, resp.Status)
+	}
+	if err := p.Check(b); err != nil {
+		return nil, fmt.Errorf("the coordinator's copy: %w", err)
+	}
+	return b, nil
+}
+
+// coordinatorBase returns http(s)://HOST of a join link ("" when it has
+// none).
+func coordinatorBase(link string) string {
+	u, err := url.Parse(link)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +67,7 @@ func TestClientChecksPublicFile(t *testing.T) {
 	st := protocol.Study{PublicInputs: []protocol.PublicInput{decl, {Name: protocol.PublicHolidays, Source: "built in"}}}
 	var stderr strings.Builder
 	env := &Env{Stdout: io.Discard, Stderr: &stderr}
-	if err := checkPublicInputs(env, st, good); err != nil {
+	if err := checkPublicInputs(context.Background(), env, st, good, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"public input totals (public data, not from any LHA): RKI totals, SHA-256 " + decl.SHA256,
@@ -73,10 +76,40 @@ func TestClientChecksPublicFile(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stderr.String())
 		}
 	}
-	if err := checkPublicInputs(env, st, changed); err == nil || !strings.Contains(err.Error(), changed) || !strings.Contains(err.Error(), "Use the file the study declares") {
+	if err := checkPublicInputs(context.Background(), env, st, changed, ""); err == nil || !strings.Contains(err.Error(), changed) || !strings.Contains(err.Error(), "Use the file the study declares") {
 		t.Fatalf("a changed copy: %v", err)
 	}
-	if err := checkPublicInputs(env, protocol.Study{}, good); err == nil {
+	if err := checkPublicInputs(context.Background(), env, protocol.Study{}, good, ""); err == nil {
 		t.Fatal("--public in a study without public inputs was accepted")
+	}
+}
+
+// Without --public the client downloads the declared file from the
+// coordinator and checks it; a coordinator serving other bytes is refused.
+func TestClientFetchesPublicFile(t *testing.T) {
+	body := []byte("date,national\n2026-11-20,1200\n")
+	decl, _ := protocol.DeclareFile(protocol.PublicTotals, "RKI totals", body)
+	serve := body
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/public/"+decl.SHA256 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(serve)
+	}))
+	defer srv.Close()
+	st := protocol.Study{PublicInputs: []protocol.PublicInput{decl}}
+	var stderr strings.Builder
+	env := &Env{Stdout: io.Discard, Stderr: &stderr}
+	base := coordinatorBase(srv.URL + "/join#TOKEN")
+	if err := checkPublicInputs(context.Background(), env, st, "", base); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "downloaded from the coordinator (30 bytes), SHA-256 checked") {
+		t.Errorf("output:\n%s", stderr.String())
+	}
+	serve = append(body, '1')
+	if err := checkPublicInputs(context.Background(), env, st, "", base); err == nil || !strings.Contains(err.Error(), "the coordinator's copy") {
+		t.Fatalf("other bytes from the coordinator: %v", err)
 	}
 }
