@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // A continuing study's words: its campaigns, the lifetime budget and when
@@ -25,10 +27,11 @@ func (c *JoinPage) campaignsWords() string {
 // lifetimeWords gives the lifetime ε after each finished campaign ("" for
 // a study of one campaign or before the first campaign ended).
 func (c *JoinPage) lifetimeWords() string {
-	st := c.S.Welcome.Study
+	st := c.currentStudy()
 	if st.CampaignCount() <= 1 {
 		return ""
 	}
+	raised := topUpWords(c.S.Welcome.Study, st, c.S.EpsilonLimit())
 	var parts []string
 	for _, r := range c.S.Rounds {
 		if k, i := st.CampaignOf(r.Round); i == st.CampaignRounds() {
@@ -36,16 +39,47 @@ func (c *JoinPage) lifetimeWords() string {
 		}
 	}
 	if len(parts) == 0 {
+		return raised
+	}
+	return strings.TrimSpace(fmt.Sprintf("Lifetime budget spent: %s, of ε = %s planned for all %d campaigns. %s",
+		strings.Join(parts, "; "), FormatEpsilon(st.Epsilon), st.CampaignCount(), raised))
+}
+
+// currentStudy is the study as the session holds it now: the welcome's,
+// with any top-up announced since this page joined.
+func (c *JoinPage) currentStudy() protocol.Study {
+	if sc, ok := c.S.session.(interface{ Study() protocol.Study }); ok && sc.Study().Params > 0 {
+		return sc.Study()
+	}
+	return c.S.Welcome.Study
+}
+
+// topUpWords says that the lifetime budget was raised since joined was
+// shown (st holds the top-ups), and what this computer's limit does about
+// it ("" without a new top-up).
+func topUpWords(joined, st protocol.Study, limit float64) string {
+	if len(st.TopUps) <= len(joined.TopUps) {
 		return ""
 	}
-	return fmt.Sprintf("Lifetime budget spent: %s, of ε = %s planned for all %d campaigns.", strings.Join(parts, "; "), FormatEpsilon(st.Epsilon), st.CampaignCount())
+	var parts []string
+	for _, t := range st.TopUps[len(joined.TopUps):] {
+		parts = append(parts, fmt.Sprintf("on %s from ε = %s to ε = %s, adding %s",
+			t.At.Local().Format("2 January 2006"), FormatEpsilon(t.FromEpsilon), FormatEpsilon(t.Epsilon), Plural(t.Campaigns, "campaign")))
+	}
+	words := fmt.Sprintf("The coordinator raised the study's lifetime budget after you joined: %s. "+
+		"The noise of the added rounds is set so that all rounds together use exactly the new budget. ", strings.Join(parts, "; "))
+	if limit > 0 && limit < st.Epsilon {
+		return words + fmt.Sprintf("Your own limit stays ε = %s: this computer sits out any round that would take it past that. "+
+			"To agree to the new budget, open your join link again.", FormatEpsilon(limit))
+	}
+	return words + fmt.Sprintf("Your own limit, ε = %s, allows it.", FormatEpsilon(limit))
 }
 
 // nextCampaignWords says when the next campaign starts while the study
 // waits between campaigns ("" otherwise).
 func (c *JoinPage) nextCampaignWords() string {
 	now := time.Now()
-	st := c.S.Welcome.Study
+	st := c.currentStudy()
 	if st.CampaignCount() <= 1 || c.S.Round == 0 || c.S.Round >= st.Rounds {
 		return ""
 	}
@@ -63,7 +97,9 @@ func (c *JoinPage) nextCampaignWords() string {
 		return ""
 	}
 	return fmt.Sprintf("Campaign %d of %d ended. Campaign %d starts on %s: keep this page open to take part, or open your link again before then. "+
-		"Meanwhile, forecast this week with the latest model below: nothing is sent.", k-1, st.CampaignCount(), k, at.Local().Format("Monday 2 January at 15:04:05"))
+		"When it starts, reload this page and choose that week's file: this page cannot read a file again by itself, and otherwise campaign %d trains on the file chosen %s. "+
+		"Meanwhile, forecast this week with the latest model below: nothing is sent, and this browser keeps the forecasts you make so that the model is judged on them later.",
+		k-1, st.CampaignCount(), k, at.Local().Format("Monday 2 January at 15:04:05"), k, c.fileChosenWords())
 }
 
 // durationWords says a duration in plain words: days, hours or minutes.
@@ -77,4 +113,13 @@ func durationWords(d time.Duration) string {
 		return Plural(int(d/time.Minute), "minute")
 	}
 	return d.String()
+}
+
+// fileChosenWords says which file the page trains on ("earlier" when it
+// does not know).
+func (c *JoinPage) fileChosenWords() string {
+	if c.S.FileName != "" {
+		return "earlier (" + c.S.FileName + ")"
+	}
+	return "earlier"
 }

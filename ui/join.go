@@ -278,6 +278,7 @@ type JoinState struct {
 	lastYield  time.Time
 	lastRender time.Time
 	trainStart time.Time
+	issuedMem  []byte // the issued forecasts when IssuedStore is nil (issued.go)
 }
 
 // lock and unlock wrap the event env; without one (tests) they do nothing.
@@ -1024,13 +1025,13 @@ func (s *JoinState) RoundDone(r RoundReport) {
 // change once training has started.
 func (s *JoinState) forecast(params []float64) {
 	s.lock()
-	d, w := s.Data, s.Welcome
+	d, w, issued := s.Data, s.Welcome, s.loadIssued()
 	s.unlock()
 	if d == nil || w == nil || len(params) == 0 {
 		s.publish(func() { s.Forecasting = false })
 		return
 	}
-	ev, err := session.Evaluate(w.Study, d, params, s.Yield)
+	ev, err := session.EvaluateIssued(w.Study, d, params, issued, s.Yield)
 	var forecasts []Forecast
 	sm := s.smoothing()
 	last := time.Now()
@@ -1043,6 +1044,7 @@ func (s *JoinState) forecast(params []float64) {
 	s.publish(func() {
 		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, ev.Recent, ev.Hub, 0
 		s.Forecasting = false
+		s.saveIssued(issued, ev.Guarded)
 		s.HubURL = objectURL(s.HubURL, ev.Hub, "text/csv;charset=utf-8")
 		s.Metrics, s.Baseline, s.MetricsNote = ev.Model, ev.Baseline, evaluationNote(err)
 	})

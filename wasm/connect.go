@@ -17,8 +17,9 @@ import (
 // DP-SGD accountant of a study in localStorage across reloads.
 var connect = ui.DialClient(&session.Options{Yield: yield, Dial: dial, Accounts: accountStore()})
 
-// The page's published forecasts are kept in localStorage too (ui.Publish).
-func init() { ui.PublishStore = accountStore() }
+// The page's published and issued forecasts are kept in localStorage too
+// (ui.Publish, ui.IssuedStore).
+func init() { ui.PublishStore, ui.IssuedStore = accountStore(), accountStore() }
 
 // accountStore is localAccounts as a session.AccountStore (a nil
 // interface, not a nil pointer, when the browser has no localStorage).

@@ -168,7 +168,7 @@ func Open(path string) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
-	if _, err := db.Exec(releasesSchema); err != nil {
+	if _, err := db.Exec(releasesSchema + topupsSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
@@ -310,7 +310,11 @@ func (l *Ledger) Commit(r *Round, p *Participation) error {
 	}
 	defer tx.Rollback()
 	var last, fin, gen int
-	if err := tx.QueryRow(`SELECT (SELECT coalesce(max(round), 0) FROM rounds), (SELECT count(*) FROM finished), (SELECT count(*) FROM genesis)`).Scan(&last, &fin, &gen); err != nil {
+	// Finished: the current period (after the last top-up, if any) ended.
+	if err := tx.QueryRow(`SELECT (SELECT coalesce(max(round), 0) FROM rounds),
+		CASE WHEN (SELECT count(*) FROM topups) = 0 THEN (SELECT count(*) FROM finished)
+			ELSE (SELECT count(*) FROM refinished WHERE topup = (SELECT max(number) FROM topups)) END,
+		(SELECT count(*) FROM genesis)`).Scan(&last, &fin, &gen); err != nil {
 		return fmt.Errorf("ledger: commit round %d: %w", r.Round, err)
 	}
 	switch {
@@ -340,7 +344,15 @@ func (l *Ledger) Commit(r *Round, p *Participation) error {
 // Finish records that the study ended (reason "rounds" or "budget").
 // It is idempotent: a second call keeps the first record.
 func (l *Ledger) Finish(reason string, at time.Time) error {
-	_, err := l.db.Exec(`INSERT OR IGNORE INTO finished (id, reason, at) VALUES (1, ?, ?)`, reason, at.UTC().Format(timeFormat))
+	n, err := period(l.db)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		_, err = l.db.Exec(`INSERT OR IGNORE INTO finished (id, reason, at) VALUES (1, ?, ?)`, reason, at.UTC().Format(timeFormat))
+	} else {
+		_, err = l.db.Exec(`INSERT OR IGNORE INTO refinished (topup, reason, at) VALUES (?, ?, ?)`, n, reason, at.UTC().Format(timeFormat))
+	}
 	if err != nil {
 		return fmt.Errorf("ledger: finish: %w", err)
 	}
@@ -350,7 +362,15 @@ func (l *Ledger) Finish(reason string, at time.Time) error {
 // Finished returns the reason the study ended, or "" while it runs.
 func (l *Ledger) Finished() (reason string, at time.Time, err error) {
 	var s string
-	err = l.db.QueryRow(`SELECT reason, at FROM finished WHERE id = 1`).Scan(&reason, &s)
+	n, err := period(l.db)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	if n == 0 {
+		err = l.db.QueryRow(`SELECT reason, at FROM finished WHERE id = 1`).Scan(&reason, &s)
+	} else {
+		err = l.db.QueryRow(`SELECT reason, at FROM refinished WHERE topup = ?`, n).Scan(&reason, &s)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", time.Time{}, nil
 	}
@@ -468,6 +488,10 @@ type Export struct {
 	// every round's ε ("rdp" when the file names none).
 	Accountant string          `json:"accountant"`
 	Finished   *ExportFinished `json:"finished"`
+	// TopUps are the raises of the lifetime budget (protocol.TopUp), in
+	// order; absent when there were none. EpsilonSpent counts the rounds
+	// they added.
+	TopUps []protocol.TopUp `json:"top_ups,omitempty"`
 }
 
 // ExportRound is one round's privacy event (with its model hash), the
@@ -549,6 +573,9 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	}
 	if reason != "" {
 		e.Finished = &ExportFinished{Reason: reason, At: at}
+	}
+	if e.TopUps, err = l.TopUps(); err != nil {
+		return nil, err
 	}
 	return e, ctx.Err()
 }

@@ -84,6 +84,9 @@ type Options struct {
 	// (nil: posted to the study's helper URL, helper.Client, with a
 	// timeout of half the round slack).
 	Helper study.HelperFunc
+	// StudyDir is the directory relative paths of declared public input
+	// files are read from (public.go; "": the working directory).
+	StudyDir string
 }
 
 // Server is the coordinator's HTTP handler and the driver of its rounds
@@ -104,6 +107,8 @@ type Server struct {
 	mux     *http.ServeMux
 	origins []string
 	limit   int64
+	// studyDir: Options.StudyDir.
+	studyDir string
 
 	// Frames in flight: a slot is taken once a frame's header has arrived
 	// and given back once its body was read and buffered (see readFrame);
@@ -147,8 +152,9 @@ func New(opt *Options) (*Server, error) {
 	s := &Server{
 		eng: opt.Engine, ledger: opt.Ledger, tokens: study.NewTokens(f),
 		log: opt.Logger, mux: http.NewServeMux(), conns: map[int]*conn{},
-		wake:  make(chan struct{}, 1),
-		limit: protocol.FrameSize(opt.Engine.Study.Params),
+		wake:     make(chan struct{}, 1),
+		limit:    protocol.FrameSize(opt.Engine.Study.Params),
+		studyDir: opt.StudyDir,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -204,6 +210,7 @@ func New(opt *Options) (*Server, error) {
 
 	s.mux.HandleFunc("GET /api/ws", s.serveWS)
 	s.mux.HandleFunc("GET /api/status", s.serveStatus)
+	s.mux.HandleFunc("GET /api/public/{sha256}", s.servePublic)
 	s.mux.Handle("GET /api/admin/status", s.admin(http.HandlerFunc(s.serveAdminStatus)))
 	s.mux.Handle("GET /api/admin/ledger", s.admin(http.HandlerFunc(s.serveLedger)))
 	s.mux.Handle("GET /api/admin/model", s.admin(http.HandlerFunc(s.serveModel)))

@@ -68,8 +68,14 @@ func (s ledgerStore) Load() (*study.State, error) {
 	if st.Rereleased, err = s.l.Rereleased(); err != nil {
 		return nil, err
 	}
+	if st.TopUps, err = s.l.TopUps(); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
+
+// TopUp implements study.TopUpRecorder.
+func (s ledgerStore) TopUp(t protocol.TopUp) error { return s.l.TopUp(t) }
 
 // Released implements study.ReleaseRecorder.
 func (s ledgerStore) Released(round int, at time.Time, rereleased bool) error {

@@ -232,6 +232,9 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if cs := e.Study.NoiseSchedule; cs != nil && slices.Min(cs) != c {
 		return nil, fmt.Errorf("%w: the noise schedule's smallest c is %v, the study started with c=%v", ErrMismatch, slices.Min(cs), c)
 	}
+	if err := e.applyTopUps(st); err != nil {
+		return nil, err
+	}
 	if e.Config, err = e.Study.FLConfig(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -240,7 +243,7 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	budget := f.Epsilon
+	budget := e.Study.Epsilon
 	if !e.Config.DP {
 		budget = math.Inf(1) // privacy "example": no client-level budget (fl's non-DP mode)
 	}

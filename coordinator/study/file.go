@@ -150,6 +150,9 @@ type File struct {
 	// websocket.AcceptOptions.OriginPatterns, e.g. "lha.example.org") allowed
 	// to open the websocket; same-origin pages are always allowed.
 	Origins []string `json:"origins,omitempty"`
+	// PublicInputs are the public data the design reads, with source and
+	// hash (public.go, docs/deployment.md); sent to every LHA.
+	PublicInputs []PublicFile `json:"public_inputs,omitempty"`
 	// AdminTokenSHA256 is the hex SHA-256 of the admin token. Required.
 	AdminTokenSHA256 string `json:"admin_token_sha256"`
 	// LHAs are the enrolled LHAs; N = len(LHAs). Required.
@@ -230,6 +233,9 @@ func (f *File) Validate() error {
 	}
 	if err := privacy.CheckDelta(f.Delta); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := f.checkPublic(); err != nil {
+		return err
 	}
 	if _, err := privacy.ParseAccountantKind(string(f.Accountant)); err != nil {
 		return configErr("accountant is %q: use \"rdp\" or \"pld\"", f.Accountant)
@@ -548,6 +554,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		Accountant:        string(f.AccountantKind()),
 		StudyStrategy:     f.strategy(),
 		Helper:            f.Helper.public(),
+		PublicInputs:      f.publicInputs(),
 	}
 }
 

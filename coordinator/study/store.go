@@ -74,6 +74,8 @@ type State struct {
 	// Rereleased lists the rounds released after a restart (committed
 	// before a crash, released at the first slot after it).
 	Rereleased []int `json:"rereleased,omitempty"`
+	// TopUps are the raises of the lifetime budget, in order (topup.go).
+	TopUps []protocol.TopUp `json:"top_ups,omitempty"`
 }
 
 // Mechanism is a round's noise mechanism as recorded.
@@ -129,6 +131,7 @@ func (s *State) Clone() *State {
 		c.Released = &r
 	}
 	c.Rereleased = slices.Clone(s.Rereleased)
+	c.TopUps = slices.Clone(s.TopUps)
 	return &c
 }
 

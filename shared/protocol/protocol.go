@@ -228,6 +228,13 @@ type Study struct {
 	// aggregation (shared/secagg, studyhash.go): no single server sees an
 	// LHA's update. Absent: the coordinator sees each clipped update.
 	Helper *Helper `json:"helper,omitempty"`
+	// TopUps are the raises of the lifetime budget made since the study
+	// was created, in order (topup.go); the fields above already include
+	// them. Absent: the budget is the one written at creation.
+	TopUps []TopUp `json:"top_ups,omitempty"`
+	// PublicInputs are the public data the study's design reads beside
+	// each LHA's file, with source and hash (public.go).
+	PublicInputs []PublicInput `json:"public_inputs,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the
@@ -788,7 +795,7 @@ func validateText(m Message) error {
 		}
 		s := m.Study
 		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) ||
-			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound {
+			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound || len(s.TopUps) > MaxTopUps {
 			return fmt.Errorf("%w: study parameters not finite", ErrMalformed)
 		}
 	case *Accepted:

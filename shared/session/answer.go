@@ -99,7 +99,7 @@ func (s *Session) fits(round int, limit float64, obs Observer) bool {
 	own := append([]float64(nil), s.cyc.own...)
 	s.mu.Unlock()
 	next.Compose(s.study.SampleRate, noiseAt(s.study, round), 1)
-	eps := s.epsilonAfter(round, next)
+	eps := s.lifetimeEpsilon(round, s.epsilonAfter(round, next))
 	if s.isCyclic() {
 		r, _ := s.turn(round)
 		eps = s.ownEpsilon(append(own, noiseAt(s.study, r)))

@@ -65,6 +65,13 @@ type Evaluation struct {
 // ErrUnknownModel (nothing computed), ErrNoTestDays (no metrics), or an
 // error of the forecasts or the windows (the other parts may be there).
 func Evaluate(st protocol.Study, data *series.Dataset, params []float64, yield func()) (Evaluation, error) {
+	return EvaluateIssued(st, data, params, nil, yield)
+}
+
+// EvaluateIssued is Evaluate with the forecasts this LHA issued before
+// (kept on its computer): the guard also scores the model on those whose
+// outcomes are now in data (IssuedOrigins).
+func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, issued []Issued, yield func()) (Evaluation, error) {
 	var ev Evaluation
 	if len(st.Layers) < 2 {
 		return ev, &LayoutError{Have: len(params), Layers: st.Layers}
@@ -82,7 +89,7 @@ func Evaluate(st protocol.Study, data *series.Dataset, params []float64, yield f
 		return ev, err
 	}
 	var last error
-	ev.Guarded, ev.Recent, last = Guarded(st, data, point, nil, yield)
+	ev.Guarded, ev.Recent, last = Guarded(st, data, point, IssuedOrigins(st, data, issued), yield)
 	for _, g := range ev.Guarded {
 		ev.Forecasts = append(ev.Forecasts, g.Forecast)
 	}

@@ -62,7 +62,7 @@ func (m *MemAccountStore) SaveAccount(key string, b []byte) error {
 // parameters (no token). Another study, even with the same LHA name,
 // has another key.
 func (s *Session) accountKey() string {
-	st, _ := json.Marshal(s.study)
+	st, _ := json.Marshal(s.agreed) // a top-up keeps the account
 	h := sha256.New()
 	h.Write([]byte(s.wsURL + "\n" + s.lha + "\n"))
 	h.Write(st)

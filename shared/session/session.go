@@ -113,7 +113,7 @@ type Skip struct {
 type Options struct {
 	// MaxEpsilon is this LHA's own limit: it does not train in a round
 	// that would take the recomputed ε above it. 0 means the study's
-	// budget.
+	// budget at the first welcome (a later top-up does not raise it).
 	MaxEpsilon float64
 	// ReconnectMax caps the wait between redials after a lost connection
 	// (exponential backoff from 100 ms). 0 means 5 s; negative disables
@@ -146,12 +146,13 @@ type Session struct {
 	opt          Options
 	running      bool // Run has started: the LHA is ready, and says so on every connection
 
-	ws    Conn
-	limit int64 // the read limit: MaxText until the welcome, then a frame of the model
-	study protocol.Study
-	lha   string
-	state string
-	mlp   *nn.MLP
+	ws     Conn
+	limit  int64 // the read limit: MaxText until the welcome, then a frame of the model
+	study  protocol.Study
+	agreed protocol.Study // the study of the first welcome (before later top-ups, topup.go)
+	lha    string
+	state  string
+	mlp    *nn.MLP
 
 	mu      sync.Mutex
 	global  []float64
@@ -310,6 +311,12 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err := checkPrivacy(st, kind); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if err := checkFirstTopUps(st); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
+		if err := protocol.CheckPublicInputs(st.PublicInputs); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
 		if _, err := model.Parse(st.Features); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
@@ -339,14 +346,16 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			}
 			s.cyc = cyclicState{index: i} // the LHA's number, in its reports' IDs
 		}
-		s.study, s.mlp, s.lha = st, mlp, w.LHA
+		s.study, s.agreed, s.mlp, s.lha = st, st, mlp, w.LHA
 		s.acct = privacy.NewAccountant(nil)
 		s.kind = kind
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
-	} else if !sameStudy(s.study, st) || ((s.isCyclic() || st.Helper != nil) && (w.Index == nil || *w.Index != s.cyc.index)) {
+	} else if (s.isCyclic() && !sameStudy(s.study, st)) || ((s.isCyclic() || st.Helper != nil) && (w.Index == nil || *w.Index != s.cyc.index)) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
+	} else if err := s.acceptStudy(st); err != nil {
+		return err
 	}
 	s.state = w.State
 	s.mu.Lock()
@@ -586,10 +595,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 	}
 	cfg.Accountant = s.kind
 	tr := nn.NewTrainer(s.mlp)
-	limit := s.opt.MaxEpsilon
-	if limit == 0 {
-		limit = s.study.Epsilon
-	}
+	limit := s.agreedLimit()
 	set := func(st State) {
 		if obs.State != nil {
 			obs.State(st)

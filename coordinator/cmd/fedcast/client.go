@@ -33,11 +33,11 @@ func init() {
 const insecureAckFlag = "i-understand-insecure-seed"
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--i-understand-insecure-seed]")
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--public FILE] [--i-understand-insecure-seed]")
 	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
 	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
-	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit: sit out rounds beyond it (0: the study's budget)")
+	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit over the study's lifetime: sit out rounds beyond it (0: the study's budget when joining; to take part in rounds a later top-up adds, give a higher limit)")
 	maxWin := fs.Int("max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
 	modelOut := fs.String("model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
 	issuedOut := fs.String("issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
@@ -46,6 +46,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
 	pubFlags := addPublishFlags(fs)
+	publicPath := fs.String("public", "", "check this copy of the study's public totals file against the SHA-256 the study declares (default: download the coordinator's and check it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -75,6 +76,13 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	defer s.Close()
 	st := s.Study()
+	base := coordinatorBase(link)
+	if *only {
+		base = "" // --forecast sends only the hello: no download
+	}
+	if err := checkPublicInputs(ctx, env, st, *publicPath, base); err != nil {
+		return err
+	}
 	if *only {
 		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut, *issuedOut)
 	}

@@ -21,14 +21,17 @@ import (
 func init() {
 	register(&command{
 		Name:    "study",
-		Summary: "create a live study file with join tokens ('study new')",
+		Summary: "create a live study file with join tokens ('study new'); raise its lifetime budget ('study topup')",
 		Run:     runStudy,
 	})
 }
 
 func runStudy(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "topup" {
+		return runStudyTopUp(ctx, env, args[1:])
+	}
 	if len(args) == 0 || args[0] != "new" {
-		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new')")
+		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new' or 'study topup')")
 	}
 	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
 		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
@@ -67,6 +70,7 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
 	usePlan := fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
 	hf := addHelperFlags(fs)
+	declarePublic := publicFlags(env, fs)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -117,6 +121,9 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 		return usagef("use --preset default or --preset paper", "%v", err)
 	}
 	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
+		return err
+	}
+	if err := declarePublic(&f); err != nil {
 		return err
 	}
 	pl, err := studyPlan(len(names), &f, *usePlan)

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
+)
+
+// publicFlags adds 'study new --public FILE [--public-source TEXT]' to fs
+// and returns what declares them in a study file: the public totals file
+// (hashed now; serve serves it at /api/public/SHA256) and the holiday
+// calendar built into fedcast (docs/deployment.md, "Public inputs").
+func publicFlags(env *Env, fs *flag.FlagSet) func(f *study.File) error {
+	path := fs.String("public", "", "declare this public file of national and state daily case totals as the study's public input (its SHA-256 goes into the study file; serve serves it to the LHAs), with the holiday calendar built into fedcast")
+	source := fs.String("public-source", "", "where the --public file comes from, shown to every LHA (publisher, URL, date)")
+	return func(f *study.File) error {
+		if *path == "" {
+			if *source != "" {
+				return usagef("e.g. --public totals.csv --public-source \"RKI, 2026-11-27\"", "--public-source needs --public")
+			}
+			return nil
+		}
+		if err := f.DeclarePublic(*path, *source, holidaySource()); err != nil {
+			return err
+		}
+		for _, p := range f.PublicInputs {
+			if p.SHA256 != "" {
+				fmt.Fprintf(env.Stdout, "Public input %s: %s (%d bytes, SHA-256 %s); every LHA checks this hash\n", p.Name, p.Source, p.Bytes, p.SHA256)
+			} else {
+				fmt.Fprintf(env.Stdout, "Public input %s: %s\n", p.Name, p.Source)
+			}
+		}
+		return nil
+	}
+}
+
+// holidaySource names the holiday calendar built into this binary.
+func holidaySource() string {
+	const mod = "github.com/rickar/cal/v2"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == mod {
+				return "public holidays by state from " + mod + " " + d.Version + ", built into fedcast"
+			}
+		}
+	}
+	return "public holidays by state from " + mod + ", built into fedcast"
+}
+
+// checkPublicInputs prints the study's public inputs as public (never
+// taken from any LHA's data) and checks the totals file against the
+// declared SHA-256: this LHA's copy with --public FILE, or else the one
+// the coordinator at base (http://HOST:PORT; "": none) serves.
+func checkPublicInputs(ctx context.Context, env *Env, st protocol.Study, path, base string) error {
+	var totals *protocol.PublicInput
+	for i, p := range st.PublicInputs {
+		fmt.Fprintf(env.Stderr, "public input %s (public data, not from any LHA): %s", p.Name, p.Source)
+		if p.SHA256 != "" {
+			fmt.Fprintf(env.Stderr, ", SHA-256 %s", p.SHA256)
+			totals = &st.PublicInputs[i]
+		}
+		fmt.Fprintln(env.Stderr)
+	}
+	if path == "" {
+		if totals != nil && base != "" {
+			b, err := fetchPublic(ctx, base, *totals)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "public input %s: downloaded from the coordinator (%d bytes), SHA-256 checked\n", totals.Name, len(b))
+		}
+		return nil
+	}
+	if totals == nil {
+		return usagef("leave out --public", "--public %s: this study declares no public file", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := totals.Check(b); err != nil {
+		return fmt.Errorf("--public %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "public input %s: %s has the declared SHA-256\n", totals.Name, path)
+	return nil
+}
+
+// fetchPublic downloads the declared public file from the coordinator at
+// base and checks it against its declaration.
+func fetchPublic(ctx context.Context, base string, p protocol.PublicInput) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/api/public/"+p.SHA256, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("public input %s: %w", p.Name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, p.Bytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("public input %s: %w", p.Name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("public input %s: the coordinator answered %s", p.Name, resp.Status)
+	}
+	if err := p.Check(b); err != nil {
+		return nil, fmt.Errorf("the coordinator's copy: %w", err)
+	}
+	return b, nil
+}
+
+// coordinatorBase returns http(s)://HOST of a join link ("" when it has
+// none).
+func coordinatorBase(link string) string {
+	u, err := url.Parse(link)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/server"
+	"github.com/fedcast/fedcast/coordinator/study"
+)
+
+// runStudyTopUp is 'fedcast study topup': it raises a stopped study's
+// lifetime budget in its ledger (docs/deployment.md, "Raising the budget").
+func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "study topup", "study topup --state DIR --epsilon NEW [--campaigns K]\n\n"+
+		"Raises the lifetime budget of the study whose ledger is in DIR to NEW, adding K campaigns after the planned ones\n"+
+		"(same rounds per campaign and timetable). The added rounds' noise is calibrated so that every round, planned and\n"+
+		"added, composes to NEW under an RDP privacy filter. Stop 'fedcast serve' first and start it again afterwards:\n"+
+		"each LHA receives the top-up when it reconnects, and trains in the added rounds only if its own limit allows.")
+	state := fs.String("state", "", "the coordinator's state directory (holding ledger.db); required")
+	eps := fs.Float64("epsilon", 0, "the new lifetime budget ε (above the current one); required")
+	campaigns := fs.Int("campaigns", 1, "campaigns to add")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *state == "" || *eps == 0 {
+		return usagef("e.g. --state study.state --epsilon 3", "--state and --epsilon are required")
+	}
+	path := filepath.Join(*state, "ledger.db")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("study topup: %w", err)
+	}
+	l, err := ledger.Open(path)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	g, err := l.Genesis()
+	if err != nil {
+		return err
+	}
+	f, err := study.Parse(g.Study)
+	if err != nil {
+		return fmt.Errorf("study topup: the study file in %s: %w", path, err)
+	}
+	var opt study.Options
+	if g.InsecureSeed {
+		var seed uint64 // the mode must match; a top-up draws no randomness
+		opt.InsecureSeed = &seed
+	}
+	e, err := study.Open(f, g.Study, server.LedgerStore(l), &opt)
+	if err != nil {
+		return err
+	}
+	before := e.Study
+	t, err := e.TopUp(*eps, *campaigns, time.Now())
+	if err != nil {
+		return fmt.Errorf("study topup: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "Top-up %d recorded in %s: lifetime budget ε %g → %g.\n", t.Number, path, t.FromEpsilon, t.Epsilon)
+	fmt.Fprintf(env.Stdout, "Added %d campaign(s) of %d rounds (rounds %d–%d, noise multiplier %.6g; the planned rounds keep theirs).\n",
+		t.Campaigns, before.CampaignRounds(), before.Rounds+1, before.Rounds+t.Rounds, t.NoiseMultiplier)
+	fmt.Fprintf(env.Stdout, "All %d rounds compose to ε = %g at δ = %g under an RDP privacy filter at order %g.\n", e.Study.Rounds, t.Epsilon, e.Study.Delta, t.Order)
+	fmt.Fprintln(env.Stdout, "Start 'fedcast serve' again; each LHA trains in the added rounds only if its own ε limit allows.")
+	return ctx.Err()
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/server"
+	"github.com/fedcast/fedcast/coordinator/study"
+)
+
+// TestStudyTopUp: 'study topup' records a top-up in a stopped study's
+// ledger, which the next serve applies (the study's ε and rounds grow);
+// a budget that does not rise is refused with a clear message.
+func TestStudyTopUp(t *testing.T) {
+	dir := t.TempDir()
+	out, state := filepath.Join(dir, "s.json"), filepath.Join(dir, "s.state")
+	if code, _, stderr := fedcast(t, "study", "new", "--names", "Kreis A,Kreis B,Kreis C", "--epsilon", "2", "--campaigns", "3",
+		"--every", "1h", "--rounds", "2", "--round-length", "1m", "--out", out); code != 0 {
+		t.Fatalf("study new: exit %d: %s", code, stderr)
+	}
+	f, raw, err := study.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openEngine := func() *study.Engine {
+		t.Helper()
+		l, err := ledger.Open(filepath.Join(state, "ledger.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		e, err := study.Open(f, raw, server.LedgerStore(l), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if e := openEngine(); e.Study.Epsilon != 2 || e.Study.Rounds != 6 {
+		t.Fatalf("before: ε=%v, %d rounds", e.Study.Epsilon, e.Study.Rounds)
+	}
+	code, stdout, stderr := fedcast(t, "study", "topup", "--state", state, "--epsilon", "3", "--campaigns", "2")
+	if code != 0 {
+		t.Fatalf("study topup: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Top-up 1 recorded", "ε 2 → 3", "Added 2 campaign(s) of 2 rounds (rounds 7–10", "under an RDP privacy filter"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("study topup output lacks %q:\n%s", want, stdout)
+		}
+	}
+	e := openEngine()
+	if e.Study.Epsilon != 3 || e.Study.Rounds != 10 || e.Study.CampaignCount() != 5 || len(e.Study.TopUps) != 1 {
+		t.Fatalf("after: ε=%v, %d rounds, %d campaigns, %d top-ups", e.Study.Epsilon, e.Study.Rounds, e.Study.CampaignCount(), len(e.Study.TopUps))
+	}
+	code, _, stderr = fedcast(t, "study", "topup", "--state", state, "--epsilon", "2.5")
+	if code == 0 || !strings.Contains(stderr, "must be finite and above the current 3") {
+		t.Fatalf("a lower budget: exit %d: %s", code, stderr)
+	}
+}
