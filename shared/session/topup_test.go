@@ -56,14 +56,14 @@ func runTopUp(t *testing.T, base, up protocol.Study, maxEps float64) (skipped []
 			c.conn.Close(CloseAbort, "")
 			c = coordinator{t, <-d.ends}
 			c.send(&protocol.Welcome{Study: up, LHA: "Kreis A", State: protocol.StateRunning, Log: log})
-			c.send(&protocol.RoundStart{Round: 7, TimeLeft: time.Minute, Weights: w})
+			c.send(&protocol.RoundStart{Round: 7, TimeLeft: answerIn, Picked: true, Weights: w})
 			if maxEps > 0 {
 				for {
 					m, err := c.recv()
 					if err != nil {
 						return err
 					}
-					if u, ok := m.(*protocol.Update); ok && u.Round == 7 {
+					if u, ok := m.(*protocol.Update); ok && u.Round == 7 && !u.Dummy {
 						trained = true
 						break
 					}
