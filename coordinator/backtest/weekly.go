@@ -2,7 +2,6 @@ package backtest
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/forecast"
@@ -27,8 +26,6 @@ type WeeklyDesign struct {
 	Blend   bool
 
 	mlp *nn.MLP
-	mu  sync.Mutex
-	hol map[string]*model.Holidays
 }
 
 // NewWeeklyDesign returns the adaptor of d, which must have d.Weekly.
@@ -39,7 +36,7 @@ func NewWeeklyDesign(d model.Design, seed uint64) (*WeeklyDesign, error) {
 	if err := d.Weekly.Validate(); err != nil {
 		return nil, err
 	}
-	return &WeeklyDesign{D: d, Seed: seed, mlp: d.Network(), hol: map[string]*model.Holidays{}}, nil
+	return &WeeklyDesign{D: d, Seed: seed, mlp: d.Network()}, nil
 }
 
 // Recipe returns D.
@@ -58,37 +55,10 @@ func (w *WeeklyDesign) Init(dst, previous []float64) {
 	w.D.Init(w.mlp, dst, fl.NewRand(w.Seed, fl.StreamInit))
 }
 
-// public is area's view of the public inputs.
-func (w *WeeklyDesign) public(area string, pub *forecast.PublicInputs) (model.Public, error) {
-	state := pub.StateOf(area)
-	w.mu.Lock()
-	h, ok := w.hol[state]
-	w.mu.Unlock()
-	if !ok {
-		h = model.NewHolidays(state) // no holidays outside the German states
-		w.mu.Lock()
-		w.hol[state] = h
-		w.mu.Unlock()
-	}
-	p := model.Public{National: pub.NationalRegion(), Holidays: h, Population: pub.Population[area]}
-	if st := pub.StateRegion(state); st != nil {
-		p.State = st
-	}
-	return p, nil
-}
-
 // Training returns the windows of the last HistoryWeeks weeks known on the
-// campaign's start.
+// campaign's start (forecast.WeeklyTraining, as a live LHA builds them).
 func (w *WeeklyDesign) Training(own *series.Dataset, pub *forecast.PublicInputs) (x, y []float64, err error) {
-	for _, r := range own.Regions {
-		p, err := w.public(r.Name, pub)
-		if err != nil {
-			return nil, nil, err
-		}
-		xr, yr := w.D.Weekly.Windows(r, p, pub.Known)
-		x, y = append(x, xr...), append(y, yr...)
-	}
-	return x, y, nil
+	return forecast.WeeklyTraining(w.D, own, pub)
 }
 
 // Forecast forecasts each area's next 7-day total.
@@ -98,15 +68,7 @@ func (w *WeeklyDesign) Forecast(params []float64, own *series.Dataset, pub *fore
 	if w.Calib != nil {
 		f.Calib = *w.Calib
 	}
-	out := make([]forecast.Quantiles, len(own.Regions))
-	for i, r := range own.Regions {
-		p, err := w.public(r.Name, pub)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = f.Forecast(r, p, pub.Known)
-	}
-	return out, nil
+	return f.Forecasts(own, pub)
 }
 
 func init() {

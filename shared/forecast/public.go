@@ -46,6 +46,10 @@ type PublicInputs struct {
 	// after Known: holidays are fixed in advance (the target week's
 	// holidays are a legitimate input).
 	Holiday func(state string, day time.Time) bool
+	// RequireAreas makes Area refuse an area AreaState does not list (a
+	// live study's public inputs file); false in the backtest, where an
+	// area without a state reads the national total only.
+	RequireAreas bool
 }
 
 // NewPublicInputs sums d by day, overall and by state (areaState maps an

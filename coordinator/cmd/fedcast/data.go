@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "data",
-		Summary: "data tools: 'synth' writes a synthetic outbreak, 'check' validates a case CSV",
+		Summary: "data tools: 'synth' writes a synthetic outbreak, 'check' validates a case CSV, 'public' writes a weekly study's public inputs file",
 		Run:     runData,
 	})
 }
@@ -32,8 +32,10 @@ func runData(ctx context.Context, env *Env, args []string) error {
 		return runDataSynth(env, args[1:])
 	case "check":
 		return runDataCheck(env, args[1:])
+	case "public":
+		return runDataPublic(env, args[1:])
 	case "-h", "--help", "help":
-		fmt.Fprintln(env.Stdout, "Usage: fedcast data synth [flags] | fedcast data check FILE [--json]")
+		fmt.Fprintln(env.Stdout, "Usage: fedcast data synth [flags] | fedcast data check FILE [--json] | fedcast data public --cases FILE --counties FILE --out FILE")
 		return nil
 	}
 	return usagef("use 'fedcast data synth' or 'fedcast data check'", "unknown data tool %q", args[0])
