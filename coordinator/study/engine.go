@@ -195,8 +195,8 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 		if insecure {
 			initRng = fl.NewRand(*opt.InsecureSeed, fl.StreamInit)
 		}
-		features, _ := model.Parse(f.Features) // checked by Validate
-		features.Init(e.Model, w, initRng)
+		// checked by Validate; the weekly design starts at no change
+		model.Design{Features: model.Features(f.Features), Weekly: f.Weekly}.Init(e.Model, w, initRng)
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("%w: study file is not JSON", ErrConfig)
 		}

@@ -117,6 +117,9 @@ type File struct {
 	// Damping in (0, 1] multiplies a log-change model's forecast change
 	// (post-processing of the final model). 0 (absent) means 1: none.
 	Damping float64 `json:"damping,omitempty"`
+	// Weekly, with features "weekly-total", are the weekly design's
+	// windows (model.Weekly; public.go). Absent otherwise.
+	Weekly *model.Weekly `json:"weekly,omitempty"`
 	// RoundLength is L, the length of one slot of the study's public round
 	// schedule: round k opens at t₀ + (k−1)·L (t₀: the moment the start
 	// quorum was reached), takes updates until L − RoundSlack after it
@@ -282,8 +285,8 @@ func (f *File) Validate() error {
 			}
 		}
 	}
-	if _, err := model.Parse(f.Features); err != nil {
-		return configErr("features: %v", err)
+	if err := f.checkWeekly(); err != nil {
+		return err
 	}
 	if f.Damping != 0 {
 		if err := model.CheckDamping(f.Damping); err != nil {
@@ -431,7 +434,11 @@ func (f *File) Marshal() ([]byte, error) {
 
 // Layers returns the MLP's layer sizes: H, the hidden sizes, 1.
 func (f *File) Layers() []int {
-	return append(append([]int{f.History}, f.Hidden...), 1)
+	in := f.History
+	if f.Weekly != nil {
+		in = f.Weekly.Inputs()
+	}
+	return append(append([]int{in}, f.Hidden...), 1)
 }
 
 // Calibrate returns the smallest noise multiplier c whose T rounds at
@@ -555,6 +562,7 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 		StudyStrategy:     f.strategy(),
 		Helper:            f.Helper.public(),
 		PublicInputs:      f.publicInputs(),
+		Weekly:            f.Weekly,
 	}
 }
 
@@ -701,6 +709,9 @@ func (f *File) FillDesign(d model.Design) {
 	}
 	if f.Features == "" {
 		f.Features = string(d.Features)
+		if d.Weekly != nil && f.Weekly == nil {
+			f.fillWeekly(*d.Weekly)
+		}
 	}
 	if f.Damping == 0 && d.Damping != 1 {
 		f.Damping = d.Damping

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -85,4 +86,33 @@ func (f *File) DeclarePublic(path, source, holidays string) error {
 		f.PublicInputs = append(f.PublicInputs, PublicFile{PublicInput: protocol.PublicInput{Name: protocol.PublicHolidays, Source: holidays}})
 	}
 	return f.checkPublic()
+}
+
+// checkWeekly checks the features with the weekly design's settings: a
+// weekly study must declare the public totals file its LHAs read.
+func (f *File) checkWeekly() error {
+	if err := model.CheckStudyFeatures(f.Features, f.Weekly); err != nil {
+		return configErr("features: %v", err)
+	}
+	if f.Weekly == nil {
+		return nil
+	}
+	if f.Smoothing != "trailing" || f.Horizon != 7 {
+		return configErr("the weekly design forecasts the next 7-day total: smoothing must be \"trailing\" and horizon 7 (got %q, %d)", f.Smoothing, f.Horizon)
+	}
+	for _, p := range f.PublicInputs {
+		if p.Name == protocol.PublicTotals && p.SHA256 != "" {
+			return nil
+		}
+	}
+	return configErr("the weekly design reads the public national and state totals: declare them with 'fedcast study new --public FILE' (written by 'fedcast data public')")
+}
+
+// fillWeekly sets the weekly design's windows, with the smoothing and
+// horizon the LHAs' issued forecasts are scored in (set whatever they
+// were): the trailing 7-day average 7 days after the last reported day is
+// the next week's total / 7.
+func (f *File) fillWeekly(w model.Weekly) {
+	f.Weekly = &w
+	f.Smoothing, f.Horizon = "trailing", 7
 }

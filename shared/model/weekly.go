@@ -296,3 +296,19 @@ func (d Design) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
 	}
 	d.Features.Init(m, dst, rng)
 }
+
+// CheckStudyFeatures checks a study's feature map with its weekly windows:
+// WeeklyTotal needs a valid w; every other map (Parse) needs none.
+func CheckStudyFeatures(features string, w *Weekly) error {
+	if Features(features) == WeeklyTotal {
+		if w == nil {
+			return fmt.Errorf("model: features %q need the weekly design's settings (\"weekly\")", WeeklyTotal)
+		}
+		return w.Validate()
+	}
+	if w != nil {
+		return fmt.Errorf("model: weekly settings given with features %q (want %q)", features, WeeklyTotal)
+	}
+	_, err := Parse(features)
+	return err
+}

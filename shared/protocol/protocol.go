@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fedcast/fedcast/shared/model"
 )
 
 // Version is the protocol version this package speaks. A peer with another
@@ -235,6 +237,11 @@ type Study struct {
 	// PublicInputs are the public data the study's design reads beside
 	// each LHA's file, with source and hash (public.go).
 	PublicInputs []PublicInput `json:"public_inputs,omitempty"`
+	// Weekly, with Features "weekly-total", are the weekly design's
+	// windows (model.Weekly): each LHA trains on and forecasts the next
+	// 7-day total from its own series and the public inputs. Absent in
+	// every other study.
+	Weekly *model.Weekly `json:"weekly,omitempty"`
 }
 
 // Event is one round's privacy event as released to everyone: with the

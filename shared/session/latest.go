@@ -76,7 +76,7 @@ func (s *Session) refresh(round int, data **TrainingSet) *TrainingSet {
 	if err != nil || d == nil {
 		return *data
 	}
-	set, err := PrepareTraining(s.study, d, s.opt.MaxWindows, s.opt.Yield)
+	set, err := s.prepare(d)
 	if err != nil || set.Total() == 0 {
 		return *data
 	}

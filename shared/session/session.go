@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
@@ -138,6 +139,10 @@ type Options struct {
 	// as it is now) replace the training windows. On an error the windows
 	// stay as they were (Refresh reports it itself).
 	Refresh func(campaign int) (*series.Dataset, error)
+	// Public are the study's public inputs (forecast.ReadPublicFile of
+	// the declared totals file, its hash checked): a weekly study
+	// (protocol.Study.Weekly) trains with them. Also SetPublic.
+	Public *forecast.PublicInputs
 }
 
 // Session is one LHA's membership in a study.
@@ -317,7 +322,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err := protocol.CheckPublicInputs(st.PublicInputs); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
-		if _, err := model.Parse(st.Features); err != nil {
+		if err := model.CheckStudyFeatures(st.Features, st.Weekly); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		if st.Damping != 0 {
@@ -532,6 +537,19 @@ func (s *Session) SetMaxEpsilon(eps float64) { s.opt.MaxEpsilon = eps }
 // the next Run.
 func (s *Session) SetMaxWindows(n int) { s.opt.MaxWindows = n }
 
+// SetPublic sets the study's public inputs (Options.Public) for the next
+// Run.
+func (s *Session) SetPublic(p *forecast.PublicInputs) { s.opt.Public = p }
+
+// prepare returns the training windows of data: the weekly design's
+// (PrepareWeekly) in a weekly study, PrepareTraining's otherwise.
+func (s *Session) prepare(data *series.Dataset) (*TrainingSet, error) {
+	if IsWeekly(s.study) {
+		return PrepareWeekly(s.study, data, s.opt.Public, s.opt.MaxWindows)
+	}
+	return PrepareTraining(s.study, data, s.opt.MaxWindows, s.opt.Yield)
+}
+
 // TrainingData returns the windows this LHA trains on for the study: all
 // areas of data, each split by target date (the earliest TrainFraction),
 // stacked, in the network's terms (the study's Features applied).
@@ -558,7 +576,7 @@ func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err 
 // Training windows are prepared region by region (PrepareTraining with
 // Options.MaxWindows), so a large file is never windowed whole.
 func (s *Session) Run(ctx context.Context, data *series.Dataset, obs Observer) error {
-	set, err := PrepareTraining(s.study, data, s.opt.MaxWindows, s.opt.Yield)
+	set, err := s.prepare(data)
 	if err != nil {
 		return err
 	}
@@ -582,10 +600,14 @@ func (s *Session) TakeSent() []Outgoing {
 // RunWindows is Run with the training windows already stacked (x: n×H
 // row-major, y: n), for callers that prepared them.
 func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) error {
-	if len(y) == 0 || len(x) != len(y)*s.study.History {
+	in := s.study.History
+	if len(s.study.Layers) > 0 {
+		in = s.study.Layers[0]
+	}
+	if len(y) == 0 || len(x) != len(y)*in {
 		return ErrNoData
 	}
-	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: s.study.History}, obs)
+	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: in}, obs)
 }
 
 func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) error {

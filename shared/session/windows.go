@@ -43,6 +43,9 @@ type TrainingSet struct {
 	yield    func()
 	rng      *rand.Rand
 	x, y     []float64 // all windows, stacked, when total ≤ cap
+	// allX, allY hold every window when they are prepared in memory
+	// (PrepareWeekly) and more than cap: each round samples from them.
+	allX, allY []float64
 }
 
 // PrepareTraining counts the training windows of data for study st,
@@ -104,6 +107,10 @@ func (t *TrainingSet) Capped() bool { return t.PerRound() < t.total }
 func (t *TrainingSet) Round() (x, y []float64, err error) {
 	if t.x != nil || t.total == 0 {
 		return t.x, t.y, nil
+	}
+	if t.allX != nil {
+		x, y = t.sampleMemory()
+		return x, y, nil
 	}
 	return t.sample(t.PerRound())
 }

@@ -77,16 +77,18 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	defer s.Close()
 	st := s.Study()
 	base := coordinatorBase(link)
-	if *only {
-		base = "" // --forecast sends only the hello: no download
+	if *only && !session.IsWeekly(st) {
+		base = "" // --forecast sends only the hello: no download (but a weekly study's forecast reads the public file)
 	}
-	if err := checkPublicInputs(ctx, env, st, *publicPath, base); err != nil {
+	pub, err := loadPublic(ctx, env, st, *publicPath, base)
+	if err != nil {
 		return err
 	}
+	s.SetPublic(pub)
 	if *only {
-		return forecastOnly(ctx, env, s, data, *modelOut, *hubOut, *issuedOut)
+		return forecastOnly(ctx, env, s, data, pub, *modelOut, *hubOut, *issuedOut)
 	}
-	x, y, err := session.TrainingData(st, data)
+	x, y, err := trainingData(st, data, pub)
 	if err != nil {
 		return withHint(err)
 	}
@@ -161,7 +163,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	if err := writeGuarded(env, st, data, s.Model(), *hubOut, *issuedOut); err != nil {
+	if err := writeGuarded(env, st, data, pub, s.Model(), *hubOut, *issuedOut); err != nil {
 		return err
 	}
 	return pubFlags.run(env, data, *dataPath, *hubOut, st.Epsilon, privacy.NewSecureRand())
@@ -171,12 +173,18 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 // headline, its reason, the model's own forecast beside it) and writes
 // the hub file of the headlines and its sidecar FILE.methods.csv when
 // hubOut is set.
-func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, params []float64, hubOut, issuedPath string) error {
+func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, pub *forecast.PublicInputs, params []float64, hubOut, issuedPath string) error {
 	issued, err := readIssued(issuedPath)
 	if err != nil {
 		return err
 	}
-	gs, cov, err := guardedForecasts(st, data, params, session.IssuedOrigins(st, data, issued))
+	var gs []session.GuardedForecast
+	var cov session.RecentCoverage
+	if session.IsWeekly(st) {
+		gs, err = session.WeeklyGuarded(st, data, pub, params, session.IssuedOrigins(st, data, issued))
+	} else {
+		gs, cov, err = guardedForecasts(st, data, params, session.IssuedOrigins(st, data, issued))
+	}
 	printGuarded(env.Stdout, st, gs, cov, err)
 	if err == nil && issuedPath != "" {
 		all := session.MergeIssued(issued, session.IssuedOf(gs))
@@ -219,6 +227,16 @@ func readIssued(path string) ([]session.Issued, error) {
 	return session.ReadIssued(f, path)
 }
 
+// trainingData is this LHA's training windows: the weekly design's with
+// the public inputs in a weekly study (session.WeeklyTrainingData),
+// session.TrainingData's otherwise.
+func trainingData(st protocol.Study, data *series.Dataset, pub *forecast.PublicInputs) (x, y []float64, err error) {
+	if session.IsWeekly(st) {
+		return session.WeeklyTrainingData(st, data, pub)
+	}
+	return session.TrainingData(st, data)
+}
+
 // guardedForecasts is session.Guarded with the study's model.
 func guardedForecasts(st protocol.Study, data *series.Dataset, params []float64, issued []forecast.GuardOrigin) ([]session.GuardedForecast, session.RecentCoverage, error) {
 	var cov session.RecentCoverage
@@ -246,7 +264,7 @@ func writeModel(env *Env, path string, round int, final bool, st protocol.Study,
 // (nothing is sent after the hello: no ready, no update), forecasts every
 // area of the file under the guard and writes the model and hub files
 // asked for.
-func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, modelOut, hubOut, issuedOut string) error {
+func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, pub *forecast.PublicInputs, modelOut, hubOut, issuedOut string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	w, round, err := s.Latest(ctx)
@@ -262,7 +280,7 @@ func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *serie
 			return err
 		}
 	}
-	return writeGuarded(env, st, data, w, hubOut, issuedOut)
+	return writeGuarded(env, st, data, pub, w, hubOut, issuedOut)
 }
 
 // rereader reads the LHA's file again at the start of each campaign of a

@@ -21,10 +21,11 @@ func init() {
 // the guarded forecast of every area with a model written by `fedcast
 // client --model`. It opens no connection.
 func runForecast(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--hub FILE] [--issued FILE]")
+	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE]")
 	modelPath := fs.String("model", "", "the released model, as written by fedcast client --model; required")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	hubOut := fs.String("hub", "", "write the headlined forecast of every area as a hub CSV here, and the method each area used to FILE.methods.csv")
+	publicPath := fs.String("public", "", "the study's public inputs file (a weekly study's forecast reads it; its SHA-256 is checked against the model file's study)")
 	issued := fs.String("issued", "", "keep the forecasts issued in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -47,5 +48,13 @@ func runForecast(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "model of %q after round %d (model %.12s…), read from %s; nothing is sent: this command opens no connection\n",
 		m.Study.Name, m.Round, m.ModelSHA256, *modelPath)
-	return writeGuarded(env, *m.Study, data, m.Weights, *hubOut, *issued)
+	if session.IsWeekly(*m.Study) && *publicPath == "" {
+		return usagef("add --public FILE (the file the study declares; the coordinator serves it at /api/public/SHA256)",
+			"this model is of the weekly design, whose forecast reads the study's public inputs file")
+	}
+	pub, err := loadPublic(ctx, env, *m.Study, *publicPath, "")
+	if err != nil {
+		return err
+	}
+	return writeGuarded(env, *m.Study, data, pub, m.Weights, *hubOut, *issued)
 }

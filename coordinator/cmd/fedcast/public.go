@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -61,6 +63,28 @@ func holidaySource() string {
 // declared SHA-256: this LHA's copy with --public FILE, or else the one
 // the coordinator at base (http://HOST:PORT; "": none) serves.
 func checkPublicInputs(ctx context.Context, env *Env, st protocol.Study, path, base string) error {
+	_, err := publicTotals(ctx, env, st, path, base)
+	return err
+}
+
+// loadPublic is checkPublicInputs that also reads the checked totals file
+// (forecast.ReadPublicFile): nil when the study declares none or none was
+// fetched.
+func loadPublic(ctx context.Context, env *Env, st protocol.Study, path, base string) (*forecast.PublicInputs, error) {
+	b, err := publicTotals(ctx, env, st, path, base)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	name := path
+	if name == "" {
+		name = "the coordinator's public inputs file"
+	}
+	return forecast.ReadPublicFile(bytes.NewReader(b), name)
+}
+
+// publicTotals returns the checked bytes of the declared totals file (nil
+// when none is declared, or none given and base is "").
+func publicTotals(ctx context.Context, env *Env, st protocol.Study, path, base string) ([]byte, error) {
 	var totals *protocol.PublicInput
 	for i, p := range st.PublicInputs {
 		fmt.Fprintf(env.Stderr, "public input %s (public data, not from any LHA): %s", p.Name, p.Source)
@@ -74,24 +98,25 @@ func checkPublicInputs(ctx context.Context, env *Env, st protocol.Study, path, b
 		if totals != nil && base != "" {
 			b, err := fetchPublic(ctx, base, *totals)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			fmt.Fprintf(env.Stderr, "public input %s: downloaded from the coordinator (%d bytes), SHA-256 checked\n", totals.Name, len(b))
+			return b, nil
 		}
-		return nil
+		return nil, nil
 	}
 	if totals == nil {
-		return usagef("leave out --public", "--public %s: this study declares no public file", path)
+		return nil, usagef("leave out --public", "--public %s: this study declares no public file", path)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := totals.Check(b); err != nil {
-		return fmt.Errorf("--public %s: %w", path, err)
+		return nil, fmt.Errorf("--public %s: %w", path, err)
 	}
 	fmt.Fprintf(env.Stderr, "public input %s: %s has the declared SHA-256\n", totals.Name, path)
-	return nil
+	return b, nil
 }
 
 // fetchPublic downloads the declared public file from the coordinator at

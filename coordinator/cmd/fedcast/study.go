@@ -33,12 +33,14 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "new" {
 		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new' or 'study topup')")
 	}
-	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper] [flags]\n\n"+
+	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|weekly] [flags]\n\n"+
 		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
 		"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n"+
 		"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n"+
-		"lr=0.001). --history, --rounds, --expected, --clip, --epochs and --lr override single settings.")
-	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
+		"lr=0.001); --preset weekly the design over time (next 7-day total from a year of the area's own, the national and\n"+
+		"state totals and holidays; needs --public FILE; the default of --campaigns K when --public is given).\n"+
+		"--history, --rounds, --expected, --clip, --epochs and --lr override single settings.")
+	preset := fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper) or weekly (needs --public)")
 	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
 	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
 	out := fs.String("out", "", "study file to write (must not exist); required")
@@ -116,9 +118,9 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if f.Epsilon == 0 && f.Privacy != "example" {
 		return usagef("e.g. --epsilon 1", "--epsilon is required")
 	}
-	design, err := model.Preset(*preset)
+	design, err := studyPreset(env, fs, *preset, *campaigns)
 	if err != nil {
-		return usagef("use --preset default or --preset paper", "%v", err)
+		return err
 	}
 	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
 		return err
