@@ -97,6 +97,9 @@ func (f *File) checkWeekly() error {
 	if f.Weekly == nil {
 		return nil
 	}
+	if f.History != f.Weekly.Inputs() {
+		return configErr("the weekly design's network reads %d inputs: history must be %d (got %d)", f.Weekly.Inputs(), f.Weekly.Inputs(), f.History)
+	}
 	if f.Smoothing != "trailing" || f.Horizon != 7 {
 		return configErr("the weekly design forecasts the next 7-day total: smoothing must be \"trailing\" and horizon 7 (got %q, %d)", f.Smoothing, f.Horizon)
 	}
@@ -114,5 +117,5 @@ func (f *File) checkWeekly() error {
 // the next week's total / 7.
 func (f *File) fillWeekly(w model.Weekly) {
 	f.Weekly = &w
-	f.Smoothing, f.Horizon = "trailing", 7
+	f.Smoothing, f.Horizon, f.History = "trailing", 7, w.Inputs() // H: the network's inputs
 }

@@ -336,7 +336,11 @@ func printGuarded(w io.Writer, st protocol.Study, gs []session.GuardedForecast, 
 		fmt.Fprintln(w, "no forecast: no area has enough days for one input window")
 		return
 	}
-	fmt.Fprintf(w, "forecast (7-day average of new cases per day, from the last %d days of data; 95 %% range from this LHA's own recent errors):\n", max(st.History, 1))
+	inputs := fmt.Sprintf("the last %d days of data", max(st.History, 1))
+	if session.IsWeekly(st) {
+		inputs = fmt.Sprintf("up to %d weeks of data and the public national and state totals", st.Weekly.HistoryWeeks)
+	}
+	fmt.Fprintf(w, "forecast (7-day average of new cases per day, from %s; 95 %% range from this LHA's own recent errors):\n", inputs)
 	for _, g := range gs {
 		f := g.Forecast
 		lo, hi, _ := f.Quantiles.Interval(0.95)
