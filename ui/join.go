@@ -273,7 +273,8 @@ type JoinState struct {
 	MetricsNote string
 
 	session    Session
-	prepared   *session.TrainingSet // for the study and file shown
+	prepared   *session.TrainingSet   // for the study and file shown
+	public     *forecast.PublicInputs // a weekly study's public inputs (weekly.go)
 	cancel     context.CancelFunc
 	lastYield  time.Time
 	lastRender time.Time
@@ -529,7 +530,7 @@ func (s *JoinState) checkStudy() {
 	s.unlock()
 
 	var est time.Duration
-	set, err := session.PrepareTraining(w.Study, d, maxWindows, s.Yield)
+	set, err := s.prepareTraining(w.Study, d, maxWindows)
 	if err == nil && set.Total() == 0 {
 		err = series.ErrTooShort
 	}
@@ -803,6 +804,7 @@ func (s *JoinState) Join(ctx context.Context) {
 		l.SetMaxEpsilon(s.EpsilonLimit())
 		l.SetMaxWindows(s.maxWindows())
 	}
+	s.setPublic(sess)
 	s.watchExampleBudget(sess)
 	go func() {
 		err := sess.Run(ctx, d, s.Observer())
@@ -1031,7 +1033,7 @@ func (s *JoinState) forecast(params []float64) {
 		s.publish(func() { s.Forecasting = false })
 		return
 	}
-	ev, err := session.EvaluateIssued(w.Study, d, params, issued, s.Yield)
+	ev, err := s.evaluate(w.Study, d, params, issued)
 	var forecasts []Forecast
 	sm := s.smoothing()
 	last := time.Now()

@@ -90,18 +90,8 @@ func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, i
 	}
 	var last error
 	ev.Guarded, ev.Recent, last = Guarded(st, data, point, IssuedOrigins(st, data, issued), yield)
-	for _, g := range ev.Guarded {
-		ev.Forecasts = append(ev.Forecasts, g.Forecast)
-	}
-	if len(ev.Forecasts) > 0 {
-		var b, m strings.Builder
-		if err := forecast.WriteHub(&b, HubForecasts(ev.Forecasts)); err != nil {
-			last = err
-		} else if err := WriteMethods(&m, ev.Guarded); err != nil {
-			last = err
-		} else {
-			ev.Hub, ev.Methods = b.String(), m.String()
-		}
+	if err := ev.files(); err != nil {
+		last = err
 	}
 	res, base, err := testMetrics(st, data, opt, point, yield)
 	if err != nil {
@@ -155,4 +145,23 @@ func EpsilonMatches(coordinator, local float64) bool {
 		return coordinator == local
 	}
 	return math.Abs(coordinator-local) <= 1e-9*math.Max(1, math.Abs(coordinator))
+}
+
+// files fills Forecasts, Hub and Methods from Guarded.
+func (ev *Evaluation) files() error {
+	for _, g := range ev.Guarded {
+		ev.Forecasts = append(ev.Forecasts, g.Forecast)
+	}
+	if len(ev.Forecasts) == 0 {
+		return nil
+	}
+	var b, m strings.Builder
+	if err := forecast.WriteHub(&b, HubForecasts(ev.Forecasts)); err != nil {
+		return err
+	}
+	if err := WriteMethods(&m, ev.Guarded); err != nil {
+		return err
+	}
+	ev.Hub, ev.Methods = b.String(), m.String()
+	return nil
 }

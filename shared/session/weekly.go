@@ -190,3 +190,15 @@ func WeeklyGuarded(st protocol.Study, data *series.Dataset, pub *forecast.Public
 	}
 	return out, nil
 }
+
+// EvaluateWeekly is EvaluateIssued for a weekly study: the guarded
+// forecasts (WeeklyGuarded), their hub file and sidecar; no test metrics
+// (the weekly design trains on every week whose outcome is known).
+func EvaluateWeekly(st protocol.Study, data *series.Dataset, pub *forecast.PublicInputs, params []float64, issued []Issued) (Evaluation, error) {
+	var ev Evaluation
+	var err error
+	if ev.Guarded, err = WeeklyGuarded(st, data, pub, params, IssuedOrigins(st, data, issued)); err != nil {
+		return ev, err
+	}
+	return ev, ev.files()
+}
