@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
@@ -93,4 +94,19 @@ func (s *JoinState) setPublic(sess any) {
 	}); ok && s.public != nil {
 		p.SetPublic(s.public)
 	}
+}
+
+// publicProblem says in plain words what is wrong with a weekly study's
+// public inputs (nil for any other error).
+func publicProblem(err error) *Problem {
+	switch {
+	case errors.Is(err, forecast.ErrAreaNotPublic):
+		return &Problem{Title: "An area of your file is not in the study's public inputs", Detail: TechLine(err),
+			Fix: "Check the area ids of your file (leading zeros count) against the list the coordinator published, or ask the coordinator for a public file that lists your areas."}
+	case errors.Is(err, session.ErrNoPublic), errors.Is(err, errNoFetch), errors.Is(err, protocol.ErrPublicInput),
+		errors.Is(err, forecast.ErrPublicFile), strings.HasPrefix(err.Error(), "downloading the public inputs file"):
+		return &Problem{Title: "The study's public inputs could not be used", Detail: TechLine(err),
+			Fix: "This study's model reads the public national and state case totals the coordinator serves. Reload the page; if it happens again, tell the coordinator."}
+	}
+	return nil
 }

@@ -57,6 +57,9 @@ func DataProblem(err error) *Problem {
 		return &Problem{Title: "The file does not cover the days this study needs", Detail: TechLine(err),
 			Fix: "Export a file that includes every day of the study period (and a few days around it), then choose it again."}
 	}
+	if p := publicProblem(err); p != nil {
+		return p
+	}
 	return &Problem{Title: "The file could not be read", Detail: TechLine(err),
 		Fix: "Check that it is the CSV export of your daily case counts (columns date, region, cases) and choose it again."}
 }
