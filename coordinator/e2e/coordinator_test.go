@@ -90,7 +90,7 @@ func startCoordinatorWith(t *testing.T, tmpl study.File, n int, opt *study.Optio
 	}
 	for i := 1; i < n; i++ {
 		one := &series.Dataset{Regions: []*series.Region{data.Regions[i-1]}}
-		s, err := lhaconn.Join(ctx, hs.URL+"/join#"+secrets.LHAs[i], "", nil)
+		s, err := lhaconn.Join(ctx, hs.URL+"/join#"+secrets.LHAs[i], "", simOptions(t, file))
 		if err != nil {
 			t.Fatal(err)
 		}
