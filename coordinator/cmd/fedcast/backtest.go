@@ -80,15 +80,8 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef(hint, "%v", err)
 	}
-	data, err := readCases(env, *cases, false, time.Time{}, time.Time{})
+	data, meta, err := readCasesCounties(env, *cases, *counties)
 	if err != nil {
-		return err
-	}
-	meta, err := backtest.ReadCounties(*counties)
-	if err != nil {
-		return withHint(err)
-	}
-	if err := meta.Check(data, *counties); err != nil {
 		return err
 	}
 	opt := backtest.Options{Cases: data, AreaState: meta.State, Population: meta.Population, From: dates[0], To: dates[1],

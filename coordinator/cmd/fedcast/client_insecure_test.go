@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,12 +18,7 @@ func TestClientInsecureSeedAck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	studyPath := filepath.Join(dir, "study.json")
 	code, out, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "2", "--addr", addr, "--out", studyPath)
 	if code != 0 {
@@ -38,26 +32,9 @@ func TestClientInsecureSeedAck(t *testing.T) {
 	if code, _, errs := fedcast(t, "data", "synth", "--areas", "2", "--days", "60", "--seed", "3", "--out", cases); code != 0 {
 		t.Fatalf("data synth: %s", errs)
 	}
-	serveOut := &syncBuffer{}
-	senv := &Env{Stdout: serveOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	served := make(chan int, 1)
-	sctx, stop := context.WithCancel(ctx)
-	go func() {
-		served <- run(sctx, senv, []string{"serve", "--study", studyPath, "--state", filepath.Join(dir, "state"), "--addr", addr,
-			"--web", filepath.Join(dir, "no-web"), "--insecure-seed", "7", "--log-level", "error"})
-	}()
 	// serve's first start pretrains the initial model (about 8 s on a
 	// busy machine; once per process).
-	defer func() { stop(); <-served }()
-	for !strings.Contains(serveOut.String(), "fedcast coordinator") {
-		select {
-		case c := <-served:
-			t.Fatalf("serve ended (exit %d):\n%s", c, serveOut.String())
-		case <-ctx.Done():
-			t.Fatal("serve did not start")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	startServe(t, ctx, studyPath, dir, addr, "--insecure-seed", "7")
 
 	code, _, errs = fedcast(t, "client", "--join", link, "--data", cases, "--quiet")
 	if code != 2 || !strings.Contains(errs, "--i-understand-insecure-seed") || !strings.Contains(errs, "NO privacy protection") {

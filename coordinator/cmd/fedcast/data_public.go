@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // runDataPublic is 'fedcast data public --cases FILE --counties FILE --out
@@ -30,15 +31,8 @@ func runDataPublic(env *Env, args []string) error {
 	if *cases == "" || *counties == "" || *out == "" {
 		return usagef(hint, "--cases, --counties and --out are all required")
 	}
-	data, err := readCases(env, *cases, false, time.Time{}, time.Time{})
+	data, meta, err := readCasesCounties(env, *cases, *counties)
 	if err != nil {
-		return err
-	}
-	meta, err := backtest.ReadCounties(*counties)
-	if err != nil {
-		return withHint(err)
-	}
-	if err := meta.Check(data, *counties); err != nil {
 		return err
 	}
 	p, err := forecast.NewPublicInputs(data, meta.State, meta.Population)
@@ -57,4 +51,22 @@ func runDataPublic(env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "wrote %s: national and %d state totals, %s … %s, %d areas (%d bytes). Declare it with: fedcast study new --preset weekly --public %s --public-source \"…\"\n",
 		*out, len(p.States), p.Start.Format(time.DateOnly), p.Known.Format(time.DateOnly), len(p.AreaState), b.Len(), *out)
 	return nil
+}
+
+// readCasesCounties reads a cases file and the counties file of its areas'
+// states and populations (every area needs a state): backtest and data
+// public.
+func readCasesCounties(env *Env, cases, counties string) (*series.Dataset, *backtest.Counties, error) {
+	data, err := readCases(env, cases, false, time.Time{}, time.Time{})
+	if err != nil {
+		return nil, nil, err
+	}
+	meta, err := backtest.ReadCounties(counties)
+	if err != nil {
+		return nil, nil, withHint(err)
+	}
+	if err := meta.Check(data, counties); err != nil {
+		return nil, nil, err
+	}
+	return data, meta, nil
 }

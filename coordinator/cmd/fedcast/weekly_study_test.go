@@ -48,12 +48,7 @@ func TestWeeklyStudyEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	code, out, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "4", "--rounds", "2", "--round-length", "2s", "--addr", addr,
 		"--preset", "weekly", "--public", path("public.csv"), "--public-source", "test totals", "--out", path("study.json"))
 	if code != 0 || !strings.Contains(out, "Design weekly") {
@@ -63,24 +58,7 @@ func TestWeeklyStudyEndToEnd(t *testing.T) {
 	if len(links) < 2 {
 		t.Fatalf("no join links in:\n%s", out)
 	}
-	serveOut := &syncBuffer{}
-	senv := &Env{Stdout: serveOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	served := make(chan int, 1)
-	sctx, stop := context.WithCancel(ctx)
-	go func() {
-		served <- run(sctx, senv, []string{"serve", "--study", path("study.json"), "--state", path("state"), "--addr", addr,
-			"--web", path("no-web"), "--log-level", "error"})
-	}()
-	defer func() { stop(); <-served }()
-	for !strings.Contains(serveOut.String(), "fedcast coordinator") {
-		select {
-		case c := <-served:
-			t.Fatalf("serve ended (exit %d):\n%s", c, serveOut.String())
-		case <-ctx.Done():
-			t.Fatal("serve did not start")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	startServe(t, ctx, path("study.json"), dir, addr)
 	type result struct {
 		code     int
 		out, err string
@@ -172,5 +150,41 @@ func checkWeeklyForecast(t *testing.T, path func(string) string) {
 	}
 	if !differ {
 		t.Errorf("the released model's forecasts %v do not change with the public totals", same)
+	}
+}
+
+// freeAddr returns a free local address for serve.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServe runs `fedcast serve --study studyPath` on addr (state and an
+// empty web directory in dir, extra flags after) until the test ends, and
+// waits for it to listen.
+func startServe(t *testing.T, ctx context.Context, studyPath, dir, addr string, extra ...string) {
+	t.Helper()
+	serveOut := &syncBuffer{}
+	senv := &Env{Stdout: serveOut, Stderr: io.Discard, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	served := make(chan int, 1)
+	sctx, stop := context.WithCancel(ctx)
+	go func() {
+		served <- run(sctx, senv, append([]string{"serve", "--study", studyPath, "--state", filepath.Join(dir, "state"), "--addr", addr,
+			"--web", filepath.Join(dir, "no-web"), "--log-level", "error"}, extra...))
+	}()
+	t.Cleanup(func() { stop(); <-served })
+	for !strings.Contains(serveOut.String(), "fedcast coordinator") {
+		select {
+		case c := <-served:
+			t.Fatalf("serve ended (exit %d):\n%s", c, serveOut.String())
+		case <-ctx.Done():
+			t.Fatal("serve did not start")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
