@@ -122,3 +122,26 @@ func TestWeeklyForecastsReadNoLaterTotals(t *testing.T) {
 		t.Errorf("guarded without issued weeks: %+v, %v", gs, err)
 	}
 }
+
+// In a continuing weekly study the file read again at a campaign's start
+// gives the weekly windows as of its new last day, with the public inputs.
+func TestWeeklyRefresh(t *testing.T) {
+	st := weeklyStudy()
+	st.Rounds, st.Campaigns = 4, 2
+	d, pub := weeklyData(t)
+	short := &series.Dataset{Regions: []*series.Region{{Name: "a", Start: d.Regions[0].Start, Cases: d.Regions[0].Cases[:200]}}}
+	s := &Session{study: st, opt: Options{Public: pub, Refresh: func(int) (*series.Dataset, error) { return d, nil }}}
+	old, err := s.prepare(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := old
+	got := s.refresh(3, &cur)
+	if got == old || got.Total() <= old.Total() || got.history != st.Layers[0] {
+		t.Errorf("campaign 2 trains on %d windows of %d inputs, campaign 1 on %d", got.Total(), got.history, old.Total())
+	}
+	s.opt.Public = nil
+	if _, err := s.prepare(short); !errors.Is(err, ErrNoPublic) {
+		t.Errorf("without the public inputs: %v", err)
+	}
+}
