@@ -11,12 +11,21 @@ import (
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// aggregate decodes the window's frames, hands the updates to the engine
-// in LHA order and completes the round (store commit). Nothing is sent:
-// the release does that at the slot's end.
-func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, error) {
+// collected is what a closed window left for its round's commit: the
+// answers to its frames, the count of frames that were not updates, and
+// when the aggregation started.
+type collected struct {
+	verdicts map[int][]verdict
+	dummies  int // answers that were not updates (admin log only)
+	start    time.Time
+}
+
+// collect decodes the window's frames and hands the updates to the engine
+// in LHA order (emu held). Nothing is sent: the release does that at the
+// slot's end.
+func (c *Coordinator) collect(w *window, t time.Time) *collected {
 	verdicts := map[int][]verdict{}
-	dummies := 0 // answers that were not updates (admin log only)
+	dummies := 0
 	start := c.now(t)
 	if w != nil {
 		lhas := make([]int, 0, len(w.frames))
@@ -44,6 +53,15 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
 		}
 	}
+	return &collected{verdicts: verdicts, dummies: dummies, start: start}
+}
+
+// commitRound completes round r from what its window left (store
+// commit). With a helper that answers asynchronously it returns
+// ErrHelperPending until the helper's share is there: the Coordinator
+// asks again at its next Tick.
+func (c *Coordinator) commitRound(r *Round, got *collected, t time.Time) (*release, error) {
+	verdicts, dummies, start := got.verdicts, got.dummies, got.start
 	res, why, err := c.complete(r, t)
 	if err != nil {
 		return nil, err

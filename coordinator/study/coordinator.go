@@ -88,6 +88,7 @@ const (
 	driveResume              // a restarted study waits for its LHAs (or the grace)
 	driveSlot                // waits for the start of slot j (release, then open)
 	driveWindow              // round open, taking updates until closeAt
+	driveCommit              // window closed, the helper's answer awaited (ErrHelperPending)
 	driveDone                // finished and announced
 	driveBroken              // a commit failed: the study stops
 )
@@ -121,6 +122,7 @@ type Coordinator struct {
 	closeAt   time.Time
 	releaseAt time.Time // when the pending committed round is released
 	pending   *release
+	got       *collected // the closed window of the round being committed
 	err       error
 
 	fmu    sync.Mutex
@@ -366,14 +368,23 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			if t.Before(c.closeAt) {
 				return Next{At: c.closeAt}, nil
 			}
+			c.got = c.collect(c.closeWindow(), t)
+			c.phase = driveCommit
+		case driveCommit:
 			r := c.round
-			w := c.closeWindow()
-			p, err := c.aggregate(r, w, t)
+			p, err := c.commitRound(r, c.got, t)
+			if errors.Is(err, ErrHelperPending) {
+				if by := c.closeAt.Add(c.slack); t.Before(by) {
+					return Next{At: by}, nil
+				}
+				p, err = c.helperLate(r), nil
+			}
 			if err != nil {
 				c.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
 				c.phase, c.err = driveBroken, err
 				return Next{}, err
 			}
+			c.got = nil
 			if p.abandoned != "" {
 				c.abandoned(r, p, t)
 				c.round = nil
@@ -423,8 +434,8 @@ func (c *Coordinator) Stop() {
 		}
 	}
 	c.round = nil
-	if c.phase == driveWindow {
-		c.phase = driveSlot
+	if c.phase == driveWindow || c.phase == driveCommit {
+		c.phase, c.got = driveSlot, nil
 	}
 }
 
