@@ -20,7 +20,7 @@ func TestHelperStudyRefused(t *testing.T) {
 	if raw, err = f.Marshal(); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = New(raw, nil, t0)
+	_, _, err = New(raw, nil, nil, t0)
 	if err == nil || !strings.Contains(err.Error(), "run it with fedcast serve, or create the study without --helper") {
 		t.Fatalf("a study with a helper on Workers: %v", err)
 	}
