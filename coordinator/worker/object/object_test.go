@@ -402,6 +402,15 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		got.Closes[0] != fx.Closes[0] || !got.Alarm.Equal(t0.Add(2*time.Millisecond)) {
 		t.Fatalf("round trip: %+v", got)
 	}
+	// A helper study's forwarded set and request travel as blobs too.
+	fx.Forwarded, fx.Fetch = []byte("set"), &Fetch{URL: "https://helper.example.org/helper/v1/aggregate", Round: 3, Body: []byte("{}"), Timeout: 12 * time.Second}
+	if b, err = fx.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = DecodeEffects(b); err != nil || !bytes.Equal(got.Forwarded, fx.Forwarded) || got.Fetch == nil ||
+		got.Fetch.URL != fx.Fetch.URL || got.Fetch.Round != 3 || !bytes.Equal(got.Fetch.Body, fx.Fetch.Body) || got.Fetch.Timeout != fx.Fetch.Timeout {
+		t.Fatalf("round trip with a helper: %+v, %v", got, err)
+	}
 	for _, bad := range [][]byte{nil, []byte("fcdo"), b[:len(b)-1], append(bytes.Clone(b), 0)} {
 		if _, _, err := DecodeEnvelope(bad); !errors.Is(err, ErrEnvelope) {
 			t.Errorf("%d bytes: %v", len(bad), err)
