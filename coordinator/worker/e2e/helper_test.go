@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+// A study with a helper on workerd: the Worker leads, a native helper
+// (the handler `fedcast helper serve` runs, in process on a loopback port)
+// adds its share, and headless clients complete the study. Every round
+// is committed with secure aggregation, and the helper's ledger has the
+// same rounds with the same ε.
+func TestStudyWithHelper(t *testing.T) {
+	bin := workerdPath(t)
+	key, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdir := t.TempDir()
+	h, err := helper.New(key, filepath.Join(hdir, "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h.Handler())
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	pub := filepath.Join(hdir, "helper.pub")
+	if err := os.WriteFile(pub, key.PublicKey().MarshalPublic(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := freeAddr(t)
+	names := []string{"A", "B", "C"}
+	const rounds = 3
+	s := newStudy(t, names, addr, "--epsilon", "4", "--rounds", strconv.Itoa(rounds), "--expected", "2", "--round-length", "3s",
+		"--helper", hs.URL, "--helper-key", pub)
+	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
+	clients := make([]*client, len(names))
+	for i := range names {
+		clients[i] = startClient(t, s, i)
+	}
+	var final string
+	for i, c := range clients {
+		out := c.wait(t, 2*time.Minute)
+		m := finishedLine.FindStringSubmatch(out)
+		if m == nil || m[1] != "rounds" || m[2] != strconv.Itoa(rounds) {
+			t.Fatalf("client %s did not finish the study's %d rounds:\n%s\nworkerd:\n%s", names[i], rounds, out, w.log)
+		}
+		if final == "" {
+			final = m[5]
+		} else if m[5] != final {
+			t.Errorf("client %s ends with model %s, client A with %s", names[i], m[5], final)
+		}
+	}
+	st := w.waitStatus(10*time.Second, func(st protocol.Status) bool { return st.State == protocol.StateFinished })
+	if !st.SecureAggregation || st.Round != rounds || !(st.EpsilonPublic > 0 && st.EpsilonPublic < st.EpsilonSpent) {
+		t.Errorf("final status: secure %v, %d rounds, ε %v, public ε %v", st.SecureAggregation, st.Round, st.EpsilonSpent, st.EpsilonPublic)
+	}
+	var state storedState
+	if err := w.get("/api/admin/state", s.admin, &state); err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Events) != rounds || protocol.HashHex(state.Model) != final {
+		t.Fatalf("stored state: %d events, model %s; clients' %s", len(state.Events), protocol.HashHex(state.Model), final)
+	}
+	ex, err := helper.ExportLedger(filepath.Join(hdir, "state"), "")
+	if err != nil || len(ex.Rounds) != rounds {
+		t.Fatalf("helper ledger: %v, %+v", err, ex)
+	}
+	for i, r := range ex.Rounds {
+		if r.Epsilon != state.Events[i].Epsilon || r.Reports != len(names) {
+			t.Errorf("round %d: helper ε %v over %d reports, leader ε %v", i+1, r.Epsilon, r.Reports, state.Events[i].Epsilon)
+		}
+	}
+	t.Logf("study with a helper on workerd: %d LHAs, %d rounds, ε per server %.6g, ε against the public %.6g", len(names), rounds, st.EpsilonSpent, st.EpsilonPublic)
+}
