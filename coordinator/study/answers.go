@@ -87,6 +87,46 @@ func (c *Coordinator) commitRound(r *Round, got *collected, t time.Time) (*relea
 	return &release{res: res, verdicts: verdicts}, nil
 }
 
+// commitTick commits the round whose window has closed (emu held): with
+// the helper's share when it has one, otherwise waiting for it
+// (ErrHelperPending) until the round's release time, then abandoning it.
+func (c *Coordinator) commitTick(t time.Time) (Next, error) {
+	r := c.round
+	p, err := c.commitRound(r, c.got, t)
+	if errors.Is(err, ErrHelperPending) {
+		if by := c.closeAt.Add(c.slack); t.Before(by) {
+			return Next{At: by}, nil
+		}
+		p, err = c.helperLate(r), nil
+	}
+	if err != nil {
+		c.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
+		c.phase, c.err = driveBroken, err
+		return Next{}, err
+	}
+	c.got = nil
+	if p.abandoned != "" {
+		c.abandoned(r, p, t)
+		c.round = nil
+		if c.j++; c.now(t).After(c.slot(c.j)) {
+			c.j = NextSlot(c.eng.ScheduleStart(), c.length, c.now(t))
+		}
+		c.phase = driveSlot
+		return Next{At: c.slot(c.j)}, nil
+	}
+	if c.hooks.AfterCommit != nil {
+		c.hooks.AfterCommit(p.res, r.Received)
+	}
+	c.round, c.pending = nil, p
+	c.scheduleRelease(r.ID, c.now(t))
+	c.phase = driveSlot
+	// A commit ends the call: the release comes from a later Tick,
+	// so a driver that persists its store after each call (a
+	// Durable Object) has the commit durable before the release
+	// even when the release is already due.
+	return Next{At: c.releaseAt}, nil
+}
+
 // submit decodes one buffered frame of LHA lha in the window of round and
 // hands it to the engine (emu held). taken: the update entered the sum.
 // v is the answer to a frame that broke the rules (code 0: no answer).

@@ -371,40 +371,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			c.got = c.collect(c.closeWindow(), t)
 			c.phase = driveCommit
 		case driveCommit:
-			r := c.round
-			p, err := c.commitRound(r, c.got, t)
-			if errors.Is(err, ErrHelperPending) {
-				if by := c.closeAt.Add(c.slack); t.Before(by) {
-					return Next{At: by}, nil
-				}
-				p, err = c.helperLate(r), nil
-			}
-			if err != nil {
-				c.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
-				c.phase, c.err = driveBroken, err
-				return Next{}, err
-			}
-			c.got = nil
-			if p.abandoned != "" {
-				c.abandoned(r, p, t)
-				c.round = nil
-				if c.j++; c.now(t).After(c.slot(c.j)) {
-					c.j = NextSlot(c.eng.ScheduleStart(), c.length, c.now(t))
-				}
-				c.phase = driveSlot
-				return Next{At: c.slot(c.j)}, nil
-			}
-			if c.hooks.AfterCommit != nil {
-				c.hooks.AfterCommit(p.res, r.Received)
-			}
-			c.round, c.pending = nil, p
-			c.scheduleRelease(r.ID, c.now(t))
-			c.phase = driveSlot
-			// A commit ends the call: the release comes from a later Tick,
-			// so a driver that persists its store after each call (a
-			// Durable Object) has the commit durable before the release
-			// even when the release is already due.
-			return Next{At: c.releaseAt}, nil
+			return c.commitTick(t)
 		case driveDone:
 			return Next{Finished: true}, nil
 		case driveBroken:

@@ -5,8 +5,10 @@
 // (class Study, one per study) holds the websockets, the storage and the
 // alarm, and hands every event, with the time it happened, to the Go
 // program (app.wasm, an http.Handler served by syumai/workers; the logic
-// is coordinator/worker/object). Go answers with effects: the state to
-// store first, the frames to send, the sockets to close, the next alarm.
+// is coordinator/worker/object). Go answers with effects: the state (and,
+// with a helper, the forwarded report set) to store first, the frames to
+// send, the sockets to close, a request to the study's helper, the next
+// alarm.
 // This file decides nothing about the study.
 
 import "./wasm_exec.js";
