@@ -92,5 +92,12 @@ func (o *Object) HelperAnswer(round, status int, statusText string, body []byte,
 		}
 		o.ans = a
 		o.tick(now)
+		if o.ans != nil && o.ans.err != nil {
+			// Not taken: the round was abandoned already (the answer came
+			// after its release time). A failure is not kept for the
+			// round's next attempt, which asks again; a share is (it is
+			// the helper's share of the same set).
+			o.ans = nil
+		}
 	})
 }

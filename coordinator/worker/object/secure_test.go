@@ -249,3 +249,28 @@ func TestHelperForwardedSetSurvivesRestart(t *testing.T) {
 		t.Fatalf("after the repeated share: %d rounds (%d %s)", rounds, status, body)
 	}
 }
+
+// A failure that comes after the round was abandoned (its release time
+// passed) does not abandon the round's next attempt: that asks again.
+func TestHelperLateFailureNotKept(t *testing.T) {
+	x := newSecure(t)
+	x.report(t, 1)
+	fx := x.o.Alarm(x.o.next.At)
+	if fx.Fetch == nil {
+		t.Fatal("no fetch at the window's close")
+	}
+	release := x.o.next.At
+	if fx = x.o.Alarm(release); !told(t, fx, protocol.CodeRoundAbandoned, 1) {
+		t.Fatal("round 1 not abandoned at its release time")
+	}
+	x.o.HelperAnswer(1, 0, "timed out", nil, release.Add(time.Second))
+	for i := 0; i < 5 && x.o.co.Status().Schedule.Round == 0; i++ {
+		x.o.Alarm(x.o.next.At)
+	}
+	x.now = x.o.next.At.Add(-2 * time.Second)
+	x.report(t, 1)
+	fx = x.o.Alarm(x.o.next.At)
+	if fx.Fetch == nil || told(t, fx, protocol.CodeRoundAbandoned, 1) {
+		t.Fatalf("the next attempt at round 1: fetch %v, abandoned at once %v", fx.Fetch != nil, told(t, fx, protocol.CodeRoundAbandoned, 1))
+	}
+}
