@@ -350,7 +350,13 @@ export class Study {
       status = 0;
       statusText = String((e && e.message) || e);
     }
-    this.run("helper", 0, encodeEnvelope({ round: f.round, status, status_text: statusText }, [answer]));
+    try {
+      this.run("helper", 0, encodeEnvelope({ round: f.round, status, status_text: statusText }, [answer]));
+    } catch (e) {
+      // The Go program exited meanwhile: the next object reopens the
+      // round and forwards the stored set again.
+      console.log(`fedcast: the helper's answer to round ${f.round} was not taken: ${e}`);
+    }
   }
 
   async alarm() {
