@@ -42,23 +42,7 @@ func TestStudyWithHelper(t *testing.T) {
 	s := newStudy(t, names, addr, "--epsilon", "4", "--rounds", strconv.Itoa(rounds), "--expected", "2", "--round-length", "3s",
 		"--helper", hs.URL, "--helper-key", pub)
 	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
-	clients := make([]*client, len(names))
-	for i := range names {
-		clients[i] = startClient(t, s, i)
-	}
-	var final string
-	for i, c := range clients {
-		out := c.wait(t, 2*time.Minute)
-		m := finishedLine.FindStringSubmatch(out)
-		if m == nil || m[1] != "rounds" || m[2] != strconv.Itoa(rounds) {
-			t.Fatalf("client %s did not finish the study's %d rounds:\n%s\nworkerd:\n%s", names[i], rounds, out, w.log)
-		}
-		if final == "" {
-			final = m[5]
-		} else if m[5] != final {
-			t.Errorf("client %s ends with model %s, client A with %s", names[i], m[5], final)
-		}
-	}
+	final := finishAll(t, startClients(t, s, names), names, rounds)
 	st := w.waitStatus(10*time.Second, func(st protocol.Status) bool { return st.State == protocol.StateFinished })
 	if !st.SecureAggregation || st.Round != rounds || !(st.EpsilonPublic > 0 && st.EpsilonPublic < st.EpsilonSpent) {
 		t.Errorf("final status: secure %v, %d rounds, ε %v, public ε %v", st.SecureAggregation, st.Round, st.EpsilonSpent, st.EpsilonPublic)
