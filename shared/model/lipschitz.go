@@ -56,4 +56,3 @@ func lipschitzForecast(x []float64, out float64) float64 {
 	out = max(-lipschitzMaxChange, min(lipschitzMaxChange, out))
 	return max(0, math.Exp(lipschitzLog(x[len(x)-1])+out)-LipschitzKappa)
 }
-

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/publish"
 	"github.com/fedcast/fedcast/shared/series"
 )
@@ -78,7 +79,7 @@ func TestClientPublishSameDraw(t *testing.T) {
 			d.Regions[0].Cases[29] += 50 // the counts changed: still the stored draw
 		}
 		var out bytes.Buffer
-		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, 2, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, protocol.Study{Epsilon: 2, Features: "log-change"}, nil, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
 			t.Fatal(err)
 		}
 		hubText, err := os.ReadFile(filepath.Join(dir, "f-published.csv"))
