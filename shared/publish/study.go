@@ -14,6 +14,10 @@ import (
 // to publish then comes from PublicForecaster.
 var ErrNotLipschitz = errors.New("publish: the study's design is not Lipschitz-bounded")
 
+// ErrNoModelYet means a Lipschitz study has released no model yet (its
+// words are for people: the page shows them).
+var ErrNoModelYet = errors.New("the study has released no model yet: publish after its first round")
+
 // StudyForecaster returns the forecaster of a study's released model
 // params, for a study of the Lipschitz design (features "lipschitz",
 // model.Lipschitz; layers H, hidden …, 1 with H = 7·(W−1)+1, damping 0
@@ -66,7 +70,7 @@ func ForStudy(st protocol.Study, released []float64) (*Forecaster, string, error
 		return PublicForecaster(), "", nil
 	}
 	if len(released) == 0 {
-		return nil, "", errors.New("publish: the study has released no model yet: publish after its first round")
+		return nil, "", ErrNoModelYet
 	}
 	f, err := StudyForecaster(st.Features, st.Layers, st.Damping, released)
 	if err != nil {
