@@ -149,6 +149,9 @@ func (f Features) PredictDamped(m *nn.MLP, params, x, dst []float64, damping flo
 	}
 	m.Predict(params, in, dst)
 	for i := range dst {
+		if f == Lipschitz { // publish.Forecaster's order: clamp, then damp
+			dst[i] = max(-lipschitzMaxChange, min(lipschitzMaxChange, dst[i]))
+		}
 		dst[i] = f.Forecast(x[i*H:(i+1)*H], damping*dst[i])
 	}
 }
