@@ -27,18 +27,21 @@ func init() {
 	})
 }
 
+// studyNewUsage is the help of study new.
+const studyNewUsage = "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|lipschitz] [flags]\n\n" +
+	"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n" +
+	"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n" +
+	"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n" +
+	"lr=0.001); --preset lipschitz the publishable design (docs/privacy.md, \"Publishing a forecast\": weekly averages of\n" +
+	"the last 3 weeks, trailing, H=15, MLP 15-8-1 with every layer's spectral norm at most 1, T=5, E=30, S=0.5, lr=0.01,\n" +
+	"damped by 0.1), whose model the LHAs can publish with --publish-epsilon.\n" +
+	"--history, --rounds, --expected, --clip, --epochs and --lr override single settings."
+
 func runStudy(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "new" {
 		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new')")
 	}
-	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|lipschitz] [flags]\n\n"+
-		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
-		"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n"+
-		"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n"+
-		"lr=0.001); --preset lipschitz the publishable design (docs/privacy.md, \"Publishing a forecast\": weekly averages of\n"+
-		"the last 3 weeks, trailing, H=15, MLP 15-8-1 with every layer's spectral norm at most 1, T=5, E=30, S=0.5, lr=0.01,\n"+
-		"damped by 0.1), whose model the LHAs can publish with --publish-epsilon.\n"+
-		"--history, --rounds, --expected, --clip, --epochs and --lr override single settings.")
+	fs := newFlagSet(env, "study new", studyNewUsage)
 	preset := fs.String("preset", "default", "study design: default (fedcast's), paper (every setting of the paper) or lipschitz (a model the LHAs can publish)")
 	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
 	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
