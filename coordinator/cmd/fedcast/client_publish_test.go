@@ -58,19 +58,7 @@ func checkPublishedHub(t *testing.T, path string, d *series.Dataset, text string
 // time gives the stored numbers, and a changed count does not change them.
 func TestClientPublishSameDraw(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "cases.csv")
-	var b strings.Builder
-	b.WriteString("date,region,cases\n")
-	for i := range 30 {
-		b.WriteString("2021-03-" + twoDigits(i+1) + ",01001," + twoDigits(20+i%5) + "\n")
-	}
-	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := series.ReadFile(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, d := writePublishCases(t, dir, 30, func(i int) int { return 20 + i%5 })
 	var runs []string
 	for k := range 2 {
 		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "client", "")
@@ -108,6 +96,26 @@ func TestClientPublishSameDraw(t *testing.T) {
 	}
 }
 
+// writePublishCases writes dir/cases.csv, one area's count(i) cases on
+// March i+1, 2021 (i < days ≤ 31), and returns its path and dataset.
+func writePublishCases(t *testing.T, dir string, days int, count func(int) int) (string, *series.Dataset) {
+	t.Helper()
+	data := filepath.Join(dir, "cases.csv")
+	var b strings.Builder
+	b.WriteString("date,region,cases\n")
+	for i := range days {
+		b.WriteString("2021-03-" + twoDigits(i+1) + ",01001," + strconv.Itoa(count(i)) + "\n")
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := series.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, d
+}
+
 func twoDigits(i int) string { return string([]byte{byte('0' + i/10), byte('0' + i%10)}) }
 
 func TestClientPublishFlags(t *testing.T) {
@@ -125,19 +133,7 @@ func TestClientPublishFlags(t *testing.T) {
 // design publishes with the public model and says so.
 func TestClientPublishStudyModel(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "cases.csv")
-	var b strings.Builder
-	b.WriteString("date,fips,cases\n")
-	for i := range 28 {
-		b.WriteString("2021-03-" + twoDigits(i+1) + ",01001," + strconv.Itoa(10+4*i) + "\n")
-	}
-	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := series.ReadFile(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, d := writePublishCases(t, dir, 28, func(i int) int { return 10 + 4*i })
 	layers := []int{model.LipschitzHistory, 8, 1}
 	mlp := nn.NewMLP(layers...)
 	released := make([]float64, mlp.NumParams())
