@@ -185,6 +185,12 @@ func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
 	if flagSet(fs, "smoothing") && f.Smoothing != "trailing" {
 		return usagef("leave out --smoothing", "--preset lipschitz reads trailing weekly averages: --smoothing %s does not fit", f.Smoothing)
 	}
+	if f.Strategy != "" {
+		return usagef("leave out --strategy", "--preset lipschitz trains with FedAvg only: with --strategy %s the released models would not keep every layer's norm at most 1", f.Strategy)
+	}
+	if f.Privacy != "" {
+		return usagef("leave out --privacy", "--preset lipschitz trains with client-level privacy only: with --privacy %s the released models would not keep every layer's norm at most 1", f.Privacy)
+	}
 	if f.Horizon != publish.WeekDays {
 		return usagef("leave out --horizon", "--preset lipschitz forecasts the next 7 days: --horizon %d does not fit", f.Horizon)
 	}
