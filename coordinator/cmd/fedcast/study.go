@@ -197,7 +197,7 @@ func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
 	if flagSet(fs, "history") && (f.History < 8 || (f.History-1)%7 != 0) {
 		return usagef("e.g. --history 15 (3 weeks) or 22 (4 weeks)", "--preset lipschitz reads whole weeks: --history must be 7·(weeks−1)+1, got %d", f.History)
 	}
-	f.Smoothing = "trailing"
+	f.Smoothing, f.Features = "trailing", string(model.Lipschitz)
 	return nil
 }
 
