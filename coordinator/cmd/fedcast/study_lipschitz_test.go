@@ -40,4 +40,7 @@ func TestStudyNewLipschitz(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", bad, code, stderr)
 		}
 	}
+	if code, _, stderr := fedcast(t, "simulate", "--preset", "lipschitz", "--epsilon", "1", "--runs", "1"); code != 2 || !strings.Contains(stderr, "backtest --preset lipschitz") {
+		t.Errorf("simulate --preset lipschitz: exit %d, %q", code, stderr)
+	}
 }
