@@ -102,11 +102,17 @@ func (s *JoinState) Publish() {
 		p.Problem = "The forecasts published before in this browser could not be read: " + err.Error()
 		return
 	}
-	ps, mark, err := store.PublishAll(s.Data, publish.PublicForecaster(), p.epsilon(), publish.DefaultDelta, privacy.NewSecureRand())
+	f, sha, err := publish.ForStudy(s.Welcome.Study, s.releasedModel())
 	if err != nil {
 		p.Problem = "No forecast to publish: " + err.Error()
 		return
 	}
+	ps, mark, err := store.PublishAll(s.Data, f, p.epsilon(), publish.DefaultDelta, privacy.NewSecureRand())
+	if err != nil {
+		p.Problem = "No forecast to publish: " + err.Error()
+		return
+	}
+	mark = mark.ForModel(sha)
 	if mark.EpsilonPerPersonYear > p.limit()*(1+1e-9) {
 		p.Problem = fmt.Sprintf("Publishing now would take one person's ε to %s this year, above your yearly limit of %s. Nothing was published: raise the limit or publish with a smaller ε.",
 			FormatEpsilon(mark.EpsilonPerPersonYear), FormatEpsilon(p.limit()))
@@ -126,6 +132,20 @@ func (s *JoinState) Publish() {
 		p.mem = buf.Bytes()
 	}
 	s.showPublished(ps, mark)
+}
+
+// releasedModel is the study's latest released model (nil before the
+// first round or without a connection): the shared model, not an MR-MTL
+// personal one.
+func (s *JoinState) releasedModel() []float64 {
+	switch sess := s.session.(type) {
+	case nil:
+		return nil
+	case interface{ GlobalModel() []float64 }:
+		return sess.GlobalModel()
+	default:
+		return sess.Model()
+	}
 }
 
 // showPublished fills the page's words and downloads.

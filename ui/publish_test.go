@@ -1,10 +1,13 @@
 package ui
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 )
@@ -43,5 +46,44 @@ func TestPagePublish(t *testing.T) {
 	s.SetPublishEpsilon("zero")
 	if p.Problem == "" {
 		t.Error("a bad ε was accepted")
+	}
+}
+
+// TestPagePublishStudyModel: for a study of the Lipschitz design the page
+// publishes with the study's released model and its marking names the
+// model's hash; for another design the marking says the public no-change
+// model made the forecast; a Lipschitz study with no model yet publishes
+// nothing and says why.
+func TestPagePublishStudyModel(t *testing.T) {
+	PublishStore = nil
+	cases := make([]float64, 40)
+	for i := range cases {
+		cases[i] = float64(20 + 3*i)
+	}
+	layers := []int{model.LipschitzHistory, 8, 1}
+	mlp := nn.NewMLP(layers...)
+	released := make([]float64, mlp.NumParams())
+	mlp.Init(released, rand.New(rand.NewPCG(1, 2)))
+	mlp.ProjectSpectral(released)
+	sha := protocol.HashHex(released)
+	page := func(features string, sess Session) *JoinState {
+		return &JoinState{Data: &series.Dataset{Regions: []*series.Region{{Name: "01001", Start: time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC), Cases: cases}}},
+			Welcome: &protocol.Welcome{Study: protocol.Study{Name: "s", Epsilon: 2, Features: features, Layers: layers, Damping: 0.1}, LHA: "A"},
+			session: sess}
+	}
+	lip := page("lipschitz", &fakeSession{model: released})
+	lip.Publish()
+	if p := lip.Publishing; p.Problem != "" || !strings.Contains(p.Marking, sha) || !strings.Contains(p.Marking, "study's shared model") {
+		t.Errorf("a Lipschitz study's page: problem %q, marking %q", p.Problem, p.Marking)
+	}
+	other := page("log-change", &fakeSession{model: released})
+	other.Publish()
+	if p := other.Publishing; p.Problem != "" || strings.Contains(p.Marking, sha) || !strings.Contains(p.Marking, "no change") {
+		t.Errorf("another design's page: problem %q, marking %q", p.Problem, p.Marking)
+	}
+	early := page("lipschitz", nil)
+	early.Publish()
+	if p := early.Publishing; !strings.Contains(p.Problem, "no model yet") || p.Hub != "" {
+		t.Errorf("a Lipschitz study without a model: problem %q, hub %q", p.Problem, p.Hub)
 	}
 }

@@ -1,15 +1,14 @@
 package helper
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -68,42 +67,25 @@ func (f *Forwarder) load(hash [32]byte, round, d int) {
 		return
 	}
 	b, err := os.ReadFile(filepath.Join(f.Dir, forwardedFile))
-	if err != nil || len(b) < 44 || !bytes.Equal(b[:32], hash[:]) || int(binary.BigEndian.Uint64(b[32:])) != round {
+	if err != nil {
 		return
 	}
-	n := int(binary.BigEndian.Uint32(b[40:]))
-	size := secagg.ReportSize(d)
-	if len(b) != 44+n*size {
-		return
+	if set, ok := study.DecodeForwarded(b, hash, round, d); ok {
+		f.round, f.hash, f.set = round, hash, set
 	}
-	var set []*secagg.Report
-	for i := range n {
-		r, err := secagg.UnmarshalReport(b[44+i*size:44+(i+1)*size], d)
-		if err != nil {
-			return
-		}
-		set = append(set, r)
-	}
-	f.round, f.hash, f.set = round, hash, set
 }
 
 // store makes reports round's set, in memory and, with Dir, on disk
 // (written to a temporary file, synced, renamed).
 func (f *Forwarder) store(hash [32]byte, round int, reports []*secagg.Report) error {
 	if f.Dir != "" {
-		var b bytes.Buffer
-		b.Write(hash[:])
-		binary.Write(&b, binary.BigEndian, uint64(round))
-		binary.Write(&b, binary.BigEndian, uint32(len(reports)))
-		for _, r := range reports {
-			b.Write(r.Marshal())
-		}
+		b := study.EncodeForwarded(hash, round, reports)
 		tmp := filepath.Join(f.Dir, forwardedFile+".tmp")
 		fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
-		_, err = fh.Write(b.Bytes())
+		_, err = fh.Write(b)
 		if err == nil {
 			err = fh.Sync()
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -15,7 +16,7 @@ const (
 	// 400 (bad request), 409 (refused: round out of order, already
 	// released with other reports, past T or the budget, another helper's
 	// study) or 500.
-	PathAggregate = "/helper/v1/aggregate"
+	PathAggregate = study.HelperPathAggregate
 	// PathKey answers the helper's public key and fingerprint (GET).
 	PathKey = "/helper/v1/key"
 )

@@ -11,12 +11,21 @@ import (
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// aggregate decodes the window's frames, hands the updates to the engine
-// in LHA order and completes the round (store commit). Nothing is sent:
-// the release does that at the slot's end.
-func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, error) {
+// collected is what a closed window left for its round's commit: the
+// answers to its frames, the count of frames that were not updates, and
+// when the aggregation started.
+type collected struct {
+	verdicts map[int][]verdict
+	dummies  int // answers that were not updates (admin log only)
+	start    time.Time
+}
+
+// collect decodes the window's frames and hands the updates to the engine
+// in LHA order (emu held). Nothing is sent: the release does that at the
+// slot's end.
+func (c *Coordinator) collect(w *window, t time.Time) *collected {
 	verdicts := map[int][]verdict{}
-	dummies := 0 // answers that were not updates (admin log only)
+	dummies := 0
 	start := c.now(t)
 	if w != nil {
 		lhas := make([]int, 0, len(w.frames))
@@ -44,6 +53,15 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 				fmt.Sprintf("%d more frame(s) in round %d ignored: only the first frame of a round is read", n, w.round)})
 		}
 	}
+	return &collected{verdicts: verdicts, dummies: dummies, start: start}
+}
+
+// commitRound completes round r from what its window left (store
+// commit). With a helper that answers asynchronously it returns
+// ErrHelperPending until the helper's share is there: the Coordinator
+// asks again at its next Tick.
+func (c *Coordinator) commitRound(r *Round, got *collected, t time.Time) (*release, error) {
+	verdicts, dummies, start := got.verdicts, got.dummies, got.start
 	res, why, err := c.complete(r, t)
 	if err != nil {
 		return nil, err
@@ -67,6 +85,46 @@ func (c *Coordinator) aggregate(r *Round, w *window, t time.Time) (*release, err
 		"sampled", len(r.Sampled), "received", r.Received, "rejected", r.Rejected, "not_counted", dummies,
 		"model_sha256", res.Event.ModelSHA256, "took", took.Round(time.Millisecond))
 	return &release{res: res, verdicts: verdicts}, nil
+}
+
+// commitTick commits the round whose window has closed (emu held): with
+// the helper's share when it has one, otherwise waiting for it
+// (ErrHelperPending) until the round's release time, then abandoning it.
+func (c *Coordinator) commitTick(t time.Time) (Next, error) {
+	r := c.round
+	p, err := c.commitRound(r, c.got, t)
+	if errors.Is(err, ErrHelperPending) {
+		if by := c.closeAt.Add(c.slack); t.Before(by) {
+			return Next{At: by}, nil
+		}
+		p, err = c.helperLate(r), nil
+	}
+	if err != nil {
+		c.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
+		c.phase, c.err = driveBroken, err
+		return Next{}, err
+	}
+	c.got = nil
+	if p.abandoned != "" {
+		c.abandoned(r, p, t)
+		c.round = nil
+		if c.j++; c.now(t).After(c.slot(c.j)) {
+			c.j = NextSlot(c.eng.ScheduleStart(), c.length, c.now(t))
+		}
+		c.phase = driveSlot
+		return Next{At: c.slot(c.j)}, nil
+	}
+	if c.hooks.AfterCommit != nil {
+		c.hooks.AfterCommit(p.res, r.Received)
+	}
+	c.round, c.pending = nil, p
+	c.scheduleRelease(r.ID, c.now(t))
+	c.phase = driveSlot
+	// A commit ends the call: the release comes from a later Tick,
+	// so a driver that persists its store after each call (a
+	// Durable Object) has the commit durable before the release
+	// even when the release is already due.
+	return Next{At: c.releaseAt}, nil
 }
 
 // submit decodes one buffered frame of LHA lha in the window of round and

@@ -88,6 +88,7 @@ const (
 	driveResume              // a restarted study waits for its LHAs (or the grace)
 	driveSlot                // waits for the start of slot j (release, then open)
 	driveWindow              // round open, taking updates until closeAt
+	driveCommit              // window closed, the helper's answer awaited (ErrHelperPending)
 	driveDone                // finished and announced
 	driveBroken              // a commit failed: the study stops
 )
@@ -121,6 +122,7 @@ type Coordinator struct {
 	closeAt   time.Time
 	releaseAt time.Time // when the pending committed round is released
 	pending   *release
+	got       *collected // the closed window of the round being committed
 	err       error
 
 	fmu    sync.Mutex
@@ -366,34 +368,10 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			if t.Before(c.closeAt) {
 				return Next{At: c.closeAt}, nil
 			}
-			r := c.round
-			w := c.closeWindow()
-			p, err := c.aggregate(r, w, t)
-			if err != nil {
-				c.log.Error("round not committed: the study stops", "round", r.ID, "err", err)
-				c.phase, c.err = driveBroken, err
-				return Next{}, err
-			}
-			if p.abandoned != "" {
-				c.abandoned(r, p, t)
-				c.round = nil
-				if c.j++; c.now(t).After(c.slot(c.j)) {
-					c.j = NextSlot(c.eng.ScheduleStart(), c.length, c.now(t))
-				}
-				c.phase = driveSlot
-				return Next{At: c.slot(c.j)}, nil
-			}
-			if c.hooks.AfterCommit != nil {
-				c.hooks.AfterCommit(p.res, r.Received)
-			}
-			c.round, c.pending = nil, p
-			c.scheduleRelease(r.ID, c.now(t))
-			c.phase = driveSlot
-			// A commit ends the call: the release comes from a later Tick,
-			// so a driver that persists its store after each call (a
-			// Durable Object) has the commit durable before the release
-			// even when the release is already due.
-			return Next{At: c.releaseAt}, nil
+			c.got = c.collect(c.closeWindow(), t)
+			c.phase = driveCommit
+		case driveCommit:
+			return c.commitTick(t)
 		case driveDone:
 			return Next{Finished: true}, nil
 		case driveBroken:
@@ -423,8 +401,8 @@ func (c *Coordinator) Stop() {
 		}
 	}
 	c.round = nil
-	if c.phase == driveWindow {
-		c.phase = driveSlot
+	if c.phase == driveWindow || c.phase == driveCommit {
+		c.phase, c.got = driveSlot, nil
 	}
 }
 

@@ -9,6 +9,13 @@ import (
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
+// ErrHelperPending is returned by a HelperFunc that has asked the helper
+// and waits for its answer (an asynchronous driver: the Durable Object).
+// The Coordinator keeps the round closed and calls the HelperFunc again
+// at each Tick until the round's release time; a round still without the
+// helper's answer then is abandoned (nothing released, no budget spent).
+var ErrHelperPending = errors.New("study: the helper's answer is awaited")
+
 // HelperFunc gets the helper's aggregate share of round: the driver posts
 // the reports' IDs and sealed seeds with the study value to the helper
 // (coordinator/helper.Forwarder in serve). It returns the answer and the
@@ -28,6 +35,9 @@ func (c *Coordinator) complete(r *Round, t time.Time) (res *Result, why string, 
 		return res, "", err
 	}
 	resp, set, err := c.helper(&c.eng.Study, r.ID, c.eng.Reports())
+	if errors.Is(err, ErrHelperPending) {
+		return nil, "", err
+	}
 	if err != nil {
 		c.eng.Abandon()
 		c.log.Warn("round abandoned: no share from the helper; nothing released, no budget spent", "round", r.ID, "err", err)
@@ -39,6 +49,15 @@ func (c *Coordinator) complete(r *Round, t time.Time) (res *Result, why string, 
 		return nil, "the second server's (the helper's) answer did not fit this round", nil
 	}
 	return res, "", err
+}
+
+// helperLate abandons round r, whose helper has not answered by the
+// round's release time (emu held): nothing is released, no budget is
+// spent.
+func (c *Coordinator) helperLate(r *Round) *release {
+	c.eng.Abandon()
+	c.log.Warn("round abandoned: the helper did not answer by the release time; nothing released, no budget spent", "round", r.ID)
+	return &release{abandoned: "the second server (the helper) did not answer in time", verdicts: c.got.verdicts}
 }
 
 // abandoned tells every connected LHA, in plain words, that round r was

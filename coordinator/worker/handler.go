@@ -36,14 +36,16 @@ type handler struct {
 
 // Request is one Durable Object event for Do.
 type Request struct {
-	// Op is init, connect, message, disconnect or alarm.
+	// Op is init, connect, message, disconnect, alarm or helper.
 	Op     string
 	Conn   int
 	Now    time.Time
 	Binary bool
 	// Data is the frame (message), the init envelope
-	// ({"now"} + [study file, stored state?]) or, for connect, the
-	// request's Sec-WebSocket-Protocol header (the join token).
+	// ({"now"} + [study file, stored state?, stored forwarded set?]), the
+	// helper's answer (helper: {"round", "status", "status_text"} + [body])
+	// or, for connect, the request's Sec-WebSocket-Protocol header (the
+	// join token).
 	Data []byte
 	// Origin and Host of a websocket request (connect), and the client's
 	// address (CF-Connecting-IP).
@@ -84,10 +86,43 @@ func (h *handler) Do(r Request) ([]byte, error) {
 		fx = h.obj.Disconnect(r.Conn, r.Now)
 	case "alarm":
 		fx = h.obj.Alarm(r.Now)
+	case "helper":
+		a, err := decodeHelperAnswer(r.Data)
+		if err != nil {
+			return nil, err
+		}
+		fx = h.obj.HelperAnswer(a.Round, a.Status, a.StatusText, a.Body, r.Now)
 	default:
 		return nil, fmt.Errorf("worker: unknown call %q", r.Op)
 	}
 	return fx.Encode()
+}
+
+// helperAnswer is the helper's answer to a Fetch, as the Durable Object
+// hands it back (status 0: no answer, StatusText says why).
+type helperAnswer struct {
+	Round      int    `json:"round"`
+	Status     int    `json:"status"`
+	StatusText string `json:"status_text"`
+	Body       []byte `json:"-"`
+}
+
+func decodeHelperAnswer(b []byte) (*helperAnswer, error) {
+	hb, blobs, err := object.DecodeEnvelope(b)
+	if err != nil {
+		return nil, err
+	}
+	var a helperAnswer
+	if err := json.Unmarshal(hb, &a); err != nil {
+		return nil, fmt.Errorf("worker: the helper's answer: %w", err)
+	}
+	if len(blobs) > 1 {
+		return nil, fmt.Errorf("worker: the helper's answer has %d bodies", len(blobs))
+	}
+	if len(blobs) == 1 {
+		a.Body = blobs[0]
+	}
+	return &a, nil
 }
 
 func (h *handler) notLoaded() error {
@@ -105,20 +140,23 @@ func (h *handler) init(body []byte, now time.Time) ([]byte, error) {
 	if err == nil {
 		err = json.Unmarshal(hb, &head)
 	}
-	if err == nil && (len(blobs) < 1 || len(blobs) > 2) {
-		err = fmt.Errorf("worker: init wants the study file and at most one stored state, got %d blobs", len(blobs))
+	if err == nil && (len(blobs) < 1 || len(blobs) > 3) {
+		err = fmt.Errorf("worker: init wants the study file, the stored state and the stored forwarded set (both optional), got %d blobs", len(blobs))
 	}
 	if err != nil {
 		return nil, err
 	}
-	var stored []byte
-	if len(blobs) == 2 && len(blobs[1]) > 0 {
+	var stored, forwarded []byte
+	if len(blobs) >= 2 && len(blobs[1]) > 0 {
 		stored = blobs[1]
+	}
+	if len(blobs) == 3 && len(blobs[2]) > 0 {
+		forwarded = blobs[2]
 	}
 	if head.Now > 0 {
 		now = time.UnixMilli(head.Now)
 	}
-	obj, fx, err := object.New(blobs[0], stored, now)
+	obj, fx, err := object.New(blobs[0], stored, forwarded, now)
 	if err != nil {
 		h.obj, h.err = nil, fmt.Errorf("worker: cannot open the study: %w", err)
 		return nil, h.err

@@ -138,3 +138,31 @@ func TestConnectRefusesForeignOrigin(t *testing.T) {
 		t.Error("an unknown call was taken")
 	}
 }
+
+// The helper's answer comes back as an envelope ({"round", "status",
+// "status_text"} + the body); a malformed one is an error, and one that
+// no round awaits changes nothing.
+func TestHelperAnswerCall(t *testing.T) {
+	h, _ := newHandler(t)
+	for _, bad := range [][]byte{nil, []byte("{}"), initEnvelope(t, []byte("a"), []byte("b"))} {
+		if _, err := h.Do(Request{Op: "helper", Now: now, Data: bad}); err == nil {
+			t.Errorf("helper answer %q accepted", bad)
+		}
+	}
+	b, err := object.EncodeEnvelope(map[string]any{"round": 1, "status": 200, "status_text": "200 OK"}, [][]byte{[]byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := decodeHelperAnswer(b)
+	if err != nil || a.Round != 1 || a.Status != 200 || a.StatusText != "200 OK" || string(a.Body) != "{}" {
+		t.Fatalf("decoded %+v, %v", a, err)
+	}
+	out, err := h.Do(Request{Op: "helper", Now: now, Data: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := object.DecodeEffects(out)
+	if err != nil || fx.State != nil || len(fx.Sends) != 0 || len(fx.Log) != 1 || !strings.Contains(fx.Log[0], "not awaited") {
+		t.Fatalf("an answer no round awaits: %+v, %v", fx, err)
+	}
+}

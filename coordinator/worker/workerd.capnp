@@ -16,6 +16,10 @@ const config :Workerd.Config = (
     (name = "web", disk = (path = "bin/web")),
     # The Durable Objects' storage (SQLite files, one per study).
     (name = "do-storage", disk = (path = "state/worker", writable = true)),
+    # Outbound fetch (the study's helper, in a study with one). workerd's
+    # default reaches public addresses only; a local run may have its
+    # helper on this machine (fedcast helper serve --addr 127.0.0.1:PORT).
+    (name = "internet", network = (allow = ["public", "local"], tlsOptions = (trustBrowserCas = true))),
   ],
   sockets = [(name = "http", address = "127.0.0.1:8787", http = (), service = "main")],
 );

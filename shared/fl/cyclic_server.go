@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -213,6 +214,9 @@ func (s *CyclicServer) Propose(trained []float64, noise *rand.Rand) (*CyclicPend
 	round := s.Round + 1
 	p := &CyclicPending{Round: round, Turn: s.Turn + 1, Client: s.Order[s.Turn], Global: make([]float64, len(s.Global)), Epsilon: math.Inf(1)}
 	p.Used = HandOff(s.Config, round, s.Global, trained, p.Global, noise)
+	if len(s.Config.Spectral) > 0 { // as Server releases: projected after the noise
+		nn.NewMLP(s.Config.Spectral...).ProjectSpectral(p.Global)
+	}
 	if s.Config.DP {
 		p.NoiseMultiplier = s.Config.NoiseMultiplierAt(round)
 		p.Epsilon = s.Accounts.EpsilonIfNext(p.Client, p.NoiseMultiplier)

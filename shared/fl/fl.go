@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
@@ -56,6 +57,15 @@ type Config struct {
 	// that knows only NoiseMultiplier over-estimates ε. Empty means every
 	// round has NoiseMultiplier.
 	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
+	// Spectral, when set, are the layer sizes of a Lipschitz-bounded
+	// network (the publishable design, issue 27): each client trains with
+	// spectral normalisation (nn.Trainer.TrainSpectral, one power-iteration
+	// step per layer and Adam step), and the server projects every model it
+	// releases to spectral norm ≤ 1 per layer (nn.MLP.ProjectSpectral), so
+	// the released model, its hash and every LHA's copy are the projected
+	// model. The projection is post-processing of the noised model: the
+	// client-level DP is unchanged. Empty: neither.
+	Spectral []int `json:"spectral,omitempty"`
 }
 
 // AccountantKind returns the accountant of c (RDP when none is named).
@@ -97,6 +107,8 @@ func (c Config) Validate() error {
 		return bad("local epochs (E) is %d, must be at least 1", c.LocalEpochs)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
 		return bad("learning rate is %v, must be a finite number > 0", c.LearningRate)
+	case len(c.Spectral) == 1 || slices.ContainsFunc(c.Spectral, func(n int) bool { return n < 1 }):
+		return bad("spectral layer sizes %v: need at least 2 sizes, each at least 1", c.Spectral)
 	}
 	if err := c.AccountantKind().Check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -212,7 +224,14 @@ func LocalUpdateProgress(t *nn.Trainer, global, x, y []float64, cfg Config, dst 
 		return 0
 	}
 	copy(dst, global)
-	t.TrainProgress(dst, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate}, progress)
+	if len(cfg.Spectral) > 0 {
+		t.TrainSpectral(dst, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate}, 1)
+		if progress != nil {
+			progress(cfg.LocalEpochs, cfg.LocalEpochs)
+		}
+	} else {
+		t.TrainProgress(dst, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate}, progress)
+	}
 	for i, g := range global {
 		dst[i] -= g
 	}

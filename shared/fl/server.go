@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -261,6 +262,9 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 // pending is the Pending of the next round with model next, noise
 // multiplier c and lattice step gamma (DP mode): its event and accountant.
 func (s *Server) pending(next []float64, c, gamma float64) *Pending {
+	if len(s.Config.Spectral) > 0 {
+		nn.NewMLP(s.Config.Spectral...).ProjectSpectral(next)
+	}
 	p := &Pending{Global: next, Event: Event{
 		Round: s.Round + 1, SampleRate: s.Config.SampleRate(),
 		NoiseMultiplier: c, Delta: s.Delta,

@@ -82,8 +82,10 @@ func Preset(name string) (Design, error) {
 		return Default.clone(), nil
 	case "paper":
 		return Paper.clone(), nil
+	case "lipschitz":
+		return LipschitzDesign.clone(), nil
 	}
-	return Design{}, fmt.Errorf("model: unknown preset %q (want \"default\" (also called \"monthly\") or \"paper\")", name)
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"default\" (also called \"monthly\"), \"paper\" or \"lipschitz\")", name)
 }
 
 // ReplayPreset returns the design named name for a deployment over time

@@ -35,14 +35,16 @@ func Parse(s string) (Features, error) {
 		return Counts, nil
 	case LogChange:
 		return LogChange, nil
+	case Lipschitz:
+		return Lipschitz, nil
 	}
-	return "", fmt.Errorf("model: unknown features %q (want %q or %q)", s, Counts, LogChange)
+	return "", fmt.Errorf("model: unknown features %q (want %q, %q or %q)", s, Counts, LogChange, Lipschitz)
 }
 
 // Anchored reports whether an all-zero output means "no change": then
 // Features.Init starts from the pretrained public model and InitRandom
 // from the no-change forecast.
-func (f Features) Anchored() bool { return f == LogChange }
+func (f Features) Anchored() bool { return f == LogChange || f == Lipschitz }
 
 // maxLogChange bounds the log-change of a forecast, e^±5 ≈ ×150 either way:
 // a noised model far off on an odd input cannot produce an absurd number.
@@ -57,6 +59,10 @@ func (f Features) Input(dst, x []float64) {
 	if len(dst) != len(x) {
 		panic("model: Input: dst and x lengths differ")
 	}
+	if f == Lipschitz {
+		lipschitzInput(dst, x)
+		return
+	}
 	if f != LogChange {
 		copy(dst, x)
 		return
@@ -69,6 +75,9 @@ func (f Features) Input(dst, x []float64) {
 
 // Target returns the network's target for the window (x, y).
 func (f Features) Target(x []float64, y float64) float64 {
+	if f == Lipschitz {
+		return lipschitzLog(y) - lipschitzLog(x[len(x)-1])
+	}
 	if f != LogChange {
 		return y
 	}
@@ -80,6 +89,9 @@ func (f Features) Target(x []float64, y float64) float64 {
 func (f Features) Forecast(x []float64, out float64) float64 {
 	if !f.Anchored() {
 		return out
+	}
+	if f == Lipschitz {
+		return lipschitzForecast(x, out)
 	}
 	last := x[len(x)-1]
 	if out == 0 || math.IsNaN(out) {
@@ -137,6 +149,9 @@ func (f Features) PredictDamped(m *nn.MLP, params, x, dst []float64, damping flo
 	}
 	m.Predict(params, in, dst)
 	for i := range dst {
+		if f == Lipschitz { // publish.Forecaster's order: clamp, then damp
+			dst[i] = max(-lipschitzMaxChange, min(lipschitzMaxChange, dst[i]))
+		}
 		dst[i] = f.Forecast(x[i*H:(i+1)*H], damping*dst[i])
 	}
 }
@@ -173,6 +188,11 @@ func Persistence(x, dst []float64) {
 func (f Features) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
 	if !f.Anchored() {
 		m.Init(dst, rng)
+		return
+	}
+	if f == Lipschitz { // no pretrained public model: the no-change forecast
+		f.initRandom(m, dst, rng)
+		m.ProjectSpectral(dst)
 		return
 	}
 	w, err := Pretrained(m)

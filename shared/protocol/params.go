@@ -38,12 +38,16 @@ func (s *Study) FLConfig() (fl.Config, error) {
 	if err != nil {
 		return fl.Config{}, err
 	}
-	return fl.Config{
+	cfg := fl.Config{
 		Clients: s.Clients, ExpectedClients: s.ExpectedClients, Rounds: s.Rounds,
 		ClipNorm: s.ClipNorm, NoiseMultiplier: s.NoiseMultiplier, DP: s.ClientLevelDP(),
 		LocalEpochs: s.LocalEpochs, LearningRate: s.LearningRate, Accountant: kind,
 		NoiseSchedule: slices.Clone(s.NoiseSchedule),
-	}, nil
+	}
+	if s.Features == "lipschitz" { // model.Lipschitz: trained and released spectrally bounded
+		cfg.Spectral = slices.Clone(s.Layers)
+	}
+	return cfg, nil
 }
 
 // WindowOptions returns the study's windowing (shared/series): H, P, the

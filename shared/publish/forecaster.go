@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 )
 
@@ -18,7 +19,7 @@ const MaxLogChange = 3
 
 // DefaultKappa is the public floor κ (cases per day) of the features
 // log(κ + weekly average): the larger κ, the smaller one case's effect.
-const DefaultKappa = 50
+const DefaultKappa = model.LipschitzKappa
 
 // Forecaster is the publishable forecaster: with u_w = log(κ + A_w), A_w
 // the average daily count of the w-th week before the origin (w = 0: the

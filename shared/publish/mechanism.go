@@ -206,9 +206,40 @@ type Marking struct {
 	EpsilonPerPersonYear float64 `json:"epsilon_per_person_year"`
 	Delta                float64 `json:"delta"`
 	Covers               string  `json:"covers"`
+	// ModelSHA256 is the hex SHA-256 of the study's released (projected)
+	// model the forecasts were made with; empty when the study's design is
+	// not Lipschitz-bounded and the public no-change model made them.
+	ModelSHA256 string `json:"model_sha256,omitempty"`
+	// Model says in plain words which model made the forecasts.
+	Model string `json:"model,omitempty"`
+}
+
+// The Model words of a Marking.
+const (
+	StudyModelWords  = "the study's shared model (Lipschitz-bounded, each layer's spectral norm at most 1)"
+	PublicModelWords = "a public \"no change\" model (last week's level): this study's design is not Lipschitz-bounded, so its model cannot be published with this guarantee"
+)
+
+// ForModel returns m naming the model: the study's released model with
+// hash sha (hex) when sha is not empty, otherwise the public one.
+func (m Marking) ForModel(sha string) Marking {
+	m.ModelSHA256 = sha
+	if sha == "" {
+		m.Model = PublicModelWords
+	} else {
+		m.Model = StudyModelWords
+	}
+	return m
 }
 
 // Text is the one-line marking printed under a published forecast.
 func (m Marking) Text() string {
-	return fmt.Sprintf("Published with differential privacy: ε = %.3g per person per year (δ = %.0e). It protects %s.", m.EpsilonPerPersonYear, m.Delta, m.Covers)
+	t := fmt.Sprintf("Published with differential privacy: ε = %.3g per person per year (δ = %.0e). It protects %s.", m.EpsilonPerPersonYear, m.Delta, m.Covers)
+	switch {
+	case m.ModelSHA256 != "":
+		t += fmt.Sprintf(" Forecast by %s, model %s.", m.Model, m.ModelSHA256)
+	case m.Model != "":
+		t += " Forecast by " + m.Model + "."
+	}
+	return t
 }

@@ -166,13 +166,17 @@ func (s *Session) await(ctx context.Context, at time.Time, round int, result <-c
 		case <-ctx.Done():
 			return nil, false
 		case <-timer.C:
-			if out == nil || out.err != nil {
-				return nil, false
-			}
-			return out.d, true
+			return finished(out)
 		case p := <-progress:
 			if obs.Progress != nil {
 				obs.Progress(round, p[0], p[1])
+			}
+			if !time.Now().Before(at) {
+				// The moment has come while training ran. Under wasm
+				// (one thread, no preemption) the timer above may not be
+				// seen until training pauses, so each step's pause checks
+				// the clock too: the answer leaves on time either way.
+				return finished(out)
 			}
 			resume <- struct{}{}
 		case r := <-result:
@@ -187,6 +191,15 @@ func (s *Session) await(ctx context.Context, at time.Time, round int, result <-c
 			}
 		}
 	}
+}
+
+// finished returns the update of a training that finished without error
+// (real), else nil.
+func finished(out *trained) (d []float64, real bool) {
+	if out == nil || out.err != nil {
+		return nil, false
+	}
+	return out.d, true
 }
 
 // send writes round's answer: the update d, or a dummy of the same size

@@ -166,7 +166,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err := writeGuarded(env, st, data, pub, s.Model(), *hubOut, *issuedOut); err != nil {
 		return err
 	}
-	return pubFlags.run(env, data, *dataPath, *hubOut, st.Epsilon, privacy.NewSecureRand())
+	return pubFlags.run(env, data, *dataPath, *hubOut, st, s.GlobalModel(), privacy.NewSecureRand())
 }
 
 // writeGuarded prints the guarded forecast of every area (the guard's

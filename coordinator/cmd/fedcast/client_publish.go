@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/publish"
 	"github.com/fedcast/fedcast/shared/series"
 )
@@ -47,12 +48,19 @@ func (p *publishFlags) check() error {
 	return nil
 }
 
-// run publishes every area of data (origin: its last reported day),
-// prints the text and writes the hub file and its marking. studyEps is the
-// study's lifetime client-level ε (the person's total adds it).
-func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut string, studyEps float64, rng *rand.Rand) error {
+// run publishes every area of data (origin: its last reported day) with
+// the study's released model when its design is Lipschitz-bounded
+// (otherwise with the public no-change model, and says so), prints the
+// text and writes the hub file and its marking. The study's lifetime
+// client-level ε is added for the person's total.
+func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut string, st protocol.Study, released []float64, rng *rand.Rand) error {
 	if *p.eps == 0 {
 		return nil
+	}
+	studyEps := st.Epsilon
+	f, sha, err := publish.ForStudy(st, released)
+	if err != nil {
+		return err
 	}
 	storePath := *p.store
 	if storePath == "" {
@@ -62,11 +70,17 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	if err != nil {
 		return err
 	}
-	ps, mark, err := store.PublishAll(data, publish.PublicForecaster(), *p.eps, *p.delta, rng)
+	ps, mark, err := store.PublishAll(data, f, *p.eps, *p.delta, rng)
 	if err != nil {
 		return err
 	}
+	mark = mark.ForModel(sha)
 	out := env.Stdout
+	if sha == "" {
+		fmt.Fprintln(out, "note: this study's model is not Lipschitz-bounded, so the forecast to publish comes from a public \"no change\" model (last week's level) with privacy noise, not from the study's model. A study created with --preset lipschitz publishes its own model.")
+	} else {
+		fmt.Fprintf(out, "the forecast to publish comes from the study's released model %.12s… (each layer's spectral norm at most 1)\n", sha)
+	}
 	fmt.Fprintln(out, "forecast to publish (average new cases per day over the next 7 days, with privacy noise):")
 	for _, f := range ps {
 		lo, hi, _ := f.Quantiles.Interval(0.95)

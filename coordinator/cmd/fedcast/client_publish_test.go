@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/publish"
 	"github.com/fedcast/fedcast/shared/series"
 )
@@ -53,19 +58,7 @@ func checkPublishedHub(t *testing.T, path string, d *series.Dataset, text string
 // time gives the stored numbers, and a changed count does not change them.
 func TestClientPublishSameDraw(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "cases.csv")
-	var b strings.Builder
-	b.WriteString("date,region,cases\n")
-	for i := range 30 {
-		b.WriteString("2021-03-" + twoDigits(i+1) + ",01001," + twoDigits(20+i%5) + "\n")
-	}
-	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := series.ReadFile(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, d := writePublishCases(t, dir, 30, func(i int) int { return 20 + i%5 })
 	var runs []string
 	for k := range 2 {
 		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "client", "")
@@ -78,7 +71,7 @@ func TestClientPublishSameDraw(t *testing.T) {
 			d.Regions[0].Cases[29] += 50 // the counts changed: still the stored draw
 		}
 		var out bytes.Buffer
-		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, 2, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, protocol.Study{Epsilon: 2, Features: "log-change"}, nil, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
 			t.Fatal(err)
 		}
 		hubText, err := os.ReadFile(filepath.Join(dir, "f-published.csv"))
@@ -103,6 +96,26 @@ func TestClientPublishSameDraw(t *testing.T) {
 	}
 }
 
+// writePublishCases writes dir/cases.csv, one area's count(i) cases on
+// March i+1, 2021 (i < days ≤ 31), and returns its path and dataset.
+func writePublishCases(t *testing.T, dir string, days int, count func(int) int) (string, *series.Dataset) {
+	t.Helper()
+	data := filepath.Join(dir, "cases.csv")
+	var b strings.Builder
+	b.WriteString("date,region,cases\n")
+	for i := range days {
+		b.WriteString("2021-03-" + twoDigits(i+1) + ",01001," + strconv.Itoa(count(i)) + "\n")
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := series.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, d
+}
+
 func twoDigits(i int) string { return string([]byte{byte('0' + i/10), byte('0' + i%10)}) }
 
 func TestClientPublishFlags(t *testing.T) {
@@ -111,5 +124,60 @@ func TestClientPublishFlags(t *testing.T) {
 		if code, _, errs := fedcast(t, all...); code != 2 || !strings.Contains(errs, "--publish-") {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
 		}
+	}
+}
+
+// TestClientPublishStudyModel: a study of the Lipschitz design publishes
+// with its released model (another median than the public no-change
+// model's under the same noise draw) and marks the model's hash; another
+// design publishes with the public model and says so.
+func TestClientPublishStudyModel(t *testing.T) {
+	dir := t.TempDir()
+	data, d := writePublishCases(t, dir, 28, func(i int) int { return 10 + 4*i })
+	layers := []int{model.LipschitzHistory, 8, 1}
+	mlp := nn.NewMLP(layers...)
+	released := make([]float64, mlp.NumParams())
+	mlp.Init(released, rand.New(rand.NewPCG(4, 5)))
+	mlp.ProjectSpectral(released)
+	lip := protocol.Study{Epsilon: 2, Features: "lipschitz", Layers: layers, Damping: 0.1}
+	other := protocol.Study{Epsilon: 2, Features: "log-change", Layers: []int{13, 16, 1}}
+	medians := map[string]float64{}
+	for name, st := range map[string]protocol.Study{"lipschitz": lip, "log-change": other} {
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "client", "")
+		p := addPublishFlags(fs)
+		hub := filepath.Join(dir, name+".csv")
+		store := filepath.Join(dir, name+".published.json")
+		if err := fs.Parse([]string{"--publish-epsilon", "1", "--publish-store", store}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, st, released, rand.New(rand.NewPCG(9, 9))); err != nil {
+			t.Fatal(err)
+		}
+		pub := filepath.Join(dir, name+"-published.csv")
+		checkPublishedHub(t, pub, d, out.String())
+		mark, err := os.ReadFile(filepath.Join(dir, name+"-published.dp.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := os.Open(pub)
+		fcs, err := forecast.ReadHub(f)
+		f.Close()
+		if err != nil || len(fcs) != 1 {
+			t.Fatalf("%s: %d forecasts, %v", name, len(fcs), err)
+		}
+		medians[name] = fcs[0].Quantiles.Median()
+		sha := protocol.HashHex(released)
+		if name == "lipschitz" {
+			if !strings.Contains(string(mark), `"model_sha256": "`+sha+`"`) || !strings.Contains(out.String(), "the study's released model "+sha[:12]) {
+				t.Errorf("a Lipschitz study's publication does not name its model:\n%s\n%s", mark, out.String())
+			}
+		} else if strings.Contains(string(mark), sha) || !strings.Contains(out.String(), "not Lipschitz-bounded") ||
+			!strings.Contains(string(mark), "no change") {
+			t.Errorf("another design's publication does not say it used the public model:\n%s\n%s", mark, out.String())
+		}
+	}
+	if math.Abs(medians["lipschitz"]-medians["log-change"]) < 1e-6 {
+		t.Errorf("the study model's published median %v is the no-change model's", medians["lipschitz"])
 	}
 }

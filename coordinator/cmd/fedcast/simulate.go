@@ -99,6 +99,9 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		return usagef("use --point-forecast model or --point-forecast persistence", "unknown point forecaster %q", *point)
 	}
 	design, err := model.Preset(*preset)
+	if err == nil && design.Features == model.Lipschitz {
+		err = fmt.Errorf("simulate does not bound the layers' norms: measure the publishable design with 'fedcast backtest --preset lipschitz'")
+	}
 	if err != nil {
 		return usagef("use --preset default or --preset paper", "%v", err)
 	}

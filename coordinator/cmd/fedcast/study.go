@@ -15,6 +15,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/publish"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
@@ -26,6 +27,18 @@ func init() {
 	})
 }
 
+// studyNewUsage is the help of study new.
+const studyNewUsage = "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|lipschitz|weekly] [flags]\n\n" +
+	"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n" +
+	"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n" +
+	"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n" +
+	"lr=0.001); --preset lipschitz the publishable design (docs/privacy.md, \"Publishing a forecast\": weekly averages of\n" +
+	"the last 3 weeks, trailing, H=15, MLP 15-8-1 with every layer's spectral norm at most 1, T=5, E=30, S=0.5, lr=0.01,\n" +
+	"damped by 0.1), whose model the LHAs can publish with --publish-epsilon; --preset weekly the design over time (next\n" +
+	"7-day total from a year of the area's own, the national and state totals and holidays; needs --public FILE; the\n" +
+	"default of --campaigns K when --public is given).\n" +
+	"--history, --rounds, --expected, --clip, --epochs and --lr override single settings."
+
 func runStudy(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && args[0] == "topup" {
 		return runStudyTopUp(ctx, env, args[1:])
@@ -33,14 +46,8 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "new" {
 		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new' or 'study topup')")
 	}
-	fs := newFlagSet(env, "study new", "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|weekly] [flags]\n\n"+
-		"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n"+
-		"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n"+
-		"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n"+
-		"lr=0.001); --preset weekly the design over time (next 7-day total from a year of the area's own, the national and\n"+
-		"state totals and holidays; needs --public FILE; the default of --campaigns K when --public is given).\n"+
-		"--history, --rounds, --expected, --clip, --epochs and --lr override single settings.")
-	preset := fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper) or weekly (needs --public)")
+	fs := newFlagSet(env, "study new", studyNewUsage)
+	preset := fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper), lipschitz (a model the LHAs can publish) or weekly (needs --public)")
 	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
 	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
 	out := fs.String("out", "", "study file to write (must not exist); required")
@@ -122,6 +129,9 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := lipschitzFlags(fs, &f, design); err != nil {
+		return err
+	}
 	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
 		return err
 	}
@@ -171,6 +181,32 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	printLinks(w, file, secrets, base, *links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
+	return nil
+}
+
+// lipschitzFlags sets the Lipschitz design's windows (trailing weekly
+// averages, 7 days ahead, whole weeks of input) and refuses flags that
+// would break them; other designs are left alone.
+func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
+	if d.Features != model.Lipschitz {
+		return nil
+	}
+	if flagSet(fs, "smoothing") && f.Smoothing != "trailing" {
+		return usagef("leave out --smoothing", "--preset lipschitz reads trailing weekly averages: --smoothing %s does not fit", f.Smoothing)
+	}
+	if f.Strategy != "" {
+		return usagef("leave out --strategy", "--preset lipschitz trains with FedAvg only: with --strategy %s the released models would not keep every layer's norm at most 1", f.Strategy)
+	}
+	if f.Privacy != "" {
+		return usagef("leave out --privacy", "--preset lipschitz trains with client-level privacy only: with --privacy %s the released models would not keep every layer's norm at most 1", f.Privacy)
+	}
+	if f.Horizon != publish.WeekDays {
+		return usagef("leave out --horizon", "--preset lipschitz forecasts the next 7 days: --horizon %d does not fit", f.Horizon)
+	}
+	if flagSet(fs, "history") && (f.History < 8 || (f.History-1)%7 != 0) {
+		return usagef("e.g. --history 15 (3 weeks) or 22 (4 weeks)", "--preset lipschitz reads whole weeks: --history must be 7·(weeks−1)+1, got %d", f.History)
+	}
+	f.Smoothing, f.Features = "trailing", string(model.Lipschitz)
 	return nil
 }
 

@@ -29,7 +29,7 @@ func studyPreset(env *Env, fs *flag.FlagSet, preset string, campaigns int) (mode
 	}
 	d, err := model.Preset(preset)
 	if err != nil {
-		return d, usagef("use --preset default, --preset paper or --preset weekly", "%v", err)
+		return d, usagef("use --preset default, paper, lipschitz or weekly", "%v", err)
 	}
 	return d, nil
 }

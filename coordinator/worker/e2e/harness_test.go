@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -341,4 +342,38 @@ func (c *client) wait(t *testing.T, timeout time.Duration) string {
 // modelFile is the --model file of `fedcast client`.
 type modelFile struct {
 	Weights []float64 `json:"weights"`
+}
+
+// startClients starts one `fedcast client` per LHA of s.
+func startClients(t *testing.T, s *study, names []string) []*client {
+	t.Helper()
+	clients := make([]*client, len(names))
+	for i := range names {
+		clients[i] = startClient(t, s, i)
+	}
+	return clients
+}
+
+// finishAll waits for every client to report the finish after rounds
+// rounds (or turns) with ε equal to its own recomputation, and returns
+// the final model's hash, the same for all.
+func finishAll(t *testing.T, clients []*client, names []string, rounds int) string {
+	t.Helper()
+	var final string
+	for i, c := range clients {
+		out := c.wait(t, 2*time.Minute)
+		m := finishedLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("client %s did not report the finish:\n%s", names[i], out)
+		}
+		if m[1] != "rounds" || m[2] != strconv.Itoa(rounds) || m[3] != m[4] {
+			t.Errorf("client %s: finished (%s) after %s rounds, ε %s, recomputed %s", names[i], m[1], m[2], m[3], m[4])
+		}
+		if final == "" {
+			final = m[5]
+		} else if m[5] != final {
+			t.Errorf("client %s ends with model %s, client %s with %s", names[i], m[5], names[0], final)
+		}
+	}
+	return final
 }

@@ -58,26 +58,7 @@ func TestStudyEndToEnd(t *testing.T) {
 	s := newStudy(t, names, addr, "--epsilon", "4", "--rounds", strconv.Itoa(rounds), "--expected", "3", "--round-length", "3s")
 	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
 
-	clients := make([]*client, len(names))
-	for i := range names {
-		clients[i] = startClient(t, s, i)
-	}
-	var final string
-	for i, c := range clients {
-		out := c.wait(t, 2*time.Minute)
-		m := finishedLine.FindStringSubmatch(out)
-		if m == nil {
-			t.Fatalf("client %s did not report the finish:\n%s", names[i], out)
-		}
-		if m[1] != "rounds" || m[2] != strconv.Itoa(rounds) || m[3] != m[4] {
-			t.Errorf("client %s: finished (%s) after %s rounds, ε %s, recomputed %s", names[i], m[1], m[2], m[3], m[4])
-		}
-		if final == "" {
-			final = m[5]
-		} else if m[5] != final {
-			t.Errorf("client %s ends with model %s, client A with %s", names[i], m[5], final)
-		}
-	}
+	final := finishAll(t, startClients(t, s, names), names, rounds)
 	st := w.waitStatus(10*time.Second, func(st protocol.Status) bool { return st.State == protocol.StateFinished })
 	want := accountantEpsilon(t, st, "", rounds)
 	if st.Round != rounds || st.FinishReason != "rounds" || st.EpsilonSpent != want {

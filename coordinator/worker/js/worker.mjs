@@ -5,8 +5,10 @@
 // (class Study, one per study) holds the websockets, the storage and the
 // alarm, and hands every event, with the time it happened, to the Go
 // program (app.wasm, an http.Handler served by syumai/workers; the logic
-// is coordinator/worker/object). Go answers with effects: the state to
-// store first, the frames to send, the sockets to close, the next alarm.
+// is coordinator/worker/object). Go answers with effects: the state (and,
+// with a helper, the forwarded report set) to store first, the frames to
+// send, the sockets to close, a request to the study's helper, the next
+// alarm.
 // This file decides nothing about the study.
 
 import "./wasm_exec.js";
@@ -135,37 +137,39 @@ export default {
 // generation is deleted.
 const CHUNK = 120 * 1024;
 
-async function loadState(storage) {
-  const head = await storage.get("state");
+async function loadState(storage, key = "state") {
+  const head = await storage.get(key);
   if (!head) return null;
   const keys = [];
-  for (let i = 0; i < head.chunks; i++) keys.push(`state/${head.gen}/${i}`);
+  for (let i = 0; i < head.chunks; i++) keys.push(`${key}/${head.gen}/${i}`);
   const out = new Uint8Array(head.bytes);
   let off = 0;
   for (let i = 0; i < keys.length; i += 128) {
     const got = await storage.get(keys.slice(i, i + 128));
     for (const k of keys.slice(i, i + 128)) {
       const v = got.get(k);
-      if (!v) throw new Error(`fedcast: stored state is missing ${k}`);
+      if (!v) throw new Error(`fedcast: stored ${key} is missing ${k}`);
       out.set(new Uint8Array(v), off);
       off += v.byteLength;
     }
   }
-  if (off !== head.bytes) throw new Error(`fedcast: stored state has ${off} bytes, its head says ${head.bytes}`);
+  if (off !== head.bytes) throw new Error(`fedcast: stored ${key} has ${off} bytes, its head says ${head.bytes}`);
   return out;
 }
 
-function saveState(storage, bytes, prev) {
+// saveState writes bytes under key ("state", or "forwarded": the report
+// set of a study with a helper forwarded for a round) in the layout above.
+function saveState(storage, bytes, prev, key = "state") {
   const gen = (prev ? prev.gen : 0) + 1;
   const chunks = Math.ceil(bytes.byteLength / CHUNK);
   for (let i = 0; i < chunks; i++) {
-    storage.put(`state/${gen}/${i}`, bytes.slice(i * CHUNK, (i + 1) * CHUNK));
+    storage.put(`${key}/${gen}/${i}`, bytes.slice(i * CHUNK, (i + 1) * CHUNK));
   }
   const head = { gen, chunks, bytes: bytes.byteLength };
-  storage.put("state", head);
+  storage.put(key, head);
   if (prev) {
     const old = [];
-    for (let i = 0; i < prev.chunks; i++) old.push(`state/${prev.gen}/${i}`);
+    for (let i = 0; i < prev.chunks; i++) old.push(`${key}/${prev.gen}/${i}`);
     for (let i = 0; i < old.length; i += 128) storage.delete(old.slice(i, i + 128));
   }
   return head;
@@ -193,8 +197,10 @@ function decodeEffects(u8) {
   return { head, blobs };
 }
 
-function encodeInit(now, blobs) {
-  const h = new TextEncoder().encode(JSON.stringify({ now }));
+// encodeEnvelope writes the envelope of coordinator/worker/object: a JSON
+// header and blobs (the init call's, the helper's answer).
+function encodeEnvelope(header, blobs) {
+  const h = new TextEncoder().encode(JSON.stringify(header));
   let n = 12 + h.byteLength;
   for (const b of blobs) n += 4 + b.byteLength;
   const out = new Uint8Array(n);
@@ -221,6 +227,7 @@ export class Study {
     this.sockets = new Map(); // conn id → WebSocket
     this.nextConn = 1;
     this.head = null;
+    this.forwardedHead = null;
     this.alarmAt = null;
     this.memoryPeak = 0;
     // Nothing else runs until the study is loaded (the Go program started,
@@ -234,10 +241,12 @@ export class Study {
     if (!study) throw new Error("fedcast: the FEDCAST_STUDY secret (the study file) is not set");
     this.head = (await this.storage.get("state")) || null;
     const stored = await loadState(this.storage);
-    const blobs = [new TextEncoder().encode(study)];
-    if (stored) blobs.push(stored);
+    this.forwardedHead = (await this.storage.get("forwarded")) || null;
+    const forwarded = await loadState(this.storage, "forwarded");
+    const blobs = [new TextEncoder().encode(study), stored || new Uint8Array(0)];
+    if (forwarded) blobs.push(forwarded);
     this.alarmAt = await this.storage.getAlarm();
-    this.apply(this.program.call("init", 0, encodeInit(Date.now(), blobs)));
+    this.apply(this.program.call("init", 0, encodeEnvelope({ now: Date.now() }, blobs)));
   }
 
   // run hands one event to Go and applies its effects. Nothing in it
@@ -275,6 +284,12 @@ export class Study {
       // the write is durable (and breaks the connections if it fails).
       this.head = saveState(this.storage, blobs[head.state], this.head);
     }
+    if (head.forwarded >= 0) {
+      // The report set forwarded to the helper, stored before the request
+      // leaves (the output gate holds it until the write is durable): a
+      // round reopened after a restart forwards the same set again.
+      this.forwardedHead = saveState(this.storage, blobs[head.forwarded], this.forwardedHead, "forwarded");
+    }
     const broken = new Set();
     for (const [conn, binary, i] of head.sends) {
       const ws = this.sockets.get(conn);
@@ -294,6 +309,7 @@ export class Study {
         } catch (e) {}
       }
     }
+    if (head.fetch) this.askHelper(head.fetch, blobs[head.fetch.body].slice());
     if (head.alarm > 0 && head.alarm !== this.alarmAt) {
       this.storage.setAlarm(head.alarm);
       this.alarmAt = head.alarm;
@@ -310,6 +326,36 @@ export class Study {
         ws.close(1011, "send failed");
       } catch (e) {}
       this.run("disconnect", conn);
+    }
+  }
+
+  // askHelper posts one round's report IDs and sealed seeds to the
+  // study's helper and hands its answer (or why there is none: status 0)
+  // back to Go, which combines the shares or abandons the round.
+  async askHelper(f, body) {
+    let status = 0;
+    let statusText = "";
+    let answer = new Uint8Array(0);
+    try {
+      const res = await fetch(f.url, {
+        method: "POST",
+        body,
+        headers: { "Content-Type": "application/json" },
+        signal: AbortSignal.timeout(f.timeout_ms),
+      });
+      answer = new Uint8Array(await res.arrayBuffer());
+      status = res.status;
+      statusText = `${res.status} ${res.statusText}`;
+    } catch (e) {
+      status = 0;
+      statusText = String((e && e.message) || e);
+    }
+    try {
+      this.run("helper", 0, encodeEnvelope({ round: f.round, status, status_text: statusText }, [answer]));
+    } catch (e) {
+      // The Go program exited meanwhile: the next object reopens the
+      // round and forwards the stored set again.
+      console.log(`fedcast: the helper's answer to round ${f.round} was not taken: ${e}`);
     }
   }
 

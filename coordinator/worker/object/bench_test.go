@@ -31,7 +31,7 @@ func BenchmarkRound(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			o, _, err := New(raw, nil, t0)
+			o, _, err := New(raw, nil, nil, t0)
 			if err != nil {
 				b.Fatal(err)
 			}

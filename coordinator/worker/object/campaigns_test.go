@@ -22,7 +22,7 @@ func TestCampaignsOnTheWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, fx, err := New(raw, nil, t0)
+	o, fx, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestCampaignsOnTheWorker(t *testing.T) {
 	}
 	// The Durable Object is evicted in the gap and restarted.
 	now := t0.Add(30 * time.Second)
-	o2, _, err := New(raw, stored, now)
+	o2, _, err := New(raw, stored, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,4 +37,18 @@
 // first slot of its schedule after the quorum is back or the restart
 // grace has passed. The last committed round's result goes to every LHA
 // that (re)joins.
+//
+// # A study with a helper
+//
+// A call cannot wait for the network, so the helper is asked through the
+// effects: at a window's close the object's study.HelperFunc keeps the
+// round's report set ([Effects.Forwarded], stored with the state before
+// anything goes out, and handed back to [New] after a restart), asks for
+// one POST to the helper ([Effects.Fetch]) and answers
+// study.ErrHelperPending; the Coordinator keeps the round closed.
+// [Object.HelperAnswer] hands the helper's answer back and ticks the
+// Coordinator, which combines the shares, or abandons the round (nothing
+// released, no budget spent, the LHAs told) when the helper is down,
+// refuses, or has not answered by the round's release time. The first set
+// forwarded for a round stays its set: a reopened round forwards it again.
 package object

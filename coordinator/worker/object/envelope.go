@@ -41,6 +41,19 @@ type EffectsHeader struct {
 	// Alarm is the next wake-up in Unix milliseconds, 0 for none.
 	Alarm int64    `json:"alarm"`
 	Log   []string `json:"log,omitempty"`
+	// Forwarded is the blob index of the forwarded set to store (under
+	// its own key, with the state), -1 for none.
+	Forwarded int `json:"forwarded"`
+	// Fetch is the request to the helper to send after the closes.
+	Fetch *FetchHeader `json:"fetch,omitempty"`
+}
+
+// FetchHeader is a Fetch in an envelope: Body is a blob index.
+type FetchHeader struct {
+	URL           string `json:"url"`
+	Round         int    `json:"round"`
+	Body          int    `json:"body"`
+	TimeoutMillis int64  `json:"timeout_ms"`
 }
 
 // CloseHeader is one Close in an envelope.
@@ -119,11 +132,19 @@ func DecodeEnvelope(b []byte) (header []byte, blobs [][]byte, err error) {
 
 // Encode writes fx as an envelope.
 func (fx *Effects) Encode() ([]byte, error) {
-	h := EffectsHeader{State: -1, Sends: [][3]int{}, Closes: []CloseHeader{}, Log: fx.Log}
+	h := EffectsHeader{State: -1, Forwarded: -1, Sends: [][3]int{}, Closes: []CloseHeader{}, Log: fx.Log}
 	var blobs [][]byte
 	if fx.State != nil {
 		h.State = len(blobs)
 		blobs = append(blobs, fx.State)
+	}
+	if fx.Forwarded != nil {
+		h.Forwarded = len(blobs)
+		blobs = append(blobs, fx.Forwarded)
+	}
+	if f := fx.Fetch; f != nil {
+		h.Fetch = &FetchHeader{URL: f.URL, Round: f.Round, Body: len(blobs), TimeoutMillis: f.Timeout.Milliseconds()}
+		blobs = append(blobs, f.Body)
 	}
 	// The same bytes sent to many connections (a round_result) travel once.
 	index := map[*byte]int{}
@@ -182,6 +203,18 @@ func DecodeEffects(b []byte) (*Effects, error) {
 		if fx.State, err = blob(h.State); err != nil {
 			return nil, err
 		}
+	}
+	if h.Forwarded >= 0 {
+		if fx.Forwarded, err = blob(h.Forwarded); err != nil {
+			return nil, err
+		}
+	}
+	if f := h.Fetch; f != nil {
+		body, err := blob(f.Body)
+		if err != nil {
+			return nil, err
+		}
+		fx.Fetch = &Fetch{URL: f.URL, Round: f.Round, Body: body, Timeout: time.Duration(f.TimeoutMillis) * time.Millisecond}
 	}
 	for _, s := range h.Sends {
 		d, err := blob(s[2])

@@ -44,15 +44,22 @@ type Close struct {
 }
 
 // Effects are what a call asks the Durable Object to do, in this order:
-// store State (when not nil) and wait for it to be durable, then the
-// sends in order, then the closes, then set the alarm to Alarm (zero: no
-// alarm). Log lines are for the worker's log.
+// store State and Forwarded (when not nil) and wait for them to be
+// durable, then the sends in order, then the closes, then the Fetch, then
+// set the alarm to Alarm (zero: no alarm). Log lines are for the worker's log.
 type Effects struct {
 	State  []byte
 	Sends  []Send
 	Closes []Close
 	Alarm  time.Time
 	Log    []string
+	// Forwarded (not nil) is the report set of a study with a helper
+	// forwarded for a round, stored with State before anything goes out
+	// and handed back to New after a restart.
+	Forwarded []byte
+	// Fetch (not nil) is a request to the study's helper, sent after the
+	// closes: see Fetch.
+	Fetch *Fetch
 }
 
 func (fx *Effects) send(c int, binary bool, b []byte) {
@@ -87,20 +94,24 @@ type Object struct {
 	lhas  map[int]int // LHA → its connection
 	fails *study.AuthFailures
 
+	prior []byte        // the forwarded set stored before the last restart
+	fwd   *forwarded    // the set forwarded to the helper for its round
+	ans   *helperAnswer // the helper's answer, not taken yet
+
 	fx *Effects // the effects of the call in progress (the Transport writes here)
 }
 
 // New opens the study described by the study file raw (its JSON bytes)
 // on the state bytes stored by an earlier call (nil for a new study) at
-// time now. The returned effects hold the initial state to store and the
+// time now; forwarded is the last Effects.Forwarded stored (nil: none). The returned effects hold the initial state to store and the
 // first alarm.
-func New(raw, stored []byte, now time.Time) (*Object, *Effects, error) {
+func New(raw, stored, forwarded []byte, now time.Time) (*Object, *Effects, error) {
 	f, err := study.Parse(raw)
 	if err != nil {
 		return nil, nil, err
 	}
 	o := &Object{file: f, tokens: study.NewTokens(f), store: &study.MemStore{}, conns: map[int]*conn{}, lhas: map[int]int{},
-		fails: study.NewAuthFailures(0, 0)}
+		fails: study.NewAuthFailures(0, 0), prior: forwarded}
 	if stored != nil {
 		st := &study.State{}
 		if err := st.UnmarshalBinary(stored); err != nil {
@@ -112,9 +123,6 @@ func New(raw, stored []byte, now time.Time) (*Object, *Effects, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.eng.Secure() {
-		return nil, nil, errors.New("object: this study names a helper (two-server secure aggregation), which the coordinator on Cloudflare Workers does not run yet: run it with fedcast serve, or create the study without --helper")
-	}
 	o.limit = protocol.FrameSize(len(o.eng.Global()))
 	if o.limit > MaxReceivedMessage {
 		return nil, nil, fmt.Errorf("object: the study's model has %d parameters: an update frame of %d bytes exceeds the platform's %d-byte websocket message limit", len(o.eng.Global()), o.limit, MaxReceivedMessage)
@@ -122,7 +130,11 @@ func New(raw, stored []byte, now time.Time) (*Object, *Effects, error) {
 	fx := &Effects{}
 	o.fx = fx
 	defer func() { o.fx = nil }()
-	o.co, err = study.NewCoordinator(o.eng, study.DriverOptions{Transport: transport{o}, Logger: slog.New(logHandler{o})}, now)
+	opt := study.DriverOptions{Transport: transport{o}, Logger: slog.New(logHandler{o})}
+	if o.eng.Secure() {
+		opt.Helper = o.aggregate
+	}
+	o.co, err = study.NewCoordinator(o.eng, opt, now)
 	if err != nil {
 		return nil, nil, err
 	}

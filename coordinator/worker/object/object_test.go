@@ -110,7 +110,7 @@ func closed(fx *Effects, c int) bool {
 // alarm, and starts the schedule (round 1 opens) when the last LHA joins.
 func TestQuorumStartsTheSchedule(t *testing.T) {
 	raw, sec := newStudy(t, 2)
-	o, fx, err := New(raw, nil, t0)
+	o, fx, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestQuorumStartsTheSchedule(t *testing.T) {
 // its commit, before the release one slot later.
 func TestAlarmsAreIdempotentAndCommitBeforeRelease(t *testing.T) {
 	raw, sec := newStudy(t, 2)
-	o, _, err := New(raw, nil, t0)
+	o, _, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestAlarmsAreIdempotentAndCommitBeforeRelease(t *testing.T) {
 // at the first slot after the restart, marked as a re-release.
 func TestRestartResumesFromStoredState(t *testing.T) {
 	raw, sec := newStudy(t, 2)
-	o, fx, err := New(raw, nil, t0)
+	o, fx, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestRestartResumesFromStoredState(t *testing.T) {
 	}
 	// The process dies before the release; round 1 is committed.
 	now := t0.Add(30 * time.Second)
-	o2, fx, err := New(raw, stored, now)
+	o2, fx, err := New(raw, stored, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestRestartResumesFromStoredState(t *testing.T) {
 // connection with the same token (which replaces the first).
 func TestConnectionRules(t *testing.T) {
 	raw, sec := newStudy(t, 2)
-	o, _, err := New(raw, nil, t0)
+	o, _, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestCheckOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _, err := New(raw, nil, t0)
+	o, _, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestModelOverPlatformLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = New(raw, nil, t0)
+	_, _, err = New(raw, nil, nil, t0)
 	if err == nil || !strings.Contains(err.Error(), "websocket message limit") {
 		t.Fatalf("a 4 194 283-parameter model: %v; want the platform's limit", err)
 	}
@@ -401,6 +401,15 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	if !bytes.Equal(got.State, fx.State) || len(got.Sends) != 3 || !bytes.Equal(got.Sends[1].Data, rr) || got.Sends[2].Binary ||
 		got.Closes[0] != fx.Closes[0] || !got.Alarm.Equal(t0.Add(2*time.Millisecond)) {
 		t.Fatalf("round trip: %+v", got)
+	}
+	// A helper study's forwarded set and request travel as blobs too.
+	fx.Forwarded, fx.Fetch = []byte("set"), &Fetch{URL: "https://helper.example.org/helper/v1/aggregate", Round: 3, Body: []byte("{}"), Timeout: 12 * time.Second}
+	if b, err = fx.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = DecodeEffects(b); err != nil || !bytes.Equal(got.Forwarded, fx.Forwarded) || got.Fetch == nil ||
+		got.Fetch.URL != fx.Fetch.URL || got.Fetch.Round != 3 || !bytes.Equal(got.Fetch.Body, fx.Fetch.Body) || got.Fetch.Timeout != fx.Fetch.Timeout {
+		t.Fatalf("round trip with a helper: %+v, %v", got, err)
 	}
 	for _, bad := range [][]byte{nil, []byte("fcdo"), b[:len(b)-1], append(bytes.Clone(b), 0)} {
 		if _, _, err := DecodeEnvelope(bad); !errors.Is(err, ErrEnvelope) {
@@ -439,7 +448,7 @@ func (j jsonRaw) MarshalJSON() ([]byte, error) { return j, nil }
 // starts the schedule: both get round 1's round_start.
 func TestReadyStartsTheSchedule(t *testing.T) {
 	raw, sec := newStudy(t, 2)
-	o, _, err := New(raw, nil, t0)
+	o, _, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

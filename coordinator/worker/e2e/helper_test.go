@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
+)
+
+// A study with a helper on workerd: the Worker leads, a native helper
+// (the handler `fedcast helper serve` runs, in process on a loopback port)
+// adds its share, and headless clients complete the study. Every round
+// is committed with secure aggregation, and the helper's ledger has the
+// same rounds with the same ε.
+func TestStudyWithHelper(t *testing.T) {
+	bin := workerdPath(t)
+	key, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdir := t.TempDir()
+	h, err := helper.New(key, filepath.Join(hdir, "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h.Handler())
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	pub := writePub(t, hdir, key)
+
+	addr := freeAddr(t)
+	names := []string{"A", "B", "C"}
+	const rounds = 3
+	s := newStudy(t, names, addr, "--epsilon", "4", "--rounds", strconv.Itoa(rounds), "--expected", "2", "--round-length", "3s",
+		"--helper", hs.URL, "--helper-key", pub)
+	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
+	final := finishAll(t, startClients(t, s, names), names, rounds)
+	st := w.waitStatus(10*time.Second, func(st protocol.Status) bool { return st.State == protocol.StateFinished })
+	if !st.SecureAggregation || st.Round != rounds || !(st.EpsilonPublic > 0 && st.EpsilonPublic < st.EpsilonSpent) {
+		t.Errorf("final status: secure %v, %d rounds, ε %v, public ε %v", st.SecureAggregation, st.Round, st.EpsilonSpent, st.EpsilonPublic)
+	}
+	var state storedState
+	if err := w.get("/api/admin/state", s.admin, &state); err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Events) != rounds || protocol.HashHex(state.Model) != final {
+		t.Fatalf("stored state: %d events, model %s; clients' %s", len(state.Events), protocol.HashHex(state.Model), final)
+	}
+	ex, err := helper.ExportLedger(filepath.Join(hdir, "state"), "")
+	if err != nil || len(ex.Rounds) != rounds {
+		t.Fatalf("helper ledger: %v, %+v", err, ex)
+	}
+	for i, r := range ex.Rounds {
+		if r.Epsilon != state.Events[i].Epsilon || r.Reports != len(names) {
+			t.Errorf("round %d: helper ε %v over %d reports, leader ε %v", i+1, r.Epsilon, r.Reports, state.Events[i].Epsilon)
+		}
+	}
+	t.Logf("study with a helper on workerd: %d LHAs, %d rounds, ε per server %.6g, ε against the public %.6g", len(names), rounds, st.EpsilonSpent, st.EpsilonPublic)
+}
+
+// writePub writes the helper's public key as `helper keygen` does.
+func writePub(t *testing.T, dir string, key *secagg.PrivateKey) string {
+	t.Helper()
+	pub := filepath.Join(dir, "helper.pub")
+	if err := os.WriteFile(pub, key.PublicKey().MarshalPublic(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
+
+// With the helper down (nothing listens at its address), the Worker
+// abandons the round: the LHAs are told in plain words, nothing is
+// committed and no budget is spent.
+func TestStudyWithHelperDown(t *testing.T) {
+	bin := workerdPath(t)
+	key, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	names := []string{"A", "B"}
+	s := newStudy(t, names, addr, "--epsilon", "4", "--rounds", "2", "--expected", "1", "--round-length", "2s",
+		"--helper", "http://"+freeAddr(t), "--helper-key", writePub(t, t.TempDir(), key))
+	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, _ := dial(ctx, t, w.base, s.links[0])
+	b, _ := dial(ctx, t, w.base, s.links[1])
+	defer a.CloseNow()
+	defer b.CloseNow()
+	go func() { // B's messages are read and dropped
+		for {
+			if _, _, err := b.Read(ctx); err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		m := read(ctx, t, a)
+		if e, ok := m.(*protocol.Error); ok && e.Code == protocol.CodeRoundAbandoned {
+			if e.Round != 1 || !strings.Contains(e.Message, "the second server (the helper) did not answer") ||
+				!strings.Contains(e.Message, "no privacy budget was spent") {
+				t.Fatalf("round_abandoned %+v", e)
+			}
+			break
+		}
+	}
+	st, err := w.status()
+	if err != nil || st.Round != 0 || st.EpsilonSpent != 0 {
+		t.Fatalf("after the abandoned round: %+v, %v", st, err)
+	}
+	var state storedState
+	if err := w.get("/api/admin/state", s.admin, &state); err != nil || len(state.Events) != 0 {
+		t.Fatalf("stored state: %d events, %v", len(state.Events), err)
+	}
+}
