@@ -43,10 +43,13 @@ func TestPageKeepsIssuedForecasts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+	st := protocol.Study{Name: "issued-test", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
 		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11}
 	model := make([]float64, 11)
 	model[9] = 1
+	// A study name of its own: IssuedStore is the package's, and another
+	// test's forecast still running in the background writes under its
+	// own study's key, never this one.
 	store := memAccounts{}
 	IssuedStore = store
 	defer func() { IssuedStore = nil }()
@@ -63,16 +66,16 @@ func TestPageKeepsIssuedForecasts(t *testing.T) {
 
 	s := &JoinState{Welcome: &protocol.Welcome{Study: st, LHA: "me"}, Data: before}
 	s.forecast(model)
-	rows, err := session.ReadIssued(bytes.NewReader(store["fedcast-issued:t:me"]), "store")
+	rows, err := session.ReadIssued(bytes.NewReader(store["fedcast-issued:issued-test:me"]), "store")
 	if err != nil || len(rows) != 2 {
-		t.Fatalf("after the first forecast the store holds %d rows (%v): %q", len(rows), err, store["fedcast-issued:t:me"])
+		t.Fatalf("after the first forecast the store holds %d rows (%v): %q", len(rows), err, store["fedcast-issued:issued-test:me"])
 	}
 	s.Data = full // this week's file, three weeks on
 	s.forecast(model)
 	if got := origins(s); got <= base {
 		t.Fatalf("the guard scored %d weeks with the issued forecasts, %d without: the issued ones are not counted", got, base)
 	}
-	rows, _ = session.ReadIssued(bytes.NewReader(store["fedcast-issued:t:me"]), "store")
+	rows, _ = session.ReadIssued(bytes.NewReader(store["fedcast-issued:issued-test:me"]), "store")
 	if len(rows) != 4 {
 		t.Fatalf("after two forecasts the store holds %d rows, want 2 areas × 2 weeks", len(rows))
 	}
