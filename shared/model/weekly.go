@@ -62,6 +62,22 @@ type Weekly struct {
 	// Size adds ℓ(S(t))/10, the area's own 7-day total on the log scale
 	// (how much of its change is noise).
 	Size bool `json:"size,omitempty"`
+	// ClipTarget > 0 clips the training targets (log-changes) to
+	// ±ClipTarget, so that a reporting dump or backlog does not dominate
+	// the loss (0: off). Forecasts are not clipped by it.
+	ClipTarget float64 `json:"clip_target,omitempty"`
+	// Loss is the local training loss: "" (the squared error) or
+	// "absolute" (the absolute error: the network learns the median
+	// log-change).
+	Loss string `json:"loss,omitempty"`
+}
+
+// TrainLoss is the nn loss Loss names.
+func (w Weekly) TrainLoss() nn.Loss {
+	if w.Loss == "absolute" {
+		return nn.AbsoluteError
+	}
+	return nn.SquaredError
 }
 
 // Validate checks the configuration.
@@ -73,6 +89,10 @@ func (w Weekly) Validate() error {
 		return fmt.Errorf("model: weekly design with %d weeks of history (want 1 … 520)", w.HistoryWeeks)
 	case w.Stride < 1 || w.Stride > 28:
 		return fmt.Errorf("model: weekly design with a stride of %d days (want 1 … 28)", w.Stride)
+	case !(w.ClipTarget >= 0) || math.IsInf(w.ClipTarget, 0):
+		return fmt.Errorf("model: weekly design with a target clip of %v (want 0, off, or a positive number)", w.ClipTarget)
+	case w.Loss != "" && w.Loss != "absolute":
+		return fmt.Errorf("model: weekly design with the loss %q (want \"\", the squared error, or \"absolute\")", w.Loss)
 	}
 	return nil
 }
@@ -210,6 +230,9 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 		}
 		if s, _ := Total7(r, o); s < w.MinTotal {
 			continue
+		}
+		if w.ClipTarget > 0 {
+			t = max(-w.ClipTarget, min(w.ClipTarget, t))
 		}
 		x = append(x, row...)
 		y = append(y, t)

@@ -64,6 +64,40 @@ type Trainer struct {
 	idx  []int32     // scratch: their indices
 
 	fm *fmWork // feature-major workspace of the AVX-512 path (train_avx512_amd64.go)
+
+	loss Loss // the loss minimised (SquaredError unless SetLoss)
+}
+
+// Loss names the loss a Trainer minimises, averaged over samples and
+// outputs.
+type Loss int
+
+const (
+	// SquaredError is (ŷ − y)², torch.nn.MSELoss (the default).
+	SquaredError Loss = iota
+	// AbsoluteError is |ŷ − y|, torch.nn.L1Loss: the pinball loss at level
+	// ½ times 2, whose minimiser is the median of y instead of its mean.
+	// Its derivative is sign(ŷ − y), 0 at ŷ = y as in torch.
+	AbsoluteError
+)
+
+// SetLoss makes the Trainer minimise l from its next call on (Loss,
+// Gradient, Train and their variants). The AVX-512 feature-major kernels
+// compute the squared error only; other losses run the sample-major path.
+func (t *Trainer) SetLoss(l Loss) {
+	if l != SquaredError && l != AbsoluteError {
+		panic(fmt.Sprintf("nn: unknown loss %d", l))
+	}
+	t.loss = l
+}
+
+// workspace is fmReserve for the squared error and nil (the sample-major
+// path) for any other loss.
+func (t *Trainer) workspace(n int) *fmWork {
+	if t.loss != SquaredError {
+		return nil
+	}
+	return t.fmReserve(n)
 }
 
 // NewTrainer returns a Trainer for m.
@@ -118,8 +152,19 @@ func sqErr(y []float32, get func(i int) float32) float64 {
 	return sum / float64(len(y))
 }
 
+// absErr returns the mean of |out − y| over len(y) values, summed in
+// float64 in index order like sqErr.
+func absErr(y []float32, get func(i int) float32) float64 {
+	sum := 0.0
+	for i, yi := range y {
+		sum += math.Abs(float64(get(i) - yi))
+	}
+	return sum / float64(len(y))
+}
+
 // forward runs the batch (t.x32) through the network with parameters t.p32
-// (t.wt must hold the transposed weights) and returns the MSE against t.y32.
+// (t.wt must hold the transposed weights) and returns the loss (the MSE
+// unless SetLoss) against t.y32.
 func (t *Trainer) forward(n int) float64 {
 	m := t.m
 	L := len(m.sizes) - 1
@@ -133,6 +178,9 @@ func (t *Trainer) forward(n int) float64 {
 		prev = cur
 	}
 	out := prev
+	if t.loss == AbsoluteError {
+		return absErr(t.y32[:n*m.Out()], func(i int) float32 { return out[i] })
+	}
 	return sqErr(t.y32[:n*m.Out()], func(i int) float32 { return out[i] })
 }
 
@@ -145,8 +193,21 @@ func (t *Trainer) backward(n int) {
 	// ∂MSE/∂ŷ = (2/N)(ŷ − y), N = n·Out, as in torch's mse_loss_backward.
 	norm := float32(2 / float64(len(y)))
 	dOut := t.del[L][:len(y)]
-	for i, v := range t.act[L][:len(y)] {
-		dOut[i] = norm * (v - y[i])
+	if t.loss == AbsoluteError {
+		// ∂|ŷ − y|/∂ŷ / N = sign(ŷ − y)/N.
+		inv := float32(1 / float64(len(y)))
+		for i, v := range t.act[L][:len(y)] {
+			dOut[i] = 0
+			if v > y[i] {
+				dOut[i] = inv
+			} else if v < y[i] {
+				dOut[i] = -inv
+			}
+		}
+	} else {
+		for i, v := range t.act[L][:len(y)] {
+			dOut[i] = norm * (v - y[i])
+		}
 	}
 	for l := L; l >= 1; l-- {
 		fi, fo := m.sizes[l-1], m.sizes[l]
@@ -216,7 +277,7 @@ func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
 	n := t.m.checkBatch(x, y, "y")
 	t.reserve(n)
 	t.load(params, x, y, n)
-	w := t.fmReserve(n)
+	w := t.workspace(n)
 	if w != nil {
 		t.fmLoad(w, n)
 	}
@@ -273,7 +334,7 @@ func (t *Trainer) train(params, x, y []float64, steps int, opt AdamOptions, prog
 	}
 	clear(t.mom)
 	clear(t.vel)
-	w := t.fmReserve(n)
+	w := t.workspace(n)
 	if w != nil {
 		t.fmLoad(w, n)
 	}
