@@ -97,11 +97,13 @@ func (w *WeeklyDesign) LocalTrain(t *nn.Trainer, params, x, y []float64, cfg fl.
 }
 
 func init() {
-	registerDesign("weekly", func(seed uint64) (Design, error) {
-		d, err := model.ReplayPreset("weekly")
-		if err != nil {
-			return nil, err
-		}
-		return NewWeeklyDesign(d, seed)
-	})
+	for _, name := range []string{"weekly", "weekly-squared"} {
+		registerDesign(name, func(seed uint64) (Design, error) {
+			d, err := model.ReplayPreset(name)
+			if err != nil {
+				return nil, err
+			}
+			return NewWeeklyDesign(d, seed)
+		})
+	}
 }
