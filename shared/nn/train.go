@@ -82,22 +82,15 @@ const (
 )
 
 // SetLoss makes the Trainer minimise l from its next call on (Loss,
-// Gradient, Train and their variants). The AVX-512 feature-major kernels
-// compute the squared error only; other losses run the sample-major path.
+// Gradient, Train and their variants). Every kernel set computes the same
+// bits for every loss: the AVX-512 feature-major pass back-propagates
+// through backward, which applies the loss, and step recomputes the
+// reported loss from the sample-major outputs.
 func (t *Trainer) SetLoss(l Loss) {
 	if l != SquaredError && l != AbsoluteError {
 		panic(fmt.Sprintf("nn: unknown loss %d", l))
 	}
 	t.loss = l
-}
-
-// workspace is fmReserve for the squared error and nil (the sample-major
-// path) for any other loss.
-func (t *Trainer) workspace(n int) *fmWork {
-	if t.loss != SquaredError {
-		return nil
-	}
-	return t.fmReserve(n)
 }
 
 // NewTrainer returns a Trainer for m.
@@ -177,11 +170,18 @@ func (t *Trainer) forward(n int) float64 {
 		forwardLayer32(cur, prev[:n*fi], wt, b, fi, t.vals, t.idx, l < L)
 		prev = cur
 	}
-	out := prev
+	return t.outputLoss(n)
+}
+
+// outputLoss is the loss of the outputs t.act[L] (sample-major) against
+// t.y32.
+func (t *Trainer) outputLoss(n int) float64 {
+	y := t.y32[:n*t.m.Out()]
+	out := t.act[len(t.m.sizes)-1]
 	if t.loss == AbsoluteError {
-		return absErr(t.y32[:n*m.Out()], func(i int) float32 { return out[i] })
+		return absErr(y, func(i int) float32 { return out[i] })
 	}
-	return sqErr(t.y32[:n*m.Out()], func(i int) float32 { return out[i] })
+	return sqErr(y, func(i int) float32 { return out[i] })
 }
 
 // backward writes ∂MSE/∂params into t.grad after forward has run on the
@@ -242,8 +242,11 @@ func (t *Trainer) prepare() {
 // receives the gradient) and returns the loss.
 func (t *Trainer) step(w *fmWork, n int) float64 {
 	if w != nil {
-		loss := t.fmForward(w, n)
-		t.fmBackward(w, n)
+		loss := t.fmForward(w, n) // the squared error
+		t.fmBackward(w, n)        // copies the outputs into t.act
+		if t.loss != SquaredError {
+			loss = t.outputLoss(n)
+		}
 		return loss
 	}
 	t.prepare()
@@ -277,7 +280,7 @@ func (t *Trainer) Gradient(params, x, y, dst []float64) (loss float64) {
 	n := t.m.checkBatch(x, y, "y")
 	t.reserve(n)
 	t.load(params, x, y, n)
-	w := t.workspace(n)
+	w := t.fmReserve(n)
 	if w != nil {
 		t.fmLoad(w, n)
 	}
@@ -334,7 +337,7 @@ func (t *Trainer) train(params, x, y []float64, steps int, opt AdamOptions, prog
 	}
 	clear(t.mom)
 	clear(t.vel)
-	w := t.workspace(n)
+	w := t.fmReserve(n)
 	if w != nil {
 		t.fmLoad(w, n)
 	}
