@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
 	"github.com/fedcast/fedcast/shared/model"
@@ -117,7 +116,7 @@ func TestTuneSkill(t *testing.T) {
 			w := 0.0
 			if period == "history" {
 				for _, q := range skillPeriods {
-					qs := otScores(t, res, d, laterOf(from, day(q.from)), earlierOf(last, day(q.to)))
+					qs := otScores(t, res, d, maxTime(from, day(q.from)), minTime(last, day(q.to)))
 					line += fmt.Sprintf(" | %s %.3f", q.name, qs.RelativeWIS)
 					w = max(w, qs.RelativeWIS)
 				}
@@ -128,18 +127,4 @@ func TestTuneSkill(t *testing.T) {
 		}
 		t.Logf("%-14s mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, len(seeds), wis, c95, worst)
 	}
-}
-
-func laterOf(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlierOf(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

@@ -21,6 +21,15 @@ func weeklySeries(start time.Time, days int, spike time.Time) *series.Region {
 	return r
 }
 
+// weeklyFixture is an area of 300 days from 2020-03-01 without a spike,
+// and public inputs whose totals follow the same curve.
+func weeklyFixture() (time.Time, *series.Region, model.Public) {
+	start := time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)
+	never := start.AddDate(10, 0, 0)
+	n := weeklySeries(start, 300, never)
+	return start, weeklySeries(start, 300, never), model.Public{National: n, State: n, Holidays: model.NewHolidays("Bayern"), Population: 1e5}
+}
+
 // A weekly forecaster with random (untrained, far from no change) weights:
 // its quantiles are finite, non-negative and non-decreasing at every
 // origin, the median is the model's point forecast (Shift 0), and nothing
@@ -86,11 +95,7 @@ func TestWeeklyForecasterOptions(t *testing.T) {
 	m := des.Network()
 	params := make([]float64, m.NumParams())
 	m.Init(params, rand.New(rand.NewPCG(3, 4)))
-	start := time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)
-	never := start.AddDate(10, 0, 0)
-	n := weeklySeries(start, 300, never)
-	pub := model.Public{National: n, State: n, Holidays: model.NewHolidays("Bayern"), Population: 1e5}
-	r := weeklySeries(start, 300, never)
+	start, r, pub := weeklyFixture()
 	plain := WeeklyForecaster{Design: des, Model: m, Params: params, Calib: WeeklyCalibrator()}
 	blend, pois := plain, plain
 	blend.Blend, pois.Poisson = true, 1
@@ -156,11 +161,7 @@ func TestWeeklyForecasterFourthRound(t *testing.T) {
 	p1, p2 := make([]float64, m.NumParams()), make([]float64, m.NumParams())
 	m.Init(p1, rand.New(rand.NewPCG(3, 4)))
 	m.Init(p2, rand.New(rand.NewPCG(5, 6)))
-	start := time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)
-	never := start.AddDate(10, 0, 0)
-	n := weeklySeries(start, 300, never)
-	pub := model.Public{National: n, State: n, Holidays: model.NewHolidays("Bayern"), Population: 1e5}
-	r := weeklySeries(start, 300, never)
+	start, r, pub := weeklyFixture()
 	plain := WeeklyForecaster{Design: des, Model: m, Params: p1, Calib: WeeklyCalibrator()}
 	self, ens, ramp, b28, b84 := plain, plain, plain, plain, plain
 	self.Others, ens.Others, ramp.RampWeeks = [][]float64{p1}, [][]float64{p2}, 26
