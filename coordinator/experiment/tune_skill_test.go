@@ -36,8 +36,19 @@ var skillVariants = map[string]otVariant{
 	"ramp":    {"ramp", func(*model.Design) {}, func(w *backtest.WeeklyDesign) { w.RampWeeks = 26 }},
 	"tclip":   {"tclip", weekly(func(w *model.Weekly) { w.ClipTarget = 0.5 }), nil},
 	"l1":      {"l1", weekly(func(w *model.Weekly) { w.Loss = "absolute" }), nil},
+	// The fifth round's, each one change from the weekly design as the
+	// fourth round left it (absolute error).
+	"d07":     {"d07", func(d *model.Design) { d.Damping = 0.7 }, nil},
+	"d1":      {"d1", func(d *model.Design) { d.Damping = 1 }, nil},
+	"lr003":   {"lr003", func(d *model.Design) { d.LearningRate = 0.003 }, nil},
+	"pers30":  {"pers30", weekly(func(w *model.Weekly) { w.PersonalSteps = 30 }), nil},
+	"pers100": {"pers100", weekly(func(w *model.Weekly) { w.PersonalSteps = 100 }), nil},
+	"L56":     {"L56", func(*model.Design) {}, calibLookback(56)},
 }
 
+// skillOrder lists the fourth round's variants (the default of
+// FEDCAST_TUNE_SKILL_VARIANTS); the fifth round ran
+// weekly,d07,d1,lr003,pers30,pers100,L56.
 const skillOrder = "weekly,ens2,ens3,blend84,ramp,tclip,l1"
 
 // skillVariant returns the variant "a+b+…" of skillVariants.

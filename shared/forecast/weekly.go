@@ -118,7 +118,8 @@ func (f WeeklyForecaster) predict(r *series.Region, pub model.Public, origins []
 		weeks := origins[len(origins)-1].Sub(series.Date(r.Start)).Hours() / (24 * 7)
 		damping *= max(0, min(1, weeks/float64(f.RampWeeks)))
 	}
-	preds := w.PredictTotals(f.Model, f.Params, r, pub, origins, damping)
+	params := f.personal(r, pub, origins[len(origins)-1])
+	preds := w.PredictTotals(f.Model, params, r, pub, origins, damping)
 	if len(f.Others) == 0 {
 		return preds
 	}
@@ -134,6 +135,25 @@ func (f WeeklyForecaster) predict(r *series.Region, pub model.Public, origins []
 		preds[i] = math.Expm1(p / float64(1+len(f.Others)))
 	}
 	return preds
+}
+
+// personal returns the model the area forecasts with on origin: Params,
+// or with Weekly.PersonalSteps > 0 a copy fine-tuned on the area's own
+// windows known on origin (model.Weekly.Windows reads no later report).
+func (f WeeklyForecaster) personal(r *series.Region, pub model.Public, origin time.Time) []float64 {
+	w := f.Design.Weekly
+	if w.PersonalSteps == 0 {
+		return f.Params
+	}
+	x, y := w.Windows(r, pub, origin)
+	if len(y) == 0 {
+		return f.Params
+	}
+	p := append([]float64(nil), f.Params...)
+	t := nn.NewTrainer(f.Model)
+	t.SetLoss(w.TrainLoss())
+	t.Train(p, x, y, w.PersonalSteps, nn.AdamOptions{LearningRate: w.PersonalRate})
+	return p
 }
 
 // blendLog is exp(w·log(a+1) + (1−w)·log(b+1)) − 1.

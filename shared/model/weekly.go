@@ -70,6 +70,14 @@ type Weekly struct {
 	// "absolute" (the absolute error: the network learns the median
 	// log-change).
 	Loss string `json:"loss,omitempty"`
+	// PersonalSteps > 0 makes each LHA fine-tune a copy of the released
+	// model on its own training windows as of the forecast origin
+	// (Windows) with that many Adam steps at PersonalRate (0: 0.001) and
+	// the design's loss before forecasting (forecast.WeeklyForecaster):
+	// local, from the LHA's own data and the public inputs; the copy is
+	// never sent. 0: off.
+	PersonalSteps int     `json:"personal_steps,omitempty"`
+	PersonalRate  float64 `json:"personal_rate,omitempty"`
 }
 
 // TrainLoss is the nn loss Loss names.
@@ -91,6 +99,10 @@ func (w Weekly) Validate() error {
 		return fmt.Errorf("model: weekly design with a stride of %d days (want 1 … 28)", w.Stride)
 	case !(w.ClipTarget >= 0) || math.IsInf(w.ClipTarget, 0):
 		return fmt.Errorf("model: weekly design with a target clip of %v (want 0, off, or a positive number)", w.ClipTarget)
+	case w.PersonalSteps < 0 || w.PersonalSteps > 1000:
+		return fmt.Errorf("model: weekly design with %d personalisation steps (want 0 … 1000)", w.PersonalSteps)
+	case !(w.PersonalRate >= 0 && w.PersonalRate <= 1):
+		return fmt.Errorf("model: weekly design with a personalisation learning rate of %v (want 0 … 1)", w.PersonalRate)
 	case w.Loss != "" && w.Loss != "absolute":
 		return fmt.Errorf("model: weekly design with the loss %q (want \"\", the squared error, or \"absolute\")", w.Loss)
 	}
