@@ -3,10 +3,12 @@ package forecast
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -199,5 +201,50 @@ func TestWeeklyForecasterFourthRound(t *testing.T) {
 	}
 	if blendDiffers == 0 {
 		t.Error("the blend's weight from 84 days never differed from 28 days': the test checks nothing")
+	}
+}
+
+// Weekly.PersonalSteps: the median is the point forecast of the released
+// model fine-tuned on the area's own windows known on the origin, with
+// the design's loss; a spike after the origin changes nothing, and the
+// released parameters are not touched.
+func TestWeeklyForecasterPersonal(t *testing.T) {
+	des := model.WeeklyDesign
+	des.Weekly = &model.Weekly{}
+	*des.Weekly = *model.WeeklyDesign.Weekly
+	des.Weekly.PersonalSteps, des.Weekly.PersonalRate = 20, 0.01
+	m := des.Network()
+	params := make([]float64, m.NumParams())
+	m.Init(params, rand.New(rand.NewPCG(3, 4)))
+	released := append([]float64(nil), params...)
+	start, r, pub := weeklyFixture()
+	f := WeeklyForecaster{Design: des, Model: m, Params: params, Calib: WeeklyCalibrator()}
+	plain := f
+	plain.Design.Weekly = model.WeeklyDesign.Weekly
+	moved := 0
+	for o := start.AddDate(0, 0, 120); o.Before(start.AddDate(0, 0, 290)); o = o.AddDate(0, 0, 23) {
+		x, y := des.Weekly.Windows(r, pub, o)
+		tuned := append([]float64(nil), params...)
+		tr := nn.NewTrainer(m)
+		tr.SetLoss(nn.AbsoluteError)
+		tr.Train(tuned, x, y, 20, nn.AdamOptions{LearningRate: 0.01})
+		want := des.Weekly.PredictTotals(m, tuned, r, pub, []time.Time{o}, des.Damping)[0]
+		q := f.Forecast(r, pub, o)
+		if !q.Valid() || math.Abs(q.Median()-want) > 1e-9*want {
+			t.Errorf("origin %v: personalised median %v, want %v", o, q.Median(), want)
+		}
+		if q.Median() != plain.Forecast(r, pub, o).Median() {
+			moved++
+		}
+		spiked := weeklySeries(start, 300, o.AddDate(0, 0, 1))
+		if f.Forecast(spiked, pub, o) != q {
+			t.Errorf("origin %v: a spike after the origin changed the personalised forecast", o)
+		}
+	}
+	if moved == 0 {
+		t.Error("personalisation never moved the median: the test checks nothing")
+	}
+	if !slices.Equal(params, released) {
+		t.Error("personalisation changed the released parameters")
 	}
 }

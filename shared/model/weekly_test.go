@@ -273,6 +273,13 @@ func TestWeeklyClipTargetAndLoss(t *testing.T) {
 			t.Errorf("clip %v, loss %q accepted", bad.ClipTarget, bad.Loss)
 		}
 	}
+	for _, bad := range []Weekly{{PersonalSteps: -1}, {PersonalSteps: 1001}, {PersonalRate: -0.1}, {PersonalRate: math.NaN()}} {
+		b := w
+		b.PersonalSteps, b.PersonalRate = bad.PersonalSteps, bad.PersonalRate
+		if b.Validate() == nil {
+			t.Errorf("personalisation steps %d, rate %v accepted", bad.PersonalSteps, bad.PersonalRate)
+		}
+	}
 	c.Loss = ""
 	if c.Validate() != nil || c.TrainLoss() != nn.SquaredError {
 		t.Error("loss \"\" is not the squared error")
