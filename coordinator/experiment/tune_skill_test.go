@@ -44,11 +44,14 @@ var skillVariants = map[string]otVariant{
 	"pers30":  {"pers30", weekly(func(w *model.Weekly) { w.PersonalSteps = 30 }), nil},
 	"pers100": {"pers100", weekly(func(w *model.Weekly) { w.PersonalSteps = 100 }), nil},
 	"L56":     {"L56", func(*model.Design) {}, calibLookback(56)},
+	// The sixth round's.
+	"pers30r":    {"pers30r", weekly(func(w *model.Weekly) { w.PersonalSteps, w.PersonalReleasedErrors = 30, true }), nil},
+	"pers30-L56": {"pers30-L56", weekly(func(w *model.Weekly) { w.PersonalSteps = 30 }), calibLookback(56)},
 }
 
 // skillOrder lists the fourth round's variants (the default of
 // FEDCAST_TUNE_SKILL_VARIANTS); the fifth round ran
-// weekly,d07,d1,lr003,pers30,pers100,L56.
+// weekly,d07,d1,lr003,pers30,pers100,L56, the sixth pers30r,pers30-L56.
 const skillOrder = "weekly,ens2,ens3,blend84,ramp,tclip,l1"
 
 // skillVariant returns the variant "a+b+…" of skillVariants.

@@ -119,7 +119,16 @@ func (f WeeklyForecaster) predict(r *series.Region, pub model.Public, origins []
 		damping *= max(0, min(1, weeks/float64(f.RampWeeks)))
 	}
 	params := f.personal(r, pub, origins[len(origins)-1])
-	preds := w.PredictTotals(f.Model, params, r, pub, origins, damping)
+	var preds []float64
+	if w.PersonalReleasedErrors && w.PersonalSteps > 0 {
+		// The past forecasts (the ranges' errors) from the released model,
+		// the origin's from the personalised copy.
+		preds = w.PredictTotals(f.Model, f.Params, r, pub, origins, damping)
+		last := len(origins) - 1
+		preds[last] = w.PredictTotals(f.Model, params, r, pub, origins[last:], damping)[0]
+	} else {
+		preds = w.PredictTotals(f.Model, params, r, pub, origins, damping)
+	}
 	if len(f.Others) == 0 {
 		return preds
 	}

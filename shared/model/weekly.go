@@ -78,6 +78,10 @@ type Weekly struct {
 	// never sent. 0: off.
 	PersonalSteps int     `json:"personal_steps,omitempty"`
 	PersonalRate  float64 `json:"personal_rate,omitempty"`
+	// PersonalReleasedErrors makes the ranges of a personalised forecast
+	// rest on the released model's past errors (out of sample) instead of
+	// the fine-tuned copy's, which was fitted on the same windows.
+	PersonalReleasedErrors bool `json:"personal_released_errors,omitempty"`
 }
 
 // TrainLoss is the nn loss Loss names.
