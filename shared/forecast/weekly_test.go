@@ -216,12 +216,16 @@ func TestWeeklyForecasterPersonal(t *testing.T) {
 	m := des.Network()
 	params := make([]float64, m.NumParams())
 	m.Init(params, rand.New(rand.NewPCG(3, 4)))
-	released := append([]float64(nil), params...)
+	saved := append([]float64(nil), params...)
 	start, r, pub := weeklyFixture()
 	f := WeeklyForecaster{Design: des, Model: m, Params: params, Calib: WeeklyCalibrator()}
 	plain := f
 	plain.Design.Weekly = model.WeeklyDesign.Weekly
-	moved := 0
+	released := f // ranges from the released model's errors
+	rw := *des.Weekly
+	rw.PersonalReleasedErrors = true
+	released.Design.Weekly = &rw
+	moved, otherRange := 0, 0
 	for o := start.AddDate(0, 0, 120); o.Before(start.AddDate(0, 0, 290)); o = o.AddDate(0, 0, 23) {
 		x, y := des.Weekly.Windows(r, pub, o)
 		tuned := append([]float64(nil), params...)
@@ -236,15 +240,24 @@ func TestWeeklyForecasterPersonal(t *testing.T) {
 		if q.Median() != plain.Forecast(r, pub, o).Median() {
 			moved++
 		}
+		// PersonalReleasedErrors: the same median, the ranges of the
+		// released model's errors.
+		qr := released.Forecast(r, pub, o)
+		if !qr.Valid() || math.Abs(qr.Median()-q.Median()) > 1e-9*want {
+			t.Errorf("origin %v: median %v with the released model's errors, want %v", o, qr.Median(), q.Median())
+		}
+		if qr != q {
+			otherRange++
+		}
 		spiked := weeklySeries(start, 300, o.AddDate(0, 0, 1))
 		if f.Forecast(spiked, pub, o) != q {
 			t.Errorf("origin %v: a spike after the origin changed the personalised forecast", o)
 		}
 	}
-	if moved == 0 {
-		t.Error("personalisation never moved the median: the test checks nothing")
+	if moved == 0 || otherRange == 0 {
+		t.Errorf("personalisation moved the median at %d origins, the released errors the range at %d: the test checks nothing", moved, otherRange)
 	}
-	if !slices.Equal(params, released) {
+	if !slices.Equal(params, saved) {
 		t.Error("personalisation changed the released parameters")
 	}
 }
