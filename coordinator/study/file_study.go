@@ -121,42 +121,6 @@ func (f *File) WindowOptions() (series.WindowOptions, error) {
 	return st.WindowOptions()
 }
 
-// study is the study value the file describes, before calibration: the
-// one mapping from the file's fields to protocol.Study (noise multiplier
-// 0, no noise schedule, local DP-SGD not yet calibrated). Validate checks
-// it; Public completes it.
-func (f *File) study() protocol.Study {
-	layers := f.Layers()
-	n := len(f.LHAs)
-	return protocol.Study{
-		Protocol: protocol.Version, Name: f.Name, Epsilon: f.Epsilon, Delta: f.Delta,
-		Rounds: f.Rounds, Clients: n, ExpectedClients: f.ExpectedClients,
-		SampleRate: float64(f.ExpectedClients) / float64(max(n, 1)), ClipNorm: f.ClipNorm,
-		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
-		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
-		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
-		Layers: layers, Params: protocol.ParamCount(layers), Features: f.Features, Damping: f.Damping,
-		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
-		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
-		Campaigns:         f.Campaigns,
-		EveryMillis:       time.Duration(f.Every).Milliseconds(),
-		Accountant:        string(f.AccountantKind()),
-		StudyStrategy:     protocol.StudyStrategy{StrategyParams: f.StrategyParams},
-		Helper:            f.Helper.public(),
-		PublicInputs:      f.publicInputs(),
-		Weekly:            f.Weekly,
-	}
-}
-
-// Public returns the study value sent to every client: the file's study
-// with noise multiplier c and local DP-SGD calibrated (the noise schedule,
-// the cyclic seed and the top-ups are the engine's to add).
-func (f *File) Public(c float64, insecure bool) protocol.Study {
-	st := f.study()
-	st.NoiseMultiplier, st.InsecureSeed, st.StudyStrategy = c, insecure, f.strategy()
-	return st
-}
-
 // strategy is the study's strategy and privacy level with local DP-SGD
 // calibrated for E steps in each of the T rounds (Validate has checked
 // that it calibrates).
