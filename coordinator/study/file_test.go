@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
 )
@@ -52,19 +53,14 @@ func TestFileAndLHAShareTheBounds(t *testing.T) {
 // The file's mapping to the study value (File.study) sets every field of
 // protocol.Study except those the engine adds (c, its schedule, the
 // cyclic seed, the top-ups, the insecure seed flag and local DP-SGD's
-// calibration, which Public and the engine fill): a field added to the
-// study value and forgotten in the mapping fails here.
+// calibration, which Public and the engine fill): with every field of the
+// file set (by reflection, so a new file field is set too), a field of
+// the study value left at zero is one the mapping forgot.
 func TestFileStudyMappingIsComplete(t *testing.T) {
-	f, _, _ := small(t, 4)
-	f.From, f.To, f.Features, f.Damping, f.Campaigns, f.Every = "2020-01-01", "2020-12-31", "log-change", 0.5, 2, Duration(1e12)
-	f.Rounds = 6
-	f.StrategyParams = protocol.StrategyParams{Strategy: "mrmtl", Lambda: 0.1}
-	f.Helper = &HelperRef{URL: "https://h.example.org"}
-	f.PublicInputs = []PublicFile{{PublicInput: protocol.PublicInput{Name: protocol.PublicHolidays}}}
-	f.Weekly = nil
+	var f File
+	fill(reflect.ValueOf(&f).Elem())
 	engine := map[string]bool{"NoiseMultiplier": true, "NoiseSchedule": true, "CyclicSeed": true, "TopUps": true,
-		"InsecureSeed": true, "ExampleNoiseMultiplier": true, "ExampleSteps": true, "Weekly": true,
-		"Privacy": true, "ExampleEpsilon": true, "ExampleDelta": true, "ExampleRate": true, "ExampleClip": true}
+		"InsecureSeed": true, "ExampleNoiseMultiplier": true, "ExampleSteps": true}
 	st := f.study()
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
@@ -80,4 +76,32 @@ func TestFileStudyMappingIsComplete(t *testing.T) {
 		}
 	}
 	walk(reflect.ValueOf(st))
+}
+
+// fill sets every exported field of the struct v to a non-zero value.
+func fill(v reflect.Value) {
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch x := v.Field(i); x.Kind() {
+		case reflect.Struct:
+			fill(x)
+		case reflect.Bool:
+			x.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			x.SetInt(int64(3 * time.Second)) // a duration of whole milliseconds too
+		case reflect.Float64:
+			x.SetFloat(0.5)
+		case reflect.String:
+			x.SetString("x")
+		case reflect.Slice:
+			x.Set(reflect.MakeSlice(x.Type(), 1, 1))
+			if e := x.Index(0); e.Kind() == reflect.Struct {
+				fill(e)
+			}
+		case reflect.Pointer:
+			x.Set(reflect.New(x.Type().Elem()))
+		}
+	}
 }
