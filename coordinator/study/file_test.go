@@ -105,3 +105,22 @@ func fill(v reflect.Value) {
 		}
 	}
 }
+
+// The public status names the study by its hash, the one every LHA
+// computes from its welcome's study value.
+func TestStatusShowsStudyHash(t *testing.T) {
+	f, raw, _ := small(t, 4)
+	seed := uint64(1)
+	e, err := Open(f, raw, &MemStore{}, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCoordinator(e, DriverOptions{Transport: newFake(4)}, time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Status().StudySHA256
+	if want := e.Study.ID(); got != want || len(got) != 64 {
+		t.Errorf("status names study %q, the welcome's study has hash %q", got, want)
+	}
+}
