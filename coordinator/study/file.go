@@ -199,25 +199,13 @@ func (f *File) Public(c float64, insecure bool) protocol.Study {
 // (shared/model: Paper and the Paper* constants, the one place they are
 // written).
 func (f *File) Defaults() {
-	paper := model.Paper
 	if f.Name == "" {
 		f.Name = "fedcast study"
 	}
 	if f.Delta == 0 {
 		f.Delta = model.PaperDelta
 	}
-	if f.ClipNorm == 0 {
-		f.ClipNorm = paper.Clip
-	}
-	if f.LocalEpochs == 0 {
-		f.LocalEpochs = paper.LocalEpochs
-	}
-	if f.LearningRate == 0 {
-		f.LearningRate = paper.LearningRate
-	}
-	if f.History == 0 {
-		f.History = model.PaperHistory
-	}
+	f.fillTraining(model.Paper)
 	if f.Horizon == 0 {
 		f.Horizon = model.PaperHorizon
 	}
@@ -227,14 +215,32 @@ func (f *File) Defaults() {
 	if f.TrainFraction == 0 {
 		f.TrainFraction = model.PaperTrainFraction
 	}
-	if len(f.Hidden) == 0 {
-		f.Hidden = append([]int{}, paper.Hidden...)
-	}
 	if f.RoundLength == 0 {
 		f.RoundLength = Duration(DefaultRoundLength)
 	}
 	if f.RoundSlack == 0 {
 		f.RoundSlack = Duration(protocol.DefaultRoundSlack(time.Duration(f.RoundLength)))
+	}
+}
+
+// fillTraining fills the zero training fields from a design: H, S, E,
+// the learning rate and the hidden layers (Defaults from the paper's,
+// FillDesign from the chosen preset's).
+func (f *File) fillTraining(d model.Design) {
+	if f.History == 0 {
+		f.History = d.History
+	}
+	if f.ClipNorm == 0 {
+		f.ClipNorm = d.Clip
+	}
+	if f.LocalEpochs == 0 {
+		f.LocalEpochs = d.LocalEpochs
+	}
+	if f.LearningRate == 0 {
+		f.LearningRate = d.LearningRate
+	}
+	if len(f.Hidden) == 0 {
+		f.Hidden = append([]int(nil), d.Hidden...)
 	}
 }
 

@@ -54,15 +54,14 @@ func Create(opt CreateOptions) (*File, *Secrets, error) {
 	return &f, s, nil
 }
 
-// FillDesign fills the training recipe's zero-valued fields from d
+// FillDesign is the one mapping of a design (model.Design, the presets)
+// onto the study: it fills the training recipe's zero-valued fields from d
 // (shared/model): rounds T, m for the file's N LHAs (so call it after the
 // LHAs are enrolled, and before Defaults), S, E, the learning rate, the
 // hidden layers, the features and the input days H. Fields already set
 // are kept.
 func (f *File) FillDesign(d model.Design) {
-	if f.History == 0 {
-		f.History = d.History
-	}
+	f.fillTraining(d)
 	if f.Rounds == 0 {
 		f.Rounds = d.Rounds
 	}
@@ -71,18 +70,6 @@ func (f *File) FillDesign(d model.Design) {
 		if f.Strategy == string(fl.Cyclic) {
 			f.ExpectedClients = len(f.LHAs) // every LHA takes a turn in every round
 		}
-	}
-	if f.ClipNorm == 0 {
-		f.ClipNorm = d.Clip
-	}
-	if f.LocalEpochs == 0 {
-		f.LocalEpochs = d.LocalEpochs
-	}
-	if f.LearningRate == 0 {
-		f.LearningRate = d.LearningRate
-	}
-	if len(f.Hidden) == 0 {
-		f.Hidden = append([]int(nil), d.Hidden...)
 	}
 	if f.Features == "" {
 		f.Features = string(d.Features)
