@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -128,4 +129,24 @@ func ExampleStudy_ID() {
 	moved.Horizon = 14
 	fmt.Println(len(s.ID()), s.ID() == moved.ID())
 	// Output: 64 false
+}
+
+// Validate judges any study a welcome can carry without panicking, and a
+// study it accepts encodes (it has a hash).
+func FuzzStudyValidate(f *testing.F) {
+	s := validStudy()
+	b, _ := json.Marshal(s)
+	f.Add(b)
+	f.Add([]byte(`{"layers":[1e9,1],"history":1000000000,"params":-1}`))
+	f.Add([]byte(`{"rounds":7,"campaigns":3,"every_ms":9223372036854775807,"round_length_ms":9223372036854775807}`))
+	f.Add([]byte(`{"features":"weekly-total","weekly":{}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s protocol.Study
+		if json.Unmarshal(b, &s) != nil {
+			return
+		}
+		if s.Validate() == nil && s.ID() == "" {
+			t.Fatalf("a valid study has no hash: %s", b)
+		}
+	})
 }
