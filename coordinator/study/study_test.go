@@ -446,7 +446,7 @@ func TestScheduleDefaults(t *testing.T) {
 func TestNumParamsMatchesModel(t *testing.T) {
 	for _, layers := range [][]int{{10, 128, 64, 32, 1}, {4, 8, 4, 1}, {1, 1}} {
 		if got, want := protocol.ParamCount(layers), nn.NewMLP(layers...).NumParams(); got != want {
-			t.Errorf("%v: numParams %d, model %d", layers, got, want)
+			t.Errorf("%v: ParamCount %d, model %d", layers, got, want)
 		}
 	}
 	if protocol.ParamCount([]int{10, 4096, 4096, 4096, 1}) <= protocol.MaxWeights {
