@@ -65,7 +65,8 @@ func (s *Session) answer(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *
 	defer close(quit)
 	// Present only (no usable windows, see Run): nothing to train, and
 	// the dummy below leaves as it would for any LHA not picked.
-	if data.Total() > 0 && s.picked(m) && s.fits(m.Round, limit, obs) {
+	present := data != nil && data.Total() == 0
+	if !present && s.picked(m) && s.fits(m.Round, limit, obs) {
 		x, y, err := data.Round()
 		if err != nil {
 			return err
