@@ -1,0 +1,141 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
+)
+
+// The chosen file checked against the study, the round time it would take
+// here, and the LHA's own limits: what decides whether Join can be pressed.
+
+// checkStudy checks that the chosen file gives training windows for the
+// study (region by region, yielding), counts them, and estimates how long
+// one round of local training takes here. It takes the lock itself.
+func (s *JoinState) checkStudy() {
+	s.lock()
+	d, w := s.Data, s.Welcome
+	maxWindows := s.maxWindows()
+	if d == nil || w == nil {
+		s.unlock()
+		return
+	}
+	s.Checking = true
+	s.unlock()
+
+	var est time.Duration
+	set, err := s.prepareTraining(w.Study, d, maxWindows)
+	if err == nil && set.Total() == 0 {
+		err = series.ErrTooShort
+	}
+	if err == nil {
+		est, err = session.EstimateRound(w.Study, set)
+	}
+	s.publish(func() {
+		s.Checking = false
+		if s.Data != d {
+			return // another file was chosen meanwhile
+		}
+		if err != nil {
+			p := DataProblem(err)
+			var ce *series.CoverageError
+			if st := w.Study; !errors.As(err, &ce) && (st.From != "" || st.To != "") {
+				p.Fix = studyDaysFix(st)
+			}
+			s.DataProblem = p
+			s.Data = nil
+			return
+		}
+		s.prepared = set
+		s.Windows, s.PerRound, s.RoundEstimate = set.Total(), set.PerRound(), est
+	})
+}
+
+// maxWindows is the cap on windows per round in force.
+func (s *JoinState) maxWindows() int {
+	if s.MaxWindows > 0 {
+		return s.MaxWindows
+	}
+	return session.DefaultMaxWindows
+}
+
+// RoundTime is how long the coordinator takes updates in each round: the
+// round length less the slack it keeps to add the noise and release the
+// model (0 when the study does not say).
+func (s *JoinState) RoundTime() time.Duration {
+	if s.Welcome == nil {
+		return 0
+	}
+	st := s.Welcome.Study
+	return time.Duration(st.RoundLengthMillis-st.RoundSlackMillis) * time.Millisecond
+}
+
+// WouldMiss reports whether the estimated round time leaves less than a
+// fifth of the coordinator's round time to spare: the update would likely
+// arrive too late to count.
+func (s *JoinState) WouldMiss() bool {
+	rt := s.RoundTime()
+	return rt > 0 && s.RoundEstimate > rt*4/5
+}
+
+// SetMaxWindows sets the cap on windows per round from the page's field
+// and checks the file again (call from a goroutine: it yields).
+func (s *JoinState) SetMaxWindows(text string) {
+	n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(text, ",", "")))
+	s.lock()
+	if err != nil || n < 1 {
+		s.LimitProblem = fmt.Sprintf("%q is not a number of examples: type a whole number such as 2000.", text)
+		s.unlock()
+		return
+	}
+	s.LimitProblem = ""
+	s.MaxWindows = n
+	s.unlock()
+	s.checkStudy()
+}
+
+// SetMaxEpsilon sets the LHA's own privacy limit from the page's field.
+// Call with the lock held (an event handler).
+func (s *JoinState) SetMaxEpsilon(text string) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(text, ",", ".")), 64)
+	budget := 0.0
+	if s.Welcome != nil {
+		budget = s.Welcome.Study.Epsilon
+	}
+	switch {
+	case err != nil || !(v > 0) || math.IsInf(v, 0):
+		s.LimitProblem = fmt.Sprintf("%q is not a privacy limit: type a number above 0, such as 1 or 0.5.", text)
+	case budget > 0 && v > budget:
+		s.LimitProblem = fmt.Sprintf("Your limit cannot be above the study's budget (ε = %s): the study stops there anyway. The limit stays at ε = %s.",
+			FormatEpsilon(budget), FormatEpsilon(budget))
+		s.MaxEpsilon = budget
+	default:
+		s.LimitProblem = ""
+		s.MaxEpsilon = v
+	}
+}
+
+// EpsilonLimit is the LHA's own ε limit in force: its choice, or the
+// study's budget.
+func (s *JoinState) EpsilonLimit() float64 {
+	if s.MaxEpsilon > 0 {
+		return s.MaxEpsilon
+	}
+	if s.Welcome != nil {
+		return s.Welcome.Study.Epsilon
+	}
+	return 0
+}
+
+// CanJoin reports whether the join button is active.
+func (s *JoinState) CanJoin() bool {
+	return s.Phase == PhaseReady && s.Data != nil && s.prepared != nil && !s.Checking && s.session != nil &&
+		s.Welcome.State != protocol.StateFinished && (!s.Welcome.Study.InsecureSeed || s.InsecureAck)
+}
