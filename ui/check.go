@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
@@ -43,19 +44,57 @@ func (s *JoinState) checkStudy() {
 		if s.Data != d {
 			return // another file was chosen meanwhile
 		}
-		if err != nil {
-			p := DataProblem(err)
-			var ce *series.CoverageError
-			if st := w.Study; !errors.As(err, &ce) && (st.From != "" || st.To != "") {
-				p.Fix = studyDaysFix(st)
-			}
-			s.DataProblem = p
+		s.Unusable = nil
+		switch {
+		case err != nil && unusable(err):
+			// The file parsed: the LHA can still join, present only
+			// (being ready never depends on what the file holds).
+			s.Unusable = UnusableProblem(err, w.Study)
+			s.prepared, s.Windows, s.PerRound, s.RoundEstimate = nil, 0, 0, 0
+		case err != nil:
+			s.DataProblem = DataProblem(err)
 			s.Data = nil
-			return
+		default:
+			s.prepared = set
+			s.Windows, s.PerRound, s.RoundEstimate = set.Total(), set.PerRound(), est
 		}
-		s.prepared = set
-		s.Windows, s.PerRound, s.RoundEstimate = set.Total(), set.PerRound(), est
 	})
+}
+
+// unusable reports whether a failed check is about what the file holds
+// (session.Unusable), not about the study's public inputs, which the page
+// could not fetch or read: those stop the LHA whatever its file.
+func unusable(err error) bool {
+	if errors.Is(err, forecast.ErrAreaNotPublic) {
+		return true
+	}
+	return publicProblem(err) == nil && session.Unusable(err)
+}
+
+// UnusableProblem says why a file that was read cannot be used for the
+// study, and what the LHA can do: export the days it lacks, or tell the
+// coordinator what only the coordinator can change.
+func UnusableProblem(err error, st protocol.Study) *Problem {
+	p := DataProblem(err)
+	var ce *series.CoverageError
+	switch {
+	case errors.As(err, &ce), errors.Is(err, forecast.ErrAreaNotPublic):
+		// The error's own words name the days or the area.
+	case session.IsWeekly(st):
+		p.Fix = "Export more weeks of every area, then choose the file again. " +
+			"If your authority has no more, tell your coordinator: your file is too short for this study's model."
+	case st.From != "" || st.To != "":
+		p.Fix = studyDaysFix(st)
+	default:
+		// A window reads H days and its target is P days on; the 7-day
+		// average takes 6 more days around them.
+		p.Fix = fmt.Sprintf("Export more days: this study needs at least %d days in a row for every area, then choose the file again. "+
+			"If your authority has no more days, tell your coordinator: your file is too short for this study's model.", st.History+st.Horizon+7)
+	}
+	if p.Title == "The file could not be read" {
+		p.Title = "This study cannot use your file"
+	}
+	return p
 }
 
 // maxWindows is the cap on windows per round in force.
@@ -134,8 +173,11 @@ func (s *JoinState) EpsilonLimit() float64 {
 	return 0
 }
 
-// CanJoin reports whether the join button is active.
+// CanJoin reports whether the join button is active: a file was chosen
+// and parsed, and checked against the study. Whether the study can use
+// it does not matter (an LHA whose file it cannot use joins present
+// only, see Unusable): being ready says nothing about the file's content.
 func (s *JoinState) CanJoin() bool {
-	return s.Phase == PhaseReady && s.Data != nil && s.prepared != nil && !s.Checking && s.session != nil &&
+	return s.Phase == PhaseReady && s.Data != nil && (s.prepared != nil || s.Unusable != nil) && !s.Checking && s.session != nil &&
 		s.Welcome.State != protocol.StateFinished && (!s.Welcome.Study.InsecureSeed || s.InsecureAck)
 }

@@ -106,6 +106,11 @@ type JoinState struct {
 	Reading     bool
 	Data        *series.Dataset
 	DataProblem *Problem
+	// Unusable says why the study cannot use the chosen file, which was
+	// read (too few days, days the study needs missing, …) and what to
+	// do. The LHA can still join, present only: it is counted as ready,
+	// trains nothing, and answers each round with a stand-in of zeros.
+	Unusable *Problem
 	// DataNotices are what the reader did or noticed (series.Notice: which
 	// column was taken, a running total converted, missing days, …),
 	// shown under the file check in the reader's own words.
@@ -159,9 +164,12 @@ type JoinState struct {
 	TrainTime             time.Duration // wall time of the last local training
 	// JoinedAt is when Join was pressed: the page then says ready (it
 	// counts for the coordinator from then on; see Missed).
-	JoinedAt   time.Time
-	RunProblem *Problem
-	Sent       []SentEntry
+	JoinedAt time.Time
+	// PresentOnly: the LHA joined with a file the study cannot use
+	// (Unusable says why): it trains nothing and sends only stand-ins.
+	PresentOnly bool
+	RunProblem  *Problem
+	Sent        []SentEntry
 
 	// After training.
 	Forecasts    []Forecast

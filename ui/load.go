@@ -27,7 +27,7 @@ func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 	s.lock()
 	s.Reading = true
 	s.FileName, s.FileBytes = name, size
-	s.Data, s.DataProblem, s.DataNotices, s.Areas, s.DataChart, s.Preview = nil, nil, nil, nil, nil, nil
+	s.Data, s.DataProblem, s.Unusable, s.DataNotices, s.Areas, s.DataChart, s.Preview = nil, nil, nil, nil, nil, nil, nil
 	s.prepared, s.Windows, s.PerRound, s.RoundEstimate = nil, 0, 0, 0
 	s.unlock()
 
@@ -128,7 +128,7 @@ func (s *JoinState) FileError(name string, err error) {
 	defer s.unlock()
 	s.Reading = false
 	s.FileName = name
-	s.Data, s.DataNotices = nil, nil
+	s.Data, s.DataNotices, s.Unusable = nil, nil, nil
 	s.DataProblem = &Problem{Title: "The file could not be opened", Detail: err.Error(),
 		Fix: "Choose the file again. If it is on a network drive, copy it to this computer first."}
 }

@@ -36,6 +36,7 @@ func (s *JoinState) Join(ctx context.Context) {
 	s.Phase = PhaseRunning
 	s.Status = StatusWaiting
 	s.JoinedAt = time.Now()
+	s.PresentOnly = s.prepared == nil
 	sess, d := s.session, s.Data
 	if l, ok := sess.(interface {
 		SetMaxEpsilon(float64)

@@ -47,7 +47,11 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 	case "report":
 		e.What = fmt.Sprintf("round %d: one report split between the two servers: the coordinator's part (random-looking numbers) and a sealed key only the helper can open; it holds your model changes if this computer picked itself, zeros otherwise, and says nothing about which", round)
 	case "dummy":
-		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (sent when this computer was not picked, so that nobody watching the network can tell)", round)
+		why := "sent when this computer was not picked, so that nobody watching the network can tell"
+		if s.PresentOnly {
+			why = "sent every round, as the study cannot use your file: nothing of it is in there"
+		}
+		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (%s)", round, why)
 	default:
 		e.What = typ
 	}
