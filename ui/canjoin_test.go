@@ -22,7 +22,8 @@ func TestCanJoinDependsOnlyOnParsing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	short := strings.Join(strings.SplitAfter(string(csv), "\n")[:6], "") // 5 days of one area
+	days := func(n int) string { return strings.Join(strings.SplitAfter(string(csv), "\n")[:n+1], "") } // n days of one area
+	short := days(5)
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
 	open := protocol.Study{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
 		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11, LearningRate: 0.01, LocalEpochs: 2}
@@ -37,6 +38,10 @@ func TestCanJoinDependsOnlyOnParsing(t *testing.T) {
 		words    []string // in the reason or what to do
 	}{
 		{"usable", open, string(csv), true, false, nil},
+		// H + P + 6 for the average + 2 windows (the earliest 90 % of 1
+		// window, rounded down, is none).
+		{"just long enough", open, days(10 + 7 + 6 + 2), true, false, nil},
+		{"one day too short", open, days(10 + 7 + 6 + 1), true, true, []string{"Area Northfield has 24 days", "at least 25 days in a row", "Export more days"}},
 		{"too short", open, short, true, true, []string{"Export more days", "tell your coordinator"}},
 		{"ends on the study's last day", windowed, string(csv), true, true, []string{"2021-01-03", "tell your coordinator", "can end on 2020-12-28"}},
 		{"not a CSV file", open, png, false, false, nil},

@@ -49,7 +49,7 @@ func (s *JoinState) checkStudy() {
 		case err != nil && unusable(err):
 			// The file parsed: the LHA can still join, present only
 			// (being ready never depends on what the file holds).
-			s.Unusable = UnusableProblem(err, w.Study)
+			s.Unusable = UnusableProblem(err, w.Study, d)
 			s.prepared, s.Windows, s.PerRound, s.RoundEstimate = nil, 0, 0, 0
 		case err != nil:
 			s.DataProblem = DataProblem(err)
@@ -71,10 +71,10 @@ func unusable(err error) bool {
 	return publicProblem(err) == nil && session.Unusable(err)
 }
 
-// UnusableProblem says why a file that was read cannot be used for the
-// study, and what the LHA can do: export the days it lacks, or tell the
-// coordinator what only the coordinator can change.
-func UnusableProblem(err error, st protocol.Study) *Problem {
+// UnusableProblem says why a file that was read (d) cannot be used for
+// the study, and what the LHA can do: export the days it lacks, or tell
+// the coordinator what only the coordinator can change.
+func UnusableProblem(err error, st protocol.Study, d *series.Dataset) *Problem {
 	p := DataProblem(err)
 	var ce *series.CoverageError
 	switch {
@@ -86,15 +86,55 @@ func UnusableProblem(err error, st protocol.Study) *Problem {
 	case st.From != "" || st.To != "":
 		p.Fix = studyDaysFix(st)
 	default:
-		// A window reads H days and its target is P days on; the 7-day
-		// average takes 6 more days around them.
-		p.Fix = fmt.Sprintf("Export more days: this study needs at least %d days in a row for every area, then choose the file again. "+
-			"If your authority has no more days, tell your coordinator: your file is too short for this study's model.", st.History+st.Horizon+7)
+		need := minDays(st)
+		if short := shortAreas(d, need); short != "" {
+			p.Title = "Your file is too short for this study"
+			p.Detail = fmt.Sprintf("%s. This study needs at least %d days in a row for every area.", short, need)
+		}
+		p.Fix = "Export more days for every area, then choose the file again. " +
+			"If your authority has no more days, tell your coordinator: your file is too short for this study's model."
 	}
 	if p.Title == "The file could not be read" {
 		p.Title = "This study cannot use your file"
 	}
 	return p
+}
+
+// minDays is the fewest days in a row an area needs for one training
+// window of a study without from/to dates: each window reads H days and
+// its target is P days on, the 7-day average takes 6 more days around
+// them, and the earliest train_fraction of the windows (rounded down)
+// are the training ones.
+func minDays(st protocol.Study) int {
+	k := 1
+	for f := st.TrainFraction; f > 0 && int(f*float64(k)) < 1 && k < 1000; k++ {
+	}
+	return st.History + st.Horizon + 6 + k
+}
+
+// shortAreas names the areas of d with fewer than need days and their
+// days ("Area A has 5 days", up to three, then how many more); "" when
+// none is.
+func shortAreas(d *series.Dataset, need int) string {
+	var named []string
+	more := 0
+	for _, r := range d.Regions {
+		switch n := len(r.Cases); {
+		case n >= need:
+		case len(named) < 3:
+			named = append(named, fmt.Sprintf("area %s has %s", r.Name, Plural(n, "day")))
+		default:
+			more++
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	w := strings.Join(named, ", ")
+	if more > 0 {
+		w += fmt.Sprintf(", and %s more", Plural(more, "area"))
+	}
+	return strings.ToUpper(w[:1]) + w[1:]
 }
 
 // maxWindows is the cap on windows per round in force.

@@ -228,6 +228,8 @@ func (c *JoinPage) scheduleWords() string {
 		return fmt.Sprintf("Round %d's result comes at %s.", r, clock(opens))
 	case st == StageTraining:
 		return fmt.Sprintf("Round %d ends at %s: the changes must be sent by then.", r, clock(opens))
+	case st == StageWaiting && c.S.PresentOnly:
+		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s.", clock(opens))
 	case st == StageWaiting:
 		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s; if this computer is picked, its training must be sent by %s.",
 			clock(opens), clock(trainBy))

@@ -264,6 +264,8 @@ func evaluationNote(err error) string {
 		return fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", le.Have, le.Want)
 	case errors.Is(err, session.ErrUnknownModel):
 		return "The study's model type is unknown to this page: no forecast."
+	case errors.Is(err, series.ErrTooShort), errors.Is(err, series.ErrNotCovered):
+		return "No forecast: your file has too few days for this study's model to forecast from."
 	case errors.Is(err, session.ErrNoTestDays):
 		return "Your file has no test days: all its windows were used for training."
 	}
