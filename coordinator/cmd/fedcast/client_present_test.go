@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,21 +23,12 @@ import (
 func TestClientPresentOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	studyPath := filepath.Join(dir, "study.json")
-	code, out, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "2", "--addr", addr, "--out", studyPath)
-	if code != 0 {
-		t.Fatalf("study new: exit %d: %s", code, errs)
-	}
+	dir, addr := t.TempDir(), freeAddr(t)
+	studyPath, out, cases := clientStudy(t, dir, addr, 1, 10)
 	link := regexp.MustCompile(`http://\S+/join#\S+`).FindString(out)
 	admin := regexp.MustCompile(`http://\S+/admin#(\S+)`).FindStringSubmatch(out)
 	if link == "" || admin == nil {
 		t.Fatalf("no join or admin link in:\n%s", out)
-	}
-	cases := filepath.Join(dir, "cases.csv")
-	if code, _, errs := fedcast(t, "data", "synth", "--areas", "1", "--days", "10", "--seed", "3", "--out", cases); code != 0 {
-		t.Fatalf("data synth: %s", errs)
 	}
 	startServe(t, ctx, studyPath, dir, addr)
 
@@ -74,4 +66,21 @@ func TestClientPresentOnly(t *testing.T) {
 	if strings.Contains(s, "series:") {
 		t.Errorf("a Go package prefix:\n%s", s)
 	}
+}
+
+// clientStudy makes a 2-LHA study of 2 rounds served at addr (study new's
+// output is out) and an LHA file of synthetic data, areas areas of days
+// days, in dir.
+func clientStudy(t *testing.T, dir, addr string, areas, days int) (studyPath, out, cases string) {
+	t.Helper()
+	studyPath = filepath.Join(dir, "study.json")
+	code, out, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "2", "--addr", addr, "--out", studyPath)
+	if code != 0 {
+		t.Fatalf("study new: exit %d: %s", code, errs)
+	}
+	cases = filepath.Join(dir, "cases.csv")
+	if code, _, errs := fedcast(t, "data", "synth", "--areas", strconv.Itoa(areas), "--days", strconv.Itoa(days), "--seed", "3", "--out", cases); code != 0 {
+		t.Fatalf("data synth: %s", errs)
+	}
+	return studyPath, out, cases
 }
