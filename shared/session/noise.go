@@ -71,18 +71,12 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 
 // noiseAt returns the noise multiplier the study announced for round
 // (1-based): c_round of its noise schedule, or its one c.
-func noiseAt(st protocol.Study, round int) float64 {
-	if round >= 1 && round <= len(st.NoiseSchedule) {
-		return st.NoiseSchedule[round-1]
-	}
-	return st.NoiseMultiplier
+func (s *Session) noiseAt(round int) float64 {
+	return privacy.MultiplierAt(s.study.NoiseMultiplier, s.study.NoiseSchedule, round)
 }
 
 // studyEvents returns the privacy events of the study's first rounds
 // rounds at the announced q and c_t.
-func studyEvents(st protocol.Study, rounds int) []privacy.Event {
-	if len(st.NoiseSchedule) == 0 {
-		return []privacy.Event{{SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, Rounds: rounds}}
-	}
-	return privacy.ScheduleEvents(st.SampleRate, st.NoiseSchedule[:min(rounds, len(st.NoiseSchedule))])
+func (s *Session) studyEvents(rounds int) []privacy.Event {
+	return privacy.RoundEvents(s.study.SampleRate, s.study.NoiseMultiplier, s.study.NoiseSchedule, rounds)
 }

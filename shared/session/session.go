@@ -162,8 +162,8 @@ type Session struct {
 	mu      sync.Mutex
 	global  []float64
 	events  []protocol.Event
-	acct    *privacy.Accountant
-	kind    privacy.AccountantKind // the study's accountant
+	acct    *privacy.RDP
+	accountant privacy.Accountant // the study's accountant
 	sampled map[int]bool           // rounds this LHA sent a real update in
 	// answered are the rounds this LHA sent a frame in (update or dummy),
 	// on any connection: each round is answered once.
@@ -352,8 +352,8 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			s.cyc = cyclicState{index: i} // the LHA's number, in its reports' IDs
 		}
 		s.study, s.agreed, s.mlp, s.lha = st, st, mlp, w.LHA
-		s.acct = privacy.NewAccountant(nil)
-		s.kind = kind
+		s.acct = privacy.NewRDP(nil)
+		s.accountant, _ = privacy.LookupAccountant(kind) // parsed above
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
@@ -371,7 +371,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		// (one PLD computation instead of one per round: slow in wasm);
 		// ε grows with the rounds, so that is the claim that bounds the
 		// others.
-		if _, err := s.event(ev, s.kind == privacy.AccountantRDP || i == len(w.Log)-1); err != nil {
+		if _, err := s.event(ev, s.accountant.Kind() == privacy.AccountantRDP || i == len(w.Log)-1); err != nil {
 			return err
 		}
 	}
@@ -409,7 +409,7 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	}
 	// c is the round's own multiplier under a noise schedule: a round
 	// whose c departs from the announced schedule is refused.
-	if c := noiseAt(st, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
+	if c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseSchedule, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
 		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v for it",
 			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, c, st.Delta)
 	}
@@ -425,12 +425,12 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	if ev.Guarantee != "" {
 		return false, fmt.Errorf("%w: round %d reports guarantee %q in a study with privacy %q", ErrBudgetMismatch, ev.Round, ev.Guarantee, st.Privacy)
 	}
-	if ev.Accountant != "" && ev.Accountant != string(s.kind) {
-		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.kind)
+	if ev.Accountant != "" && ev.Accountant != string(s.accountant.Kind()) {
+		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.accountant.Kind())
 	}
 	s.acct.Compose(ev.SampleRate, ev.NoiseMultiplier, 1)
 	if local := s.epsilonAfter(ev.Round, s.acct); check && ev.Epsilon < local-1e-9*math.Max(1, local) {
-		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.kind)
+		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.accountant.Kind())
 	}
 	s.events = append(s.events, ev)
 	return false, nil
@@ -492,12 +492,8 @@ func (s *Session) LocalEpsilon() float64 {
 // epsilonAfter returns ε at the study's δ after rounds rounds of its
 // (q, c_t) by the study's accountant: for RDP from acc (the accumulated RDP
 // of exactly those rounds), for PLD from the rounds themselves.
-func (s *Session) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
-	if s.kind == privacy.AccountantRDP {
-		eps, _ := acc.Epsilon(s.study.Delta)
-		return eps
-	}
-	eps, err := privacy.EpsilonFor(s.kind, studyEvents(s.study, rounds), s.study.Delta)
+func (s *Session) epsilonAfter(rounds int, acc *privacy.RDP) float64 {
+	eps, err := privacy.EpsilonAfter(s.accountant, s.studyEvents(rounds), acc, s.study.Delta)
 	if err != nil {
 		return math.Inf(1) // cannot account: treat as over every budget
 	}
@@ -615,7 +611,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadStudy, err)
 	}
-	cfg.Accountant = s.kind
+	cfg.Accountant = s.accountant.Kind()
 	tr := nn.NewTrainer(s.mlp)
 	limit := s.agreedLimit()
 	set := func(st State) {
