@@ -159,12 +159,12 @@ type Session struct {
 	state  string
 	mlp    *nn.MLP
 
-	mu      sync.Mutex
-	global  []float64
-	events  []protocol.Event
-	acct    *privacy.RDP
+	mu         sync.Mutex
+	global     []float64
+	events     []protocol.Event
+	acct       *privacy.RDP
 	accountant privacy.Accountant // the study's accountant
-	sampled map[int]bool           // rounds this LHA sent a real update in
+	sampled    map[int]bool       // rounds this LHA sent a real update in
 	// answered are the rounds this LHA sent a frame in (update or dummy),
 	// on any connection: each round is answered once.
 	answered map[int]bool
