@@ -5,7 +5,7 @@ import "testing"
 func TestParseStrategyAndGuarantee(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Strategy
+		want StrategyName
 		ok   bool
 	}{{"", FedAvg, true}, {"fedavg", FedAvg, true}, {"mrmtl", MRMTL, true}, {"cyclic", Cyclic, true}, {"FedAvg", "", false}, {"sgd", "", false}} {
 		got, err := ParseStrategy(tc.in)
