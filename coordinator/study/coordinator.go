@@ -492,7 +492,7 @@ func roundStarts(round int, left time.Duration, weights []float64) (starts [2][]
 // by the public timetable trains (who that is is public: nothing to
 // hide, and the others have no answer to give).
 func (c *Coordinator) startsFor(w *window, lha int) bool {
-	return w.sampled[lha] || !c.eng.isCyclic()
+	return w.sampled[lha] || !c.eng.strategy.Sequential()
 }
 
 // closeWindow ends the open round's window and returns it (nil if none).
@@ -587,7 +587,7 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
 		Log: append([]protocol.Event{}, snap.log...)}
-	if c.eng.isCyclic() || c.eng.Secure() {
+	if c.eng.strategy.Sequential() || c.eng.Secure() {
 		welcome.Index = &lha // a cyclic study: which turns are its own; with a helper: its number in report IDs
 	}
 	_, wb, err := protocol.Encode(welcome)

@@ -26,6 +26,9 @@ type Server struct {
 	// EpsilonBudget is the ε the study may spend at Delta; +Inf in non-DP mode.
 	EpsilonBudget float64 `json:"-"`
 	Delta         float64 `json:"delta"`
+	// Strategy combines a round's aggregate into the next model
+	// (Strategy.Combine); nil is FedAvg. It is the study's, not state.
+	Strategy Strategy `json:"-"`
 }
 
 type serverJSON struct {
@@ -249,7 +252,11 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 	}
 	next := make([]float64, len(s.Global))
 	copy(next, s.Global)
-	agg.Finish(next, noise)
+	st := s.Strategy
+	if st == nil {
+		st = FedAvgStrategy{}
+	}
+	st.Combine(agg, next, noise)
 	var gamma float64
 	if s.Config.DP {
 		gamma = agg.Lattice().Gamma

@@ -29,7 +29,9 @@ type cyclicState struct {
 	own   []float64 // the noise multipliers of this LHA's released hand-offs
 }
 
-func (s *Session) isCyclic() bool { return s.study.Strategy == string(fl.Cyclic) }
+// isCyclic reports whether the study's LHAs train in turn (its strategy
+// is sequential: cyclic FL).
+func (s *Session) isCyclic() bool { return s.trains != nil && s.trains.Sequential() }
 
 // checkCyclic checks a cyclic study's announcement: q = 1 (m = N), a
 // timetable seed, and this LHA's index among the N.

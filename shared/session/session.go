@@ -164,6 +164,7 @@ type Session struct {
 	events     []protocol.Event
 	acct       *privacy.RDP
 	accountant privacy.Accountant // the study's accountant
+	trains     fl.Strategy        // the study's strategy: how its LHAs train together
 	sampled    map[int]bool       // rounds this LHA sent a real update in
 	// answered are the rounds this LHA sent a frame in (update or dummy),
 	// on any connection: each round is answered once.
@@ -337,7 +338,11 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
-		if st.Strategy == string(fl.Cyclic) {
+		trains, err := fl.LookupStrategy(fl.StrategyName(st.Strategy)) // checked by checkPrivacy
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
+		if trains.Sequential() {
 			i, err := checkCyclic(st, w)
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrBadStudy, err)
@@ -354,6 +359,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		s.study, s.agreed, s.mlp, s.lha = st, st, mlp, w.LHA
 		s.acct = privacy.NewRDP(nil)
 		s.accountant, _ = privacy.LookupAccountant(kind) // parsed above
+		s.trains = trains
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
