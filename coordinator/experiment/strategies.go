@@ -112,9 +112,9 @@ type StrategyResult struct {
 	// participation; Epsilon is the coordinator's client-level ε),
 	// "example" (one window of one LHA; the coordinator adds no noise and
 	// Epsilon is "inf"; Example holds each LHA's ε) or "both".
-	Guarantee fl.Guarantee `json:"guarantee"`
-	Strategy  fl.StrategyName  `json:"strategy"`
-	Lambda    fl.JSONFloat `json:"lambda,omitempty"`
+	Guarantee fl.Guarantee    `json:"guarantee"`
+	Strategy  fl.StrategyName `json:"strategy"`
+	Lambda    fl.JSONFloat    `json:"lambda,omitempty"`
 	// Example is the local DP-SGD setting and what each LHA spent (nil
 	// under client-level privacy).
 	Example *ExampleResult `json:"example,omitempty"`

@@ -154,4 +154,3 @@ func (p *pooledSteps) replay(st *State) error {
 	}
 	return nil
 }
-

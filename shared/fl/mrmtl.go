@@ -78,7 +78,7 @@ func CheckLambda(lambda float64) error {
 // coordinator needs; it is JSON-serialisable.
 type Client struct {
 	Strategy StrategyName `json:"strategy"`
-	Lambda   float64  `json:"lambda,omitempty"`
+	Lambda   float64      `json:"lambda,omitempty"`
 	// Personal is the MR-MTL personal model w_k (nil until the first
 	// round the client trains in, and always nil under FedAvg).
 	Personal []float64 `json:"personal,omitempty"`

@@ -140,7 +140,9 @@ func (FedAvgStrategy) Combine(agg *Aggregator, next []float64, noise *rand.Rand)
 }
 
 // Events returns the rounds at (q, c_t) (Config.PrivacyEvents).
-func (FedAvgStrategy) Events(cfg Config, rounds int) []privacy.Event { return cfg.PrivacyEvents(rounds) }
+func (FedAvgStrategy) Events(cfg Config, rounds int) []privacy.Event {
+	return cfg.PrivacyEvents(rounds)
+}
 
 // MRMTLStrategy is MR-MTL (MRMTL): the coordinator's side is FedAvg's;
 // each client keeps a personal model (Client, Pull).
