@@ -1,6 +1,9 @@
 package fl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseStrategyAndGuarantee(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,5 +25,62 @@ func TestParseStrategyAndGuarantee(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseGuarantee(%q) = %q, %v; want %q, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestStrategyRegistry(t *testing.T) {
+	for _, name := range StrategyNames() {
+		st, err := LookupStrategy(name)
+		if err != nil || st.Name() != name {
+			t.Errorf("LookupStrategy(%q) = %v, %v", name, st, err)
+		}
+	}
+	if st, err := LookupStrategy(""); err != nil || st.Name() != FedAvg {
+		t.Errorf(`LookupStrategy("") = %v, %v; want FedAvg`, st, err)
+	}
+	if _, err := LookupStrategy("sgd"); err == nil || !strings.Contains(err.Error(), "fedavg, mrmtl or cyclic") {
+		t.Errorf("unknown strategy: %v, want the list of known ones", err)
+	}
+}
+
+// The strategies plan, configure and account their steps as the engine
+// and the LHAs did before the interface.
+func TestStrategyPlans(t *testing.T) {
+	cfg := Config{Clients: 4, ExpectedClients: 4, Rounds: 3, ClipNorm: 0.5, NoiseMultiplier: 1.5, DP: true,
+		LocalEpochs: 1, LearningRate: 0.01, NoiseSchedule: []float64{2, 1.5, 1.5}}
+	seed := strings.Repeat("ab", 32)
+	sample := func() []int { return []int{1, 3} }
+	fedavg, mrmtl, cyclic := FedAvgStrategy{}, MRMTLStrategy{}, CyclicStrategy{}
+	if r, who := fedavg.Plan(cfg, seed, 2, sample); r != 2 || len(who) != 2 || who[1] != 3 {
+		t.Errorf("FedAvg plans round %d: %v", r, who)
+	}
+	if fedavg.Steps(cfg) != 3 || cyclic.Steps(cfg) != 12 {
+		t.Errorf("steps: FedAvg %d, cyclic %d; want T=3 and T·N=12", fedavg.Steps(cfg), cyclic.Steps(cfg))
+	}
+	for k := 1; k <= cyclic.Steps(cfg); k++ {
+		round, _, client := CyclicTurn(seed, k, cfg.Clients)
+		if r, who := cyclic.Plan(cfg, seed, k, nil); r != round || len(who) != 1 || who[0] != client {
+			t.Fatalf("turn %d: planned round %d, %v; the timetable says round %d, client %d", k, r, who, round, client)
+		}
+	}
+	if c := fedavg.StepConfig(cfg, 1); c.NoiseMultiplier != 2 || c.ExpectedClients != 4 || c.NoiseSchedule != nil {
+		t.Errorf("FedAvg round 1: %+v", c)
+	}
+	if c := cyclic.StepConfig(cfg, 2); c.NoiseMultiplier != 1.5 || c.Clients != 1 || c.ExpectedClients != 1 {
+		t.Errorf("cyclic hand-off of round 2: %+v", c)
+	}
+	if evs := cyclic.Events(cfg, 3); len(evs) != 2 || evs[0].SampleRate != 1 || evs[1].Rounds != 2 {
+		t.Errorf("cyclic events: %v", evs)
+	}
+	if evs := fedavg.Events(cfg, 3); len(evs) != 2 || evs[0].SampleRate != 1 || evs[0].NoiseMultiplier != 2 {
+		t.Errorf("FedAvg events: %v", evs)
+	}
+	if fedavg.Personal() || !mrmtl.Personal() || cyclic.Personal() || fedavg.Sequential() || mrmtl.Sequential() || !cyclic.Sequential() {
+		t.Error("Personal/Sequential: want only MR-MTL personal and only cyclic sequential")
+	}
+	bad := cfg
+	bad.ExpectedClients = 2
+	if cyclic.Check(bad) == nil || fedavg.Check(bad) != nil {
+		t.Error("m < N: cyclic must refuse it, FedAvg accept it")
 	}
 }
