@@ -75,6 +75,16 @@ func lookupAccountant(kind AccountantKind) (Accountant, error) {
 	return nil, fmt.Errorf("%w: accountant %q, must be %s", ErrInvalidParameter, string(kind), list)
 }
 
+// AccountantKinds lists the registered accountants' names, in the order
+// help texts show them.
+func AccountantKinds() []AccountantKind {
+	out := make([]AccountantKind, len(accountants))
+	for i, a := range accountants {
+		out[i] = a.Kind()
+	}
+	return out
+}
+
 // ParseAccountantKind returns the kind named s (a registered accountant:
 // "rdp" or "pld"); the empty string gives DefaultAccountant.
 func ParseAccountantKind(s string) (AccountantKind, error) {
