@@ -126,9 +126,15 @@
 // PLDNoiseMultiplier calibrates c with the pessimistic ε, starting from the
 // RDP answer.
 //
-// AccountantKind ("rdp" | "pld") names the accountant for other packages:
-// EpsilonFor and NoiseMultiplierFor dispatch on it, Params.Accountant
-// selects the one Validate checks with.
+// Accountant is the interface both implement (RDPAccountant,
+// PLDAccountant): compose events into ε for δ, and calibrate c for a
+// budget. AccountantKind ("rdp" | "pld") is an accountant's name in study
+// files and flags; LookupAccountant finds it in the registry (kind.go),
+// EpsilonFor and NoiseMultiplierFor go through it, Schedule.Calibrate
+// calibrates a noise schedule with it, and Params.Accountant selects the
+// one Validate checks with. EpsilonAfter is the one computation of a
+// study's running ε (coordinator, LHA, helper); MultiplierAt and
+// RoundEvents the one reading of its noise multipliers.
 //
 // # Speed
 //
