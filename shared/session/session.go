@@ -611,4 +611,3 @@ func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) 
 	}
 	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: in}, obs)
 }
-
