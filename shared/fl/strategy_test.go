@@ -1,6 +1,7 @@
 package fl
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,46 @@ func TestStrategyPlans(t *testing.T) {
 	bad.ExpectedClients = 2
 	if cyclic.Check(bad) == nil || fedavg.Check(bad) != nil {
 		t.Error("m < N: cyclic must refuse it, FedAvg accept it")
+	}
+}
+
+// halfStep is a strategy of the test: FedAvg whose server keeps half the step.
+type halfStep struct{ FedAvgStrategy }
+
+func (halfStep) Combine(agg *Aggregator, next []float64, noise *rand.Rand) {
+	start := append([]float64(nil), next...)
+	agg.Finish(next, noise)
+	for i, w := range start {
+		next[i] = w + 0.5*(next[i]-w)
+	}
+}
+
+// Server.Propose finishes a round through its strategy's Combine (nil:
+// FedAvg's), with the privacy event of the round either way.
+func TestServerCombinesThroughItsStrategy(t *testing.T) {
+	cfg := Config{Clients: 4, ExpectedClients: 2, Rounds: 2, ClipNorm: 1, NoiseMultiplier: 1.2, DP: true, LocalEpochs: 1, LearningRate: 0.1}
+	global := []float64{1, -2, 0.5}
+	var out [2]*Pending
+	for i, st := range []Strategy{nil, halfStep{}} {
+		s, err := NewServer(cfg, append([]float64(nil), global...), 10, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Strategy = st
+		agg := NewAggregator(cfg.AtRound(1), len(global))
+		if err := agg.Add([]float64{0.3, 0.1, -0.2}); err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = s.Propose(agg, NewRand(9, StreamNoise)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range global {
+		if want := w + 0.5*(out[0].Global[i]-w); out[1].Global[i] != want {
+			t.Errorf("weight %d: %v, want half of FedAvg's step, %v", i, out[1].Global[i], want)
+		}
+	}
+	if out[0].Event != out[1].Event {
+		t.Errorf("events differ: %+v and %+v (post-processing spends nothing more)", out[0].Event, out[1].Event)
 	}
 }
