@@ -53,13 +53,13 @@ type cyclicState struct {
 	acct *fl.CyclicAccountant
 }
 
-func (c *cyclicState) committed() int { return c.turns }
+func (cs *cyclicState) committed() int { return cs.turns }
 
 // epsilonSpent is the largest of the LHAs' own ε.
-func (c *cyclicState) epsilonSpent() float64 { return c.acct.MaxEpsilon() }
+func (cs *cyclicState) epsilonSpent() float64 { return cs.acct.MaxEpsilon() }
 
 // reset does nothing: a hand-off makes its own one-LHA aggregate (fl.HandOff).
-func (c *cyclicState) reset() {}
+func (cs *cyclicState) reset() {}
 
 // cyclic returns the study's cyclic state (nil for a study whose LHAs do
 // not train in turn).
@@ -135,7 +135,7 @@ func (e *Engine) handOffEvent(k int, c, eps float64, hash string) protocol.Event
 	return ev
 }
 
-// completeCyclic forms, commits and applies turn r's hand-off (see the
+// complete forms, commits and applies turn r's hand-off (see the
 // notes above); r is in phase aggregating.
 func (cs *cyclicState) complete(r *Round, now func() time.Time) (*Result, error) {
 	e := cs.e
@@ -186,7 +186,7 @@ func (cs *cyclicState) complete(r *Round, now func() time.Time) (*Result, error)
 	return &Result{Event: ev, Weights: e.State.Global, Finished: e.finished}, nil
 }
 
-// replayCyclic rebuilds a cyclic study from its committed turns: each
+// replay rebuilds a cyclic study from its committed turns: each
 // event must be turn k of the public timetable, either a hand-off at its
 // round's c_r (recorded in its LHA's account, with the ε that account
 // gives) or a missed turn (c = 0, the previous model's hash, no change to
