@@ -141,4 +141,3 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	deliver(msgs)
 	return nil
 }
-
