@@ -45,7 +45,18 @@ var ceilingVariants = map[string]otVariant{
 	"k6":        {"k6", weekly(func(w *model.Weekly) { w.Weeks = 6 }), nil},
 	"k8":        {"k8", weekly(func(w *model.Weekly) { w.Weeks = 8 }), nil},
 	"central":   {"central", func(d *model.Design) { d.Rounds = 1 }, nil},
+	// Added after stage A's runs (every "more training" variant lost), to
+	// see the other direction; not eligible in the seventh round.
+	"T3":     {"T3", func(d *model.Design) { d.Rounds = 3 }, nil},
+	"E15":    {"E15", func(d *model.Design) { d.LocalEpochs = 15 }, nil},
+	"lr0005": {"lr0005", func(d *model.Design) { d.LearningRate = 0.0005 }, nil},
+	// Added after central's first run (a reference, never eligible): the
+	// pooled training with about the federated budget, 150 steps at 0.001.
+	"central150": {"central150", func(d *model.Design) { d.Rounds = 1 }, nil},
 }
+
+// centralSteps are the central references' Adam steps and learning rates.
+var centralSteps = map[string][2]float64{"central": {400, 0.003}, "central150": {150, 0.001}}
 
 const ceilingOrder = "weekly,T10,T20,E60,E100,lr003,T20-lr003,h64,h32x2,k6,k8,central"
 
@@ -171,8 +182,8 @@ func TestTuneCeiling(t *testing.T) {
 					t.Fatal(err)
 				}
 				var design backtest.Design = wd
-				if name == "central" {
-					design = &centralDesign{WeeklyDesign: wd, steps: 400, rate: 0.003}
+				if c, ok := centralSteps[name]; ok {
+					design = &centralDesign{WeeklyDesign: wd, steps: int(c[0]), rate: c[1]}
 				}
 				res, err := backtest.Run(backtest.Options{Cases: d, AreaState: state, Population: pop, From: from, To: to,
 					Epsilon: eps, Delta: 1e-5, Design: design, Seed: &seed})
