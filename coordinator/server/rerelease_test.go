@@ -41,7 +41,7 @@ func openOn(t *testing.T, path string, file *study.File, body []byte, seed uint6
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, body, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+	eng, err := study.Open(file, body, l.Store(), &study.Options{InsecureSeed: &seed})
 	if err != nil {
 		t.Fatal(err)
 	}
