@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
 )
 
 // BenchmarkAggregateRound measures one round of 2,500 updates of the
