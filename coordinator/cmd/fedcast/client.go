@@ -60,13 +60,19 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		return forecastOnly(ctx, env, s, data, pub, cf.modelOut, cf.hubOut, cf.issuedOut)
 	}
 	x, y, err := trainingData(st, data, pub)
-	if err != nil {
+	// A file the study cannot use (too short, days missing, …) still
+	// takes part, present only: being ready says nothing of its content.
+	presentOnly := session.Unusable(err)
+	if err != nil && !presentOnly {
 		return withHint(err)
 	}
 	// The file's warnings, in the page's words; missing days only where
 	// the study window meets them.
 	from, to := studyDays(st)
 	printWarnings(env.Stderr, data, from, to)
+	if presentOnly {
+		printPresentOnly(env.Stderr, cf.dataPath, err)
+	}
 	if err := announceClient(env.Stderr, s, st, len(y), cf.insecureAck); err != nil {
 		return err
 	}
@@ -76,7 +82,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		}
 		return err
 	}
-	return finishClient(env, s, st, cf, data, pub)
+	return finishClient(env, s, st, cf, data, pub, presentOnly)
 }
 
 // clientFlags are the flags of `fedcast client`.
@@ -190,8 +196,8 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 
 // finishClient reports the finished study (st as joined) and writes the
 // model, the guarded forecasts and the forecast to publish that the flags
-// ask for.
-func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFlags, data *series.Dataset, pub *forecast.PublicInputs) error {
+// ask for (a present-only LHA's file may give no forecast).
+func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFlags, data *series.Dataset, pub *forecast.PublicInputs, presentOnly bool) error {
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
@@ -206,6 +212,10 @@ func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFla
 		}
 	}
 	if err := writeGuarded(env, st, data, pub, s.Model(), cf.hubOut, cf.issuedOut); err != nil {
+		if presentOnly {
+			fmt.Fprintf(env.Stderr, "no forecast from %s: %s\n", cf.dataPath, forPeople(err.Error()))
+			return nil
+		}
 		return err
 	}
 	return cf.pub.run(env, data, cf.dataPath, cf.hubOut, st, s.GlobalModel(), privacy.NewSecureRand())
@@ -430,4 +440,15 @@ func printMissed(w io.Writer, released, rounds int) {
 	}
 	fmt.Fprintf(w, "%s before this LHA joined: that is fine, the shared model it starts from learnt from them and its data were not used in them; it takes part from round %d on\n",
 		which, released+1)
+}
+
+// printPresentOnly says why the study cannot use the LHA's file, what to
+// do, and that the client takes part present only.
+func printPresentOnly(w io.Writer, path string, err error) {
+	hinted := withHint(err)
+	fmt.Fprintf(w, "this study cannot use %s: %s\n", path, forPeople(hinted.Error()))
+	if hinted == err { // no hint of its own
+		fmt.Fprintln(w, "  how to fix it: export more days for every area; if your authority has no more, tell your coordinator: the file is too short for this study")
+	}
+	fmt.Fprintln(w, "taking part present only: this LHA is counted as ready, trains nothing and sends a stand-in of zeros of an update's size every round; nothing about the file is sent")
 }
