@@ -182,6 +182,15 @@ func weightGrad32AVX2(gW, gb, d, prev []float32, fi int) {
 		}
 		sum.Store((*[8]float32)(gb[j : j+8]))
 	}
+	weightGrad32Rest(gW, gb, d, prev, fi, j)
+}
+
+// weightGrad32Rest finishes a vector weightGrad32 whose bias sums reached
+// unit j: the remaining bias sums one unit at a time, then the weight
+// gradient dᵀ·prev by gemm.
+func weightGrad32Rest(gW, gb, d, prev []float32, fi, j int) {
+	fo := len(gb)
+	n := len(d) / fo
 	for ; j < fo; j++ {
 		var sum float32
 		for s := range n {

@@ -92,14 +92,7 @@ func weightGrad32AVX512(gW, gb, d, prev []float32, fi int) {
 		}
 		sum.Store((*[16]float32)(gb[j : j+16]))
 	}
-	for ; j < fo; j++ {
-		var sum float32
-		for s := range n {
-			sum += d[s*fo+j]
-		}
-		gb[j] = sum
-	}
-	gemm(gW, fi, d, 1, fo, prev, fi, nil, biasNone, fo, n, fi)
+	weightGrad32Rest(gW, gb, d, prev, fi, j)
 }
 
 // adamUpdate32AVX512 is adamUpdate32Scalar 16 parameters per vector. Lanes
