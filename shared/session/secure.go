@@ -47,7 +47,7 @@ func secureReport(st *protocol.Study, round, lha int, update []float64) ([]byte,
 	}
 	k := make([]int64, st.Params)
 	if update != nil {
-		enc, err := secagg.NewEncoder(st.ClipNorm, noiseAt(*st, round))
+		enc, err := secagg.NewEncoder(st.ClipNorm, privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseSchedule, round))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadStudy, err)
 		}
@@ -74,14 +74,6 @@ func checkHelper(st protocol.Study, w *protocol.Welcome) (int, error) {
 		return 0, fmt.Errorf("a welcome of a study with a helper without this LHA's number among the N=%d", st.Clients)
 	}
 	return *w.Index, nil
-}
-
-// sameHelper reports whether two announcements name the same helper.
-func sameHelper(a, b *protocol.Helper) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.URL == b.URL && string(a.PublicKey) == string(b.PublicKey) && a.Operator == b.Operator
 }
 
 // picked says whether this LHA trains in round m: with a helper its own
@@ -117,11 +109,11 @@ func (s *Session) PublicEpsilon() float64 {
 	if s.study.Helper == nil || len(s.events) == 0 {
 		return 0
 	}
-	evs := studyEvents(s.study, len(s.events))
+	evs := s.studyEvents(len(s.events))
 	for i := range evs {
 		evs[i].NoiseMultiplier = secagg.PublicNoiseMultiplier(evs[i].NoiseMultiplier)
 	}
-	eps, err := privacy.EpsilonFor(s.kind, evs, s.study.Delta)
+	eps, err := s.accountant.Epsilon(evs, s.study.Delta)
 	if err != nil {
 		return math.Inf(1)
 	}

@@ -30,14 +30,14 @@ func (s *Session) acceptStudy(st protocol.Study) error {
 	if !slices.Equal(s.study.PublicInputs, st.PublicInputs) {
 		return fmt.Errorf("%w: the study's public inputs changed on reconnect", ErrBadStudy)
 	}
-	if sameStudy(s.study, st) && len(st.TopUps) == len(s.study.TopUps) {
+	if s.study.ID() == st.ID() { // the same study: the hash covers every parameter
 		return nil
 	}
 	up, err := protocol.CheckTopUps(s.study, st)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadStudy, err)
 	}
-	if !sameStudy(up, st) || up.ParamsSHA256() != st.ParamsSHA256() {
+	if up.ID() != st.ID() {
 		return fmt.Errorf("%w: the study parameters changed on reconnect beyond the announced top-ups", ErrBadStudy)
 	}
 	s.mu.Lock()
@@ -79,7 +79,7 @@ func (s *Session) lifetimeEpsilon(round int, eps float64) float64 {
 	if len(s.study.TopUps) == 0 {
 		return eps
 	}
-	f, err := privacy.FilterEpsilon(studyEvents(s.study, round), s.study.Delta, s.study.FilterOrder())
+	f, err := privacy.FilterEpsilon(s.studyEvents(round), s.study.Delta, s.study.FilterOrder())
 	if err != nil {
 		return math.Inf(1) // cannot account: over every limit
 	}
