@@ -485,26 +485,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				} else {
 					cfg.Features.Init(net, initial, initRng)
 				}
-				sim := &fl.Simulation{
-					Model: net, Config: fcfg, Clients: rd.clients, Initial: initial,
-					Epsilon: float64(res.Epsilon), Delta: cfg.Delta,
-					Seed: fl.RunSeed(cfg.Seed, jb.run), Workers: cfg.Workers, Pool: pool,
-					Strategy: cfg.Strategy, Lambda: float64(cfg.Lambda), Example: res.exampleSetting(),
-					OnRound: func(e fl.Event, g []float64) {
-						avg.add(e.Round, g)
-						if e.Round%cfg.EvalEvery == 0 {
+				l, err := newLHAs(net, fcfg, rd.clients, cfg.Strategy, float64(cfg.Lambda), res.exampleSetting(), fl.RunSeed(cfg.Seed, jb.run), cfg.Workers)
+				if err != nil {
+					pool.Release()
+					o.err = err
+					continue
+				}
+				final, err := cfg.train(ctx, &runParams{lhas: l, names: rd.trainNames, initial: initial, res: res, pool: pool,
+					onRound: func(round int, g []float64) {
+						avg.add(round, g)
+						if round%cfg.EvalEvery == 0 {
 							o.conv = append(o.conv, ev.evaluate(avg.current(g)).MAPE)
 						}
-					},
-				}
-				final, err := cfg.run(ctx, sim)
+					}})
 				if err != nil {
 					pool.Release()
 					o.err = err
 					continue
 				}
 				o.run = jb.run
-				o.pers = evaluatePersonal(sim, avg.current(final), net, cfg.Features, cfg.Damping, rd)
+				o.pers = evaluatePersonal(l, avg.current(final), net, cfg.Features, cfg.Damping, rd)
 				o.final = ev.evaluate(avg.current(final))
 				o.perArea = ev.perAreaMAPE()
 				o.strata, o.strataN = ev.strata(cfg.Populations)
