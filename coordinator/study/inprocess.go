@@ -78,10 +78,11 @@ type InProcess struct {
 	OnRound func(ev protocol.Event, global []float64)
 	// Start is the virtual time the study starts at (zero: the Unix epoch).
 	Start time.Time
-	// Rejected counts, after Run, the updates the coordinator refused
-	// (not finite, wrong length): they count as dropouts, as in a live
-	// study.
-	Rejected int
+	// Dropped counts, after Run, the updates that were not counted: not
+	// finite (no frame can carry them: the LHA sends nothing, as a live
+	// LHA whose training diverged), or refused by the coordinator. They
+	// are dropouts, as in a live study.
+	Dropped int
 }
 
 // Run drives the study until it finishes (all rounds, or the budget)
@@ -138,7 +139,7 @@ func (p *InProcess) Run(ctx context.Context) ([]float64, error) {
 // round_result goes to OnRound.
 func (p *InProcess) deliver(c *Coordinator, tr *loopback, w *inWorkers, t time.Time) error {
 	sent, result, rejected := tr.take()
-	p.Rejected += rejected
+	p.Dropped += rejected
 	if result != nil && p.OnRound != nil {
 		m, err := protocol.Decode(protocol.Binary, result)
 		if err != nil {
@@ -178,6 +179,10 @@ func (p *InProcess) deliver(c *Coordinator, tr *loopback, w *inWorkers, t time.T
 			continue
 		}
 		_, b, err := protocol.Encode(&protocol.Update{Round: round, Weights: updates[i]})
+		if errors.Is(err, protocol.ErrNotFinite) {
+			p.Dropped++
+			continue
+		}
 		if err != nil {
 			return err
 		}
