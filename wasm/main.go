@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"syscall/js"
 
@@ -13,7 +14,19 @@ import (
 	"github.com/vugu/vugu/domrender"
 )
 
+// memoryLimit is the Go heap size at which the collector starts working
+// harder than its default pace. A WebAssembly page never returns memory to
+// the browser, so the page's footprint is the heap's highest point: reading
+// a ten-year file of 500 areas (about 50 MB) let the heap grow to about 155 MB
+// (live data about 120 MB at the parse's peak); with this limit it stays
+// near 125 MB. Below the limit the collector keeps its usual pace, so
+// small files cost no extra time; above it the runtime caps the extra
+// collection work at about half the time, so a larger file is read more
+// slowly, never refused.
+const memoryLimit = 128 << 20
+
 func main() {
+	debug.SetMemoryLimit(memoryLimit)
 	loc := js.Global().Get("location")
 	path := loc.Get("pathname").String()
 	fragment := strings.TrimPrefix(loc.Get("hash").String(), "#")

@@ -155,6 +155,7 @@ func TestLargeFile(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#data-ok")), chromedp.WaitVisible(chromedp.CSS("#round-estimate")))
 	t.Logf("file read, checked and timed in %v", time.Since(start))
 	mark(t, ctx, "file shown and checked")
+	t.Logf("renderer peak RSS (VmHWM) once the file is read and checked: %.0f MB", float64(rendererPeakRSS(ctx))/(1<<20))
 	grand := 0.0
 	for _, v := range totals {
 		grand += v
