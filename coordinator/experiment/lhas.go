@@ -27,19 +27,19 @@ type lhas struct {
 	trainers []*nn.Trainer
 }
 
-// newLHAs makes the LHAs of a run with setting cfg, strategy and λ, local
+// newLHAs makes the LHAs of a run with setting cfg, strategy o, local
 // DP-SGD setting ex (nil: none) and seed, and one trainer slot per worker.
-func newLHAs(m *nn.MLP, cfg fl.Config, clients []fl.ClientData, st fl.Strategy, lambda float64, ex *fl.ExampleDP, seed uint64, workers int) (*lhas, error) {
+func newLHAs(m *nn.MLP, cfg fl.Config, clients []fl.ClientData, o StrategyOptions, ex *fl.ExampleDP, seed uint64, workers int) (*lhas, error) {
 	l := &lhas{model: m, cfg: cfg, seed: seed, clients: clients, trainers: make([]*nn.Trainer, max(workers, 1))}
-	if (st == "" || st == fl.FedAvg) && ex == nil {
+	if (o.Strategy == "" || o.Strategy == fl.FedAvg) && ex == nil {
 		return l, nil
 	}
-	if err := fl.CheckLambda(lambda); err != nil {
+	if err := fl.CheckLambda(float64(o.Lambda)); err != nil {
 		return nil, err
 	}
 	l.states = make([]*fl.Client, len(clients))
 	for i := range l.states {
-		c, err := fl.NewClient(st, lambda, ex)
+		c, err := fl.NewClient(o.Strategy, float64(o.Lambda), ex)
 		if err != nil {
 			return nil, err
 		}

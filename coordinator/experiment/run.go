@@ -342,7 +342,7 @@ func (x *experiment) newRun(jb job, res *Result, rd *runData) (*lhas, []float64,
 	} else {
 		cfg.Features.Init(x.net, initial, initRng)
 	}
-	l, err := newLHAs(x.net, fcfg, rd.clients, cfg.Strategy, float64(cfg.Lambda), res.exampleSetting(), seed, cfg.Workers)
+	l, err := newLHAs(x.net, fcfg, rd.clients, cfg.StrategyOptions, res.exampleSetting(), seed, cfg.Workers)
 	return l, initial, err
 }
 
