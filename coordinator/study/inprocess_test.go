@@ -149,3 +149,46 @@ func TestInProcessCancel(t *testing.T) {
 		t.Error("Run without an engine did not fail")
 	}
 }
+
+// BenchmarkDrivers runs one study of the paper's network (H = 10,
+// 128-64-32, E = 30; 100 LHAs, m = 25, 20 rounds, c = 4.88) on the
+// in-process driver (the Coordinator, frames and commits included: what
+// `fedcast simulate` runs) and on fl.Simulation (the transport-free
+// reference loop), on the same data: the driver's overhead.
+func BenchmarkDrivers(b *testing.B) {
+	f, _, _ := small(b, 100)
+	f.Rounds, f.ExpectedClients, f.History, f.Hidden, f.LocalEpochs, f.LearningRate = 20, 25, 10, []int{128, 64, 32}, 30, 1e-3
+	f.Epsilon, f.ClipNorm = 2, 0.5
+	const c = 4.8828125
+	data := clientData(len(f.LHAs), f.History)
+	m := nn.NewMLP(f.Layers()...)
+	init := make([]float64, m.NumParams())
+	m.Init(init, fl.NewRand(1, fl.StreamInit))
+	b.Run("inprocess", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			seed := uint64(i)
+			e, err := OpenResearch(f, init, c, &seed, time.Unix(0, 0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr := nn.NewTrainer(m)
+			drv := &InProcess{Engine: e, Workers: 1, Train: func(_, lha, _ int, global, dst []float64) bool {
+				fl.LocalUpdate(tr, global, data[lha].X, data[lha].Y, e.Config, dst)
+				return true
+			}}
+			if _, err := drv.Run(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("simulation", func(b *testing.B) {
+		cfg := fl.Config{Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients, Rounds: f.Rounds, ClipNorm: f.ClipNorm,
+			NoiseMultiplier: c, DP: true, LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate}
+		for i := 0; i < b.N; i++ {
+			sim := &fl.Simulation{Model: m, Initial: init, Config: cfg, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: uint64(i), Workers: 1}
+			if _, err := sim.Run(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
