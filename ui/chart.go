@@ -143,8 +143,60 @@ func (c *Chart) Layout() *Plot {
 	p := &Plot{Title: c.Title, Width: w, Height: h, XLabel: c.XLabel, YLabel: c.YLabel,
 		Left: 70, Top: 34, Right: w - 20, Bottom: h - 46}
 
-	xmin, xmax := math.Inf(1), math.Inf(-1)
-	ymin, ymax := 0.0, math.Inf(-1) // counts, ε: the y axis starts at 0
+	xmin, xmax, ymin, ymax, ok := c.extent()
+	if !ok {
+		p.Empty = true
+		return p
+	}
+	yticks := niceTicks(ymin, ymax, 5)
+	ymin, ymax = yticks[0], yticks[len(yticks)-1]
+
+	sx := func(x float64) float64 { return p.Left + (x-xmin)/(xmax-xmin)*(p.Right-p.Left) }
+	sy := func(y float64) float64 { return p.Bottom - (y-ymin)/(ymax-ymin)*(p.Bottom-p.Top) }
+
+	p.Left = max(p.Left, leftFor(yticks))
+	for _, v := range yticks {
+		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: AxisLabel(v)})
+	}
+	if c.Dates {
+		for _, x := range dateTicks(xmin, xmax) {
+			p.XTicks = append(p.XTicks, Tick{Pos: sx(x), Label: dateTickLabel(x, xmax-xmin)})
+		}
+	} else {
+		for _, v := range niceTicks(xmin, xmax, 6) {
+			if v < xmin-1e-9 || v > xmax+1e-9 {
+				continue
+			}
+			p.XTicks = append(p.XTicks, Tick{Pos: sx(v), Label: FormatCount(v)})
+		}
+	}
+
+	for _, l := range c.Lines {
+		p.Paths = append(p.Paths, linePaths(l, sx, sy, p.Right-p.Left)...)
+	}
+	for _, bd := range c.Bands {
+		if path, ok := bandPath(bd, sx, sy); ok {
+			p.Bands = append(p.Bands, path)
+		}
+	}
+	for _, r := range c.HRefs {
+		y := sy(r.At)
+		p.HRefs = append(p.HRefs, RefLine{X1: p.Left, Y1: y, X2: p.Right, Y2: y, LX: p.Right - 4, LY: y - 5, Label: r.Label, Class: r.Class})
+	}
+	for _, r := range c.VRefs {
+		x := sx(r.At)
+		p.VRefs = append(p.VRefs, RefLine{X1: x, Y1: p.Top, X2: x, Y2: p.Bottom, LX: x - 4, LY: p.Bottom - 6, Label: r.Label, Class: r.Class})
+	}
+	p.Legend = c.legend(p.Left)
+	return p
+}
+
+// extent is the range of the data on both axes (the y axis starts at 0:
+// counts, ε), widened so neither is empty; ok is false when there is
+// nothing to draw.
+func (c *Chart) extent() (xmin, xmax, ymin, ymax float64, ok bool) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	ymin, ymax = 0.0, math.Inf(-1)
 	for _, l := range c.Lines {
 		for _, pt := range l.Points {
 			if math.IsNaN(pt.X) || math.IsInf(pt.X, 0) {
@@ -175,8 +227,7 @@ func (c *Chart) Layout() *Plot {
 		ymax = c.YMax
 	}
 	if math.IsInf(xmin, 1) {
-		p.Empty = true
-		return p
+		return 0, 0, 0, 0, false
 	}
 	if math.IsInf(ymax, -1) || ymax <= ymin {
 		ymax = ymin + 1
@@ -184,80 +235,55 @@ func (c *Chart) Layout() *Plot {
 	if xmax == xmin {
 		xmin, xmax = xmin-1, xmax+1
 	}
-	yticks := niceTicks(ymin, ymax, 5)
-	ymin, ymax = yticks[0], yticks[len(yticks)-1]
+	return xmin, xmax, ymin, ymax, true
+}
 
-	sx := func(x float64) float64 { return p.Left + (x-xmin)/(xmax-xmin)*(p.Right-p.Left) }
-	sy := func(y float64) float64 { return p.Bottom - (y-ymin)/(ymax-ymin)*(p.Bottom-p.Top) }
-
-	p.Left = max(p.Left, leftFor(yticks))
-	for _, v := range yticks {
-		p.YTicks = append(p.YTicks, Tick{Pos: sy(v), Label: AxisLabel(v)})
-	}
-	if c.Dates {
-		for _, x := range dateTicks(xmin, xmax) {
-			p.XTicks = append(p.XTicks, Tick{Pos: sx(x), Label: dateTickLabel(x, xmax-xmin)})
-		}
-	} else {
-		for _, v := range niceTicks(xmin, xmax, 6) {
-			if v < xmin-1e-9 || v > xmax+1e-9 {
-				continue
-			}
-			p.XTicks = append(p.XTicks, Tick{Pos: sx(v), Label: FormatCount(v)})
+// bandPath is a band as a closed SVG path in screen coordinates (along
+// its upper edge, back along its lower); ok is false with fewer than two
+// drawable points.
+func bandPath(bd Band, sx, sy func(float64) float64) (p Path, ok bool) {
+	var good []BandPoint
+	for _, pt := range bd.Points {
+		if !math.IsNaN(pt.X) && !math.IsNaN(pt.Lo) && !math.IsNaN(pt.Hi) && !math.IsInf(pt.Hi, 0) {
+			good = append(good, pt)
 		}
 	}
+	if len(good) < 2 {
+		return Path{}, false
+	}
+	var b strings.Builder
+	for i, pt := range good {
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+		}
+		b.WriteString(cmd + num(sx(pt.X)) + " " + num(sy(pt.Hi)))
+	}
+	for i := len(good) - 1; i >= 0; i-- {
+		b.WriteString("L" + num(sx(good[i].X)) + " " + num(sy(good[i].Lo)))
+	}
+	b.WriteString("Z")
+	return Path{D: b.String(), Class: bd.Class}, true
+}
 
+// legend lays out the named lines, then the named bands, in a row from x.
+func (c *Chart) legend(x float64) []LegendItem {
+	var items []LegendItem
+	add := func(it LegendItem) {
+		if it.Name == "" {
+			return
+		}
+		it.X, it.Y = x, 14
+		items = append(items, it)
+		x += 34 + 7*float64(len([]rune(it.Name)))
+	}
 	for _, l := range c.Lines {
-		p.Paths = append(p.Paths, linePaths(l, sx, sy, p.Right-p.Left)...)
-	}
-	for _, bd := range c.Bands {
-		var b strings.Builder
-		var ok []BandPoint
-		for _, pt := range bd.Points {
-			if !math.IsNaN(pt.X) && !math.IsNaN(pt.Lo) && !math.IsNaN(pt.Hi) && !math.IsInf(pt.Hi, 0) {
-				ok = append(ok, pt)
-			}
-		}
-		if len(ok) < 2 {
-			continue
-		}
-		for i, pt := range ok {
-			cmd := "L"
-			if i == 0 {
-				cmd = "M"
-			}
-			b.WriteString(cmd + num(sx(pt.X)) + " " + num(sy(pt.Hi)))
-		}
-		for i := len(ok) - 1; i >= 0; i-- {
-			b.WriteString("L" + num(sx(ok[i].X)) + " " + num(sy(ok[i].Lo)))
-		}
-		b.WriteString("Z")
-		p.Bands = append(p.Bands, Path{D: b.String(), Class: bd.Class})
-	}
-	for _, r := range c.HRefs {
-		y := sy(r.At)
-		p.HRefs = append(p.HRefs, RefLine{X1: p.Left, Y1: y, X2: p.Right, Y2: y, LX: p.Right - 4, LY: y - 5, Label: r.Label, Class: r.Class})
-	}
-	for _, r := range c.VRefs {
-		x := sx(r.At)
-		p.VRefs = append(p.VRefs, RefLine{X1: x, Y1: p.Top, X2: x, Y2: p.Bottom, LX: x - 4, LY: p.Bottom - 6, Label: r.Label, Class: r.Class})
-	}
-	lx := p.Left
-	for _, l := range c.Lines {
-		if l.Name == "" {
-			continue
-		}
-		p.Legend = append(p.Legend, LegendItem{X: lx, Y: 14, Name: l.Name, Class: l.Class, Bars: l.Bars})
-		lx += 34 + 7*float64(len([]rune(l.Name)))
+		add(LegendItem{Name: l.Name, Class: l.Class, Bars: l.Bars})
 	}
 	for _, b := range c.Bands {
-		if b.Name == "" {
-			continue
-		}
-		p.Legend = append(p.Legend, LegendItem{X: lx, Y: 14, Name: b.Name, Class: b.Class, Band: true})
-		lx += 34 + 7*float64(len([]rune(b.Name)))
+		add(LegendItem{Name: b.Name, Class: b.Class, Band: true})
 	}
-	return p
+	return items
 }
 
 // MaxPathBytes bounds the length of one SVG path's d attribute. vugu's DOM

@@ -118,6 +118,14 @@ func (c *JoinPage) fileWords() string {
 	return "Chosen: " + c.S.FileName + " (" + FormatBytes(int64(c.S.FileBytes)) + ")"
 }
 
+// dataClass is the class of the line that sums up the file.
+func (c *JoinPage) dataClass() string {
+	if c.S.Unusable != nil {
+		return "notice notice-warning"
+	}
+	return "ok"
+}
+
 func (c *JoinPage) dataWords() string {
 	d := c.S.Data
 	first, last := d.Span()
@@ -130,6 +138,9 @@ func (c *JoinPage) dataWords() string {
 		total += a.Total
 	}
 	span := fmt.Sprintf("%s, from %s to %s, %s cases in total", areas, first.Format("2 Jan 2006"), last.Format("2 Jan 2006"), FormatCount(total))
+	if c.S.Unusable != nil {
+		return "The file was read: " + span + ". This study cannot use it, but you can still join: see below."
+	}
 	switch n := c.S.DataWarnings(); n {
 	case 0:
 		return "The file is fine: " + span + "."
@@ -217,6 +228,8 @@ func (c *JoinPage) scheduleWords() string {
 		return fmt.Sprintf("Round %d's result comes at %s.", r, clock(opens))
 	case st == StageTraining:
 		return fmt.Sprintf("Round %d ends at %s: the changes must be sent by then.", r, clock(opens))
+	case st == StageWaiting && c.S.PresentOnly:
+		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s.", clock(opens))
 	case st == StageWaiting:
 		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s; if this computer is picked, its training must be sent by %s.",
 			clock(opens), clock(trainBy))
@@ -231,6 +244,8 @@ func (c *JoinPage) trainWords() string {
 		took = fmt.Sprintf(" It took %s in this browser.", FormatDuration(c.S.TrainTime))
 	}
 	switch {
+	case c.S.PresentOnly:
+		return "Local training: none. This study cannot use your file, so this computer takes part as present only (see below)."
 	case st == StageTraining && c.S.TrainRound == r && c.S.Steps > 0:
 		return fmt.Sprintf("Local training in round %d: step %d of %d.", r, c.S.Step, c.S.Steps)
 	case st == StageTraining:
@@ -525,3 +540,24 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// joinLabel is the join button's label: joining present only when the
+// study cannot use the file.
+func (c *JoinPage) joinLabel() string {
+	if c.S.Unusable != nil {
+		return "Join as present only"
+	}
+	return "Join the training"
+}
+
+// PresentOnlyWords says, before joining, what joining with a file the
+// study cannot use means.
+const PresentOnlyWords = "You can still join, but you will only be counted as present: your data are not used. " +
+	"This browser trains nothing; in every round it sends a stand-in of the same size as a real update, holding only zeros, " +
+	"at the same moment as every other authority's answer. Nothing about your file is sent. " +
+	"You still see the study's progress and its privacy budget, and you get its final model."
+
+// PresentOnlyRunWords says, once joined present only, what happens and how
+// to take part fully.
+const PresentOnlyRunWords = "You are counted as present, and your data take no part in the shared model: this browser trains nothing " +
+	"and sends a stand-in of zeros every round. To take part fully, prepare a file as described above, reload this page, choose it and join again."

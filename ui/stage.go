@@ -112,3 +112,19 @@ func (s *JoinState) MissedWords() string {
 	}
 	return strings.TrimSpace(w)
 }
+
+// scheduler is implemented by sessions that know the study's public round
+// timetable (*session.Session).
+type scheduler interface {
+	NextRound(now time.Time) (opens, trainBy time.Time, ok bool)
+}
+
+// NextRound returns when the next round opens after now and by when its
+// update must arrive, from the public schedule; ok is false when the
+// session does not know it (yet).
+func (s *JoinState) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
+	if sc, is := s.session.(scheduler); is {
+		return sc.NextRound(now)
+	}
+	return time.Time{}, time.Time{}, false
+}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 // Problem is an error as the page shows it: what went wrong, where, and
@@ -189,4 +191,83 @@ func studyDaysFix(st protocol.Study) string {
 	return fmt.Sprintf("This study needs every day from %s to %s (the study period %s to %s, plus %s for the 7-day average). "+
 		"Export a file that covers them, then choose it again; if those days cannot be had, tell your coordinator.",
 		day(first), day(last), orDash(st.From), orDash(st.To), opt.Smoothing.Margin())
+}
+
+// joinRefusals are the coordinator's refusals of a join that the page
+// explains in words of their own.
+var joinRefusals = map[protocol.Code]Problem{
+	protocol.CodeUnauthorized: {Title: "This join link is not valid",
+		Fix: "Open the exact link your study coordinator sent you (it ends in /join# followed by a code). If it still fails, ask the coordinator for a new link."},
+	protocol.CodeReplaced: {Title: "This link was opened in another tab or on another computer",
+		Fix: "Use only one window per link. Close the other one and reload this page."},
+	protocol.CodeVersion: {Title: "This page and the coordinator do not match",
+		Fix: "Reload the page (your browser may hold an old copy). If it persists, tell your study coordinator."},
+	protocol.CodeFinished: {Title: "This study has already ended",
+		Fix: "Nothing to do: the study coordinator has the final model."},
+}
+
+// JoinProblem explains a failure to join.
+func JoinProblem(err error) *Problem {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		if p, ok := joinRefusals[pe.Code]; ok {
+			p.Detail = pe.Message
+			return &p
+		}
+		return &Problem{Title: "The coordinator refused the connection", Detail: TechLine(pe),
+			Fix: "Reload the page in a minute. If it persists, tell your study coordinator."}
+	}
+	return &Problem{Title: "The study coordinator cannot be reached", Detail: TechLine(err),
+		Fix: "Check your internet connection and reload the page. If it persists, the coordinator may be offline: tell your study coordinator."}
+}
+
+// RunProblem explains why training stopped.
+func RunProblem(err error) *Problem {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return &Problem{Title: "The coordinator stopped this session", Detail: TechLine(pe),
+			Fix: "Reload the page to join again. If it persists, tell your study coordinator."}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Problem{Title: "You stopped taking part", Fix: "Reload the page to join again."}
+	}
+	return &Problem{Title: "Training stopped", Detail: TechLine(err),
+		Fix: "Reload the page to join again; the study goes on without you meanwhile. If it persists, tell your study coordinator."}
+}
+
+// RefusalWords says in plain words why the coordinator did not count an
+// update.
+func RefusalWords(e *protocol.Error) string {
+	switch e.Code {
+	case protocol.CodeStaleRound:
+		return "it arrived after the round had closed (this computer took longer than the round allows), so the round went on without it"
+	case protocol.CodeNotSampled:
+		return "the coordinator had not picked this authority for that round"
+	case protocol.CodeDuplicateUpdate:
+		return "the coordinator already had changes from this authority for that round"
+	case protocol.CodeBadUpdate, protocol.CodeTooLarge, protocol.CodeBadFrame:
+		return "the coordinator could not accept the changes as sent (" + e.Message + "); tell your study coordinator"
+	case protocol.CodeFinished:
+		return "the study had already ended"
+	}
+	return e.Message
+}
+
+// evaluationNote says why part of the evaluation is missing ("" when
+// nothing is).
+func evaluationNote(err error) string {
+	var le *session.LayoutError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &le):
+		return fmt.Sprintf("The final model has %d numbers, the study's layout %d: no forecast.", le.Have, le.Want)
+	case errors.Is(err, session.ErrUnknownModel):
+		return "The study's model type is unknown to this page: no forecast."
+	case errors.Is(err, series.ErrTooShort), errors.Is(err, series.ErrNotCovered):
+		return "No forecast: your file has too few days for this study's model to forecast from."
+	case errors.Is(err, session.ErrNoTestDays):
+		return "Your file has no test days: all its windows were used for training."
+	}
+	return TechLine(err)
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -150,10 +151,16 @@ func TestPageNamesFileProblems(t *testing.T) {
 		}
 		shotOf(t, ctx, "#data", fmt.Sprintf("%d-not-text-card", i+1))
 	}
+	// The file is read: the study cannot use it, but the LHA can join,
+	// present only (issue 23: ready never depends on the file's content).
 	within(t, ctx, 30*time.Second, "choosing a file that ends on the study's last day",
 		chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{fixture(t, "lha.csv")}),
-		poll(`(document.getElementById("data-problem")||{textContent:""}).textContent.includes("2021-01-03")`))
-	got := text(t, ctx, "#data-problem")
+		poll(`(document.getElementById("data-unusable")||{textContent:""}).textContent.includes("2021-01-03")`),
+		poll(`!document.getElementById("join-button").disabled`))
+	if got := text(t, ctx, "#join-button"); got != "Join as present only" {
+		t.Errorf("join button %q", got)
+	}
+	got := text(t, ctx, "#data-unusable")
 	for _, want := range []string{"does not cover the days this study needs", "2020-10-29 to 2021-01-03", "tell your coordinator",
 		"can end on 2020-12-28 at the latest", "2021-01-01 … 2021-01-03"} {
 		if !strings.Contains(got, want) {
@@ -161,4 +168,83 @@ func TestPageNamesFileProblems(t *testing.T) {
 		}
 	}
 	shotOf(t, ctx, "#data", "3-coverage-card")
+}
+
+// TestShortFileJoinsPresentOnly is issue 23's "Ready depends only on a
+// file having been chosen and parsed, never on what is in it": in a
+// 2-LHA study whose round 1 waits for both, the browser chooses a file
+// of 5 days, far too short for the study. The page says why and what to
+// do, lets it join present only, and it counts towards the quorum: round
+// 1 starts. The page answers every round with a stand-in, never an
+// update, and says in plain words that it takes part present only.
+func TestShortFileJoinsPresentOnly(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, readyStudy("Present-only study", 2, 6*time.Second, 0), 2)
+	full, err := os.ReadFile(fixture(t, "lha.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short.csv")
+	if err := os.WriteFile(short, []byte(strings.Join(strings.SplitAfter(string(full), "\n")[:6], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openJoinLink(t, ctx, c)
+	within(t, ctx, 30*time.Second, "choosing the short file", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{short}),
+		chromedp.WaitVisible(chromedp.CSS("#data-unusable")), chromedp.WaitVisible(chromedp.CSS("#present-only-note")),
+		poll(`!document.getElementById("join-button").disabled`))
+	before := text(t, ctx, "#data-unusable") + " " + text(t, ctx, "#present-only-note")
+	for _, want := range []string{"Your file is too short for this study", "Area Northfield has 5 days", "Export more days", "tell your coordinator",
+		"only be counted as present", "your data are not used", "Nothing about your file is sent"} {
+		if !strings.Contains(before, want) {
+			t.Errorf("before joining, the page lacks %q:\n%s", want, before)
+		}
+	}
+	if got := text(t, ctx, "#join-button"); got != "Join as present only" {
+		t.Errorf("join button %q", got)
+	}
+	if st := c.srv.PublicStatus(); st.State != protocol.StateWaiting {
+		t.Fatalf("the study started before the page joined: %q", st.State)
+	}
+	shot(t, ctx, "1-short-file")
+	shotOf(t, ctx, "#data", "1-short-file-data-card")
+	shotOf(t, ctx, "#train", "1-short-file-train-card")
+
+	within(t, ctx, 10*time.Second, "joining present only", chromedp.Click(chromedp.CSS("#join-button")),
+		chromedp.WaitVisible(chromedp.CSS("#present-only")))
+	within(t, ctx, 60*time.Second, "round 1 starts and is released", poll(`/^Round [12] of 2/.test(document.getElementById("round").textContent)`))
+	if online, ready, _ := adminCounts(t, c); online != 2 || ready != 2 {
+		t.Errorf("dashboard counts after joining: %d online, %d ready; want 2 and 2", online, ready)
+	}
+	after := text(t, ctx, "#train")
+	for _, want := range []string{"You take part as present only", "Export more days", "tell your coordinator", "trains nothing",
+		"Local training: none"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("after joining, the page lacks %q:\n%s", want, after)
+		}
+	}
+	if strings.Contains(after+before, "series:") || strings.Contains(after+before, "session:") {
+		t.Errorf("a Go package prefix on the page:\n%s\n%s", before, after)
+	}
+	shot(t, ctx, "2-present-only")
+	shotOf(t, ctx, "#train", "2-present-only-train-card")
+
+	c.waitFinished(t, 60*time.Second)
+	within(t, ctx, 30*time.Second, "the end", poll(`document.getElementById("round").textContent.startsWith("Study ended")`))
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.querySelectorAll('#sent-log tr[data-type="dummy"]').length,
+		document.querySelectorAll('#sent-log tr[data-type="update"]').length]`))
+	if err != nil || len(n) != 2 || n[0] != 2 || n[1] != 0 {
+		t.Errorf("sent log: %v dummies and updates (%v), want 2 and 0:\n%s", n, err, text(t, ctx, "#sent-log"))
+	}
+	if log := text(t, ctx, "#sent-log"); !strings.Contains(log, "the study cannot use your file") {
+		t.Errorf("the stand-ins are not explained:\n%s", log)
+	}
+	if got := text(t, ctx, "#forecast"); !strings.Contains(got, "No forecast: your file has too few days") {
+		t.Errorf("the forecast card at the end: %q", got)
+	}
+	_, _, st := adminCounts(t, c)
+	if len(st.Participation) == 0 || st.Participation[0].Round != 1 {
+		t.Errorf("participation %+v: want round 1 run", st.Participation)
+	}
+	shot(t, ctx, "3-finished")
+	shotOf(t, ctx, "#sent-log", "3-finished-sent-log")
 }

@@ -63,7 +63,10 @@ func (s *Session) answer(ctx context.Context, tr *nn.Trainer, cfg fl.Config, m *
 	var resume chan<- struct{}
 	quit := make(chan struct{})
 	defer close(quit)
-	if s.picked(m) && s.fits(m.Round, limit, obs) {
+	// Present only (no usable windows, see Run): nothing to train, and
+	// the dummy below leaves as it would for any LHA not picked.
+	present := data != nil && data.Total() == 0
+	if !present && s.picked(m) && s.fits(m.Round, limit, obs) {
 		x, y, err := data.Round()
 		if err != nil {
 			return err

@@ -35,7 +35,8 @@ var (
 	ErrBadLink = errors.New("session: bad join link")
 	// ErrNoDialer: Join was called without Options.Dial.
 	ErrNoDialer = errors.New("session: no dialer (Options.Dial) to reach the coordinator")
-	// ErrNoData: the LHA's data gives no training window for this study.
+	// ErrNoData: the LHA's data gives no training window for this study
+	// (Run then takes part present only: see Unusable).
 	ErrNoData = errors.New("session: no training windows in the data for this study")
 )
 
@@ -575,13 +576,20 @@ func TrainingData(st protocol.Study, data *series.Dataset) (x, y []float64, err 
 // or a check fails. See the package doc for what is checked.
 // Training windows are prepared region by region (PrepareTraining with
 // Options.MaxWindows), so a large file is never windowed whole.
+//
+// Data that give no usable window for the study (Unusable: too short,
+// not covering the study's days, …) do not stop Run: the LHA takes part
+// present only. It says ready like any other, trains nothing, and answers
+// every round with a dummy of an update's size at the usual moment, so
+// neither the coordinator's ready count nor the network tells anything
+// about what the file holds.
 func (s *Session) Run(ctx context.Context, data *series.Dataset, obs Observer) error {
 	set, err := s.prepare(data)
-	if err != nil {
+	switch {
+	case err != nil && !Unusable(err):
 		return err
-	}
-	if set.Total() == 0 {
-		return ErrNoData
+	case err != nil || set.Total() == 0:
+		set = &TrainingSet{} // present only
 	}
 	return s.run(ctx, set, obs)
 }
@@ -598,13 +606,14 @@ func (s *Session) TakeSent() []Outgoing {
 }
 
 // RunWindows is Run with the training windows already stacked (x: n×H
-// row-major, y: n), for callers that prepared them.
+// row-major, y: n), for callers that prepared them. No windows at all
+// (both empty) is taking part present only, as Run with unusable data.
 func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) error {
 	in := s.study.History
 	if len(s.study.Layers) > 0 {
 		in = s.study.Layers[0]
 	}
-	if len(y) == 0 || len(x) != len(y)*in {
+	if len(x) != len(y)*in {
 		return ErrNoData
 	}
 	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: in}, obs)

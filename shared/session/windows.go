@@ -1,12 +1,15 @@
 package session
 
 import (
+	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -172,6 +175,27 @@ func (t *TrainingSet) maybeYield(last time.Time) time.Time {
 	}
 	t.yield()
 	return time.Now()
+}
+
+// Unusable reports whether err, from preparing an LHA's training windows
+// (PrepareTraining, PrepareWeekly, TrainingData, WeeklyTrainingData),
+// comes from what its file holds: too few days, days the study needs
+// missing, an area the public inputs do not list, no window at all. Such
+// an LHA still takes part, present only (Run), so that being ready never
+// depends on the file's content. Errors of the study itself (ErrBadStudy,
+// a bad window option), of the public inputs file, or of the context are
+// not: they stop the LHA whatever its data.
+func Unusable(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, not := range []error{ErrBadStudy, series.ErrOption, ErrNoPublic, protocol.ErrPublicInput, forecast.ErrPublicFile,
+		context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, not) {
+			return false
+		}
+	}
+	return true
 }
 
 // WindowOptions are the study's windowing settings: H, P, the smoothing

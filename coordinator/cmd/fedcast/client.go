@@ -89,7 +89,10 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		return forecastOnly(ctx, env, s, data, pub, *modelOut, *hubOut, *issuedOut)
 	}
 	x, y, err := trainingData(st, data, pub)
-	if err != nil {
+	// A file the study cannot use (too short, days missing, …) still
+	// takes part, present only: being ready says nothing of its content.
+	presentOnly := session.Unusable(err)
+	if err != nil && !presentOnly {
 		return withHint(err)
 	}
 	// The file's warnings, in the page's words; missing days only where
@@ -97,6 +100,9 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	from, to := studyDays(st)
 	printWarnings(env.Stderr, data, from, to)
 	out := env.Stderr
+	if presentOnly {
+		printPresentOnly(out, *dataPath, err)
+	}
 	fmt.Fprintf(out, "joined %q as %s: N=%d, m=%d, T=%d, ε=%g, δ=%g, c=%.4f; %d training windows stay on this computer\n",
 		st.Name, s.LHA(), st.Clients, st.ExpectedClients, st.Rounds, st.Epsilon, st.Delta, st.NoiseMultiplier, len(y))
 	if st.InsecureSeed {
@@ -164,6 +170,10 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if err := writeGuarded(env, st, data, pub, s.Model(), *hubOut, *issuedOut); err != nil {
+		if presentOnly {
+			fmt.Fprintf(out, "no forecast from %s: %s\n", *dataPath, forPeople(err.Error()))
+			return nil
+		}
 		return err
 	}
 	return pubFlags.run(env, data, *dataPath, *hubOut, st, s.GlobalModel(), privacy.NewSecureRand())
@@ -388,4 +398,15 @@ func printMissed(w io.Writer, released, rounds int) {
 	}
 	fmt.Fprintf(w, "%s before this LHA joined: that is fine, the shared model it starts from learnt from them and its data were not used in them; it takes part from round %d on\n",
 		which, released+1)
+}
+
+// printPresentOnly says why the study cannot use the LHA's file, what to
+// do, and that the client takes part present only.
+func printPresentOnly(w io.Writer, path string, err error) {
+	hinted := withHint(err)
+	fmt.Fprintf(w, "this study cannot use %s: %s\n", path, forPeople(hinted.Error()))
+	if hinted == err { // no hint of its own
+		fmt.Fprintln(w, "  how to fix it: export more days for every area; if your authority has no more, tell your coordinator: the file is too short for this study")
+	}
+	fmt.Fprintln(w, "taking part present only: this LHA is counted as ready, trains nothing and sends a stand-in of zeros of an update's size every round; nothing about the file is sent")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,26 +16,17 @@ import (
 func TestClientInsecureSeedAck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	studyPath := filepath.Join(dir, "study.json")
-	code, out, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--rounds", "2", "--addr", addr, "--out", studyPath)
-	if code != 0 {
-		t.Fatalf("study new: exit %d: %s", code, errs)
-	}
+	dir, addr := t.TempDir(), freeAddr(t)
+	studyPath, out, cases := clientStudy(t, dir, addr, 2, 60)
 	link := regexp.MustCompile(`http://\S+/join#\S+`).FindString(out)
 	if link == "" {
 		t.Fatalf("no join link in:\n%s", out)
-	}
-	cases := filepath.Join(dir, "cases.csv")
-	if code, _, errs := fedcast(t, "data", "synth", "--areas", "2", "--days", "60", "--seed", "3", "--out", cases); code != 0 {
-		t.Fatalf("data synth: %s", errs)
 	}
 	// serve's first start pretrains the initial model (about 8 s on a
 	// busy machine; once per process).
 	startServe(t, ctx, studyPath, dir, addr, "--insecure-seed", "7")
 
-	code, _, errs = fedcast(t, "client", "--join", link, "--data", cases, "--quiet")
+	code, _, errs := fedcast(t, "client", "--join", link, "--data", cases, "--quiet")
 	if code != 2 || !strings.Contains(errs, "--i-understand-insecure-seed") || !strings.Contains(errs, "NO privacy protection") {
 		t.Errorf("client without the acknowledgement: exit %d, %q; want refused naming --i-understand-insecure-seed", code, errs)
 	}

@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+)
+
+// What left this computer: every message sent, with its size and
+// content in words.
+
+// SentEntry is one message that left this computer.
+type SentEntry struct {
+	At    time.Time
+	Type  string // protocol message type: hello, ready, update or dummy
+	Bytes int64  // websocket frame payload size
+	Round int    // 0 for hello and ready
+	What  string // in words
+	// Outcome of an update: "" while the coordinator has not answered,
+	// OutcomeCounted, or OutcomeRefused with Reason in plain words.
+	Outcome string
+	Reason  string
+}
+
+// Outcomes of a sent update.
+const (
+	OutcomeCounted = "counted"
+	OutcomeRefused = "not counted"
+)
+
+// RecordSent records a message that left this computer.
+func (s *JoinState) RecordSent(typ string, size int64, round int) {
+	s.lock()
+	s.recordSent(typ, size, round)
+	s.unlock()
+}
+
+// recordSent is RecordSent with the lock held.
+func (s *JoinState) recordSent(typ string, size int64, round int) {
+	e := SentEntry{At: time.Now(), Type: typ, Bytes: size, Round: round}
+	switch typ {
+	case "hello":
+		e.What = "the join code from your link (says who you are to the coordinator)"
+	case "ready":
+		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
+	case "update":
+		e.What = fmt.Sprintf("round %d: the model changes computed here, clipped", round)
+	case "report":
+		e.What = fmt.Sprintf("round %d: one report split between the two servers: the coordinator's part (random-looking numbers) and a sealed key only the helper can open; it holds your model changes if this computer picked itself, zeros otherwise, and says nothing about which", round)
+	case "dummy":
+		why := "sent when this computer was not picked, so that nobody watching the network can tell"
+		if s.PresentOnly {
+			why = "sent every round, as the study cannot use your file: nothing of it is in there"
+		}
+		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros (%s)", round, why)
+	default:
+		e.What = typ
+	}
+	s.Sent = append(s.Sent, e)
+}
+
+// SentTotal is the number of bytes sent so far.
+func (s *JoinState) SentTotal() int64 {
+	var n int64
+	for _, e := range s.Sent {
+		n += e.Bytes
+	}
+	return n
+}
