@@ -173,34 +173,30 @@ func (p *InProcess) deliver(c *Coordinator, tr *loopback, w *inWorkers, t time.T
 			round, global, picked = rs.Round, rs.Weights, append(picked, s.lha)
 		}
 	}
-	updates, ok := w.train(global, round, picked)
+	frames, err := w.train(global, round, picked)
+	if err != nil {
+		return err
+	}
 	for i, lha := range picked {
-		if !ok[i] {
-			continue
-		}
-		_, b, err := protocol.Encode(&protocol.Update{Round: round, Weights: updates[i]})
-		if errors.Is(err, protocol.ErrNotFinite) {
+		switch {
+		case frames[i] == nil:
 			p.Dropped++
-			continue
+		case len(frames[i]) > 0:
+			c.Frame(lha, frames[i], t, func(protocol.Kind, []byte) {})
 		}
-		if err != nil {
-			return err
-		}
-		c.Frame(lha, b, t, func(protocol.Kind, []byte) {})
 	}
 	return nil
 }
 
-// inWorkers computes a round's updates on the calling goroutine and up to
-// Workers−1 helpers (with a Pool, as many as it has free slots). LHAs are
-// handed out one at a time, so the fastest goroutine takes the most; each
-// update depends only on its LHA and the global model, so the result is
-// the same whoever computes it.
+// inWorkers computes a round's updates, and encodes them as frames, on
+// the calling goroutine and up to Workers−1 helpers (with a Pool, as many
+// as it has free slots). LHAs are handed out one at a time, so the
+// fastest goroutine takes the most; each update depends only on its LHA
+// and the global model, so the result is the same whoever computes it.
 type inWorkers struct {
 	p       *InProcess
 	workers int
-	updates [][]float64
-	ok      []bool
+	updates [][]float64 // one per worker
 }
 
 func (w *inWorkers) init() {
@@ -208,21 +204,38 @@ func (w *inWorkers) init() {
 	if w.workers <= 0 {
 		w.workers = runtime.GOMAXPROCS(0)
 	}
+	w.updates = make([][]float64, w.workers)
 }
 
-func (w *inWorkers) train(global []float64, round int, picked []int) ([][]float64, []bool) {
-	for len(w.updates) < len(picked) {
-		w.updates = append(w.updates, make([]float64, len(global)))
-		w.ok = append(w.ok, false)
-	}
+// train returns the frame of each picked LHA's update: empty when it sends
+// nothing, nil when its update is not finite (no frame carries it).
+func (w *inWorkers) train(global []float64, round int, picked []int) ([][]byte, error) {
+	frames := make([][]byte, len(picked))
+	errs := make([]error, w.workers)
 	var next atomic.Int64
 	work := func(worker int) {
-		for {
+		if len(w.updates[worker]) != len(global) {
+			w.updates[worker] = make([]float64, len(global))
+		}
+		dst := w.updates[worker]
+		for errs[worker] == nil {
 			i := int(next.Add(1)) - 1
 			if i >= len(picked) {
 				return
 			}
-			w.ok[i] = w.p.Train(worker, picked[i], round, global, w.updates[i])
+			frames[i] = []byte{}
+			if !w.p.Train(worker, picked[i], round, global, dst) {
+				continue
+			}
+			_, b, err := protocol.Encode(&protocol.Update{Round: round, Weights: dst})
+			switch {
+			case errors.Is(err, protocol.ErrNotFinite):
+				frames[i] = nil
+			case err != nil:
+				errs[worker] = err
+			default:
+				frames[i] = b
+			}
 		}
 	}
 	pool := w.p.Pool
@@ -242,7 +255,7 @@ func (w *inWorkers) train(global []float64, round int, picked []int) ([][]float6
 	}
 	work(0)
 	wg.Wait()
-	return w.updates[:len(picked)], w.ok[:len(picked)]
+	return frames, errors.Join(errs...)
 }
 
 // loopback is the in-process Transport: every LHA is online; it keeps the
