@@ -66,6 +66,10 @@ func TestLHAJourney(t *testing.T) {
 			t.Errorf("study card lacks %q:\n%s", want, studyText)
 		}
 	}
+	// The page names the study by its hash, the coordinator's status too.
+	if got, want := text(t, ctx, "#study-fingerprint code"), c.srv.PublicStatus().StudySHA256; strings.ReplaceAll(got, " ", "") != want || want == "" {
+		t.Errorf("page shows study fingerprint %q, the coordinator's status %q", got, want)
+	}
 	// The hello has already left this computer: the log lists it at once.
 	if got := text(t, ctx, "#sent-log"); !strings.Contains(got, "hello") {
 		t.Errorf("before joining, the sent-messages log does not list the hello that was sent:\n%s", got)

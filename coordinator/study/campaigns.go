@@ -2,37 +2,7 @@ package study
 
 import (
 	"time"
-
-	"github.com/fedcast/fedcast/shared/fl"
-	"github.com/fedcast/fedcast/shared/protocol"
 )
-
-// checkRounds checks the number of rounds and a continuing study's
-// schedule (campaigns, every): whole campaigns, each fitting before the
-// next starts.
-func (f *File) checkRounds() error {
-	switch {
-	case f.Rounds < 1 || f.Rounds > protocol.MaxRound:
-		return configErr("rounds is %d, must be in [1, %d]", f.Rounds, uint32(protocol.MaxRound))
-	case f.Campaigns < 0:
-		return configErr("campaigns is %d, must be 0 or more", f.Campaigns)
-	case f.Campaigns <= 1:
-		if f.Every != 0 && f.Campaigns == 0 {
-			return configErr("every is set (%v) but campaigns is not: give both, e.g. \"campaigns\": 4, \"every\": \"168h\"", time.Duration(f.Every))
-		}
-		return nil
-	case f.Rounds%f.Campaigns != 0:
-		return configErr("rounds is %d, not a multiple of campaigns %d: rounds counts every round of every campaign", f.Rounds, f.Campaigns)
-	case f.Strategy == string(fl.Cyclic):
-		return configErr("strategy \"cyclic\" cannot run in campaigns")
-	}
-	per := time.Duration(f.Rounds/f.Campaigns) * time.Duration(f.RoundLength)
-	if time.Duration(f.Every) < per {
-		return configErr("every is %v, shorter than one campaign (%d rounds of %v = %v): campaigns would overlap",
-			time.Duration(f.Every), f.Rounds/f.Campaigns, time.Duration(f.RoundLength), per)
-	}
-	return nil
-}
 
 // CheckFinishedAt records the study's end at t when no further round
 // fits (all planned rounds done, or the budget), and reports whether it

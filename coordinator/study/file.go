@@ -2,26 +2,15 @@ package study
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
-	"github.com/fedcast/fedcast/shared/series"
 )
 
 // FileVersion is the version of the study file format.
@@ -170,29 +159,53 @@ type File struct {
 	protocol.StrategyParams
 }
 
+// study is the study value the file describes, before calibration: the
+// one mapping from the file's fields to protocol.Study (noise multiplier
+// 0, no noise schedule, local DP-SGD not yet calibrated). Validate checks
+// it; Public completes it.
+func (f *File) study() protocol.Study {
+	layers := f.Layers()
+	n := len(f.LHAs)
+	return protocol.Study{
+		Protocol: protocol.Version, Name: f.Name, Epsilon: f.Epsilon, Delta: f.Delta,
+		Rounds: f.Rounds, Clients: n, ExpectedClients: f.ExpectedClients,
+		SampleRate: float64(f.ExpectedClients) / float64(max(n, 1)), ClipNorm: f.ClipNorm,
+		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
+		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
+		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
+		Layers: layers, Params: protocol.ParamCount(layers), Features: f.Features, Damping: f.Damping,
+		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
+		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
+		Campaigns:         f.Campaigns,
+		EveryMillis:       time.Duration(f.Every).Milliseconds(),
+		Accountant:        string(f.AccountantKind()),
+		StudyStrategy:     protocol.StudyStrategy{StrategyParams: f.StrategyParams},
+		Helper:            f.Helper.public(),
+		PublicInputs:      f.publicInputs(),
+		Weekly:            f.Weekly,
+	}
+}
+
+// Public returns the study value sent to every client: the file's study
+// with noise multiplier c and local DP-SGD calibrated (the noise schedule,
+// the cyclic seed and the top-ups are the engine's to add).
+func (f *File) Public(c float64, insecure bool) protocol.Study {
+	st := f.study()
+	st.NoiseMultiplier, st.InsecureSeed, st.StudyStrategy = c, insecure, f.strategy()
+	return st
+}
+
 // Defaults fills zero-valued optional fields with the paper's settings
 // (shared/model: Paper and the Paper* constants, the one place they are
 // written).
 func (f *File) Defaults() {
-	paper := model.Paper
 	if f.Name == "" {
 		f.Name = "fedcast study"
 	}
 	if f.Delta == 0 {
 		f.Delta = model.PaperDelta
 	}
-	if f.ClipNorm == 0 {
-		f.ClipNorm = paper.Clip
-	}
-	if f.LocalEpochs == 0 {
-		f.LocalEpochs = paper.LocalEpochs
-	}
-	if f.LearningRate == 0 {
-		f.LearningRate = paper.LearningRate
-	}
-	if f.History == 0 {
-		f.History = model.PaperHistory
-	}
+	f.fillTraining(model.Paper)
 	if f.Horizon == 0 {
 		f.Horizon = model.PaperHorizon
 	}
@@ -202,179 +215,34 @@ func (f *File) Defaults() {
 	if f.TrainFraction == 0 {
 		f.TrainFraction = model.PaperTrainFraction
 	}
-	if len(f.Hidden) == 0 {
-		f.Hidden = append([]int{}, paper.Hidden...)
-	}
 	if f.RoundLength == 0 {
 		f.RoundLength = Duration(DefaultRoundLength)
 	}
 	if f.RoundSlack == 0 {
-		f.RoundSlack = f.RoundLength / 10
+		f.RoundSlack = Duration(protocol.DefaultRoundSlack(time.Duration(f.RoundLength)))
 	}
 }
 
-func configErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+// fillTraining fills the zero training fields from a design: H, S, E,
+// the learning rate and the hidden layers (Defaults from the paper's,
+// FillDesign from the chosen preset's).
+func (f *File) fillTraining(d model.Design) {
+	if f.History == 0 {
+		f.History = d.History
+	}
+	if f.ClipNorm == 0 {
+		f.ClipNorm = d.Clip
+	}
+	if f.LocalEpochs == 0 {
+		f.LocalEpochs = d.LocalEpochs
+	}
+	if f.LearningRate == 0 {
+		f.LearningRate = d.LearningRate
+	}
+	if len(f.Hidden) == 0 {
+		f.Hidden = append([]int(nil), d.Hidden...)
+	}
 }
-
-// Validate checks the file (after Defaults). It does not calibrate the
-// noise: Calibrate does.
-func (f *File) Validate() error {
-	if f.Version != FileVersion {
-		return configErr("version is %d, this fedcast reads version %d", f.Version, FileVersion)
-	}
-	if !f.ClientLevelDP() {
-		// privacy "example": the coordinator adds no noise and keeps no
-		// client-level budget; the LHAs' budget is example_epsilon.
-		if f.Epsilon != 0 || f.NoiseSchedule != "" {
-			return configErr("epsilon %v and noise_schedule %q are the coordinator's client-level budget and noise, which privacy \"example\" does not have: leave them out and give each LHA's budget as example_epsilon (or use privacy \"both\")", f.Epsilon, f.NoiseSchedule)
-		}
-	} else if math.IsInf(f.Epsilon, 0) || math.IsNaN(f.Epsilon) || f.Epsilon <= 0 {
-		return configErr("epsilon is %v: a live study needs a finite budget > 0 (non-DP runs are for `simulate`)", f.Epsilon)
-	} else if err := privacy.CheckEpsilon(f.Epsilon); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if err := privacy.CheckDelta(f.Delta); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if err := f.checkPublic(); err != nil {
-		return err
-	}
-	if _, err := privacy.ParseAccountantKind(string(f.Accountant)); err != nil {
-		return configErr("accountant is %q: use \"rdp\" or \"pld\"", f.Accountant)
-	}
-	if sch, err := privacy.ParseSchedule(f.NoiseSchedule); err != nil {
-		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
-	} else if _, err := sch.Shape(max(f.Rounds, 1)); err != nil && f.Rounds >= 1 {
-		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
-	}
-	if err := privacy.CheckClipNorm(f.ClipNorm); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if len(f.LHAs) == 0 {
-		return configErr("no LHAs enrolled")
-	}
-	if err := f.checkRounds(); err != nil {
-		return err
-	}
-	if f.ExpectedClients < 1 || f.ExpectedClients > len(f.LHAs) {
-		return configErr("expected_clients (m) is %d, must be in [1, N=%d]", f.ExpectedClients, len(f.LHAs))
-	}
-	if f.Strategy == string(fl.Cyclic) && f.ExpectedClients != len(f.LHAs) {
-		return configErr("strategy \"cyclic\" gives every LHA a turn in every round: expected_clients (m) is %d, must be N=%d (q = 1)", f.ExpectedClients, len(f.LHAs))
-	}
-	if f.LocalEpochs < 1 {
-		return configErr("local_epochs is %d, must be ≥ 1", f.LocalEpochs)
-	}
-	if !(f.LearningRate > 0) || math.IsInf(f.LearningRate, 0) {
-		return configErr("learning_rate is %v, must be finite and > 0", f.LearningRate)
-	}
-	if f.History < 1 || f.Horizon < 1 {
-		return configErr("history %d and horizon %d must be ≥ 1", f.History, f.Horizon)
-	}
-	if _, err := series.ParseSmoothing(f.Smoothing); err != nil {
-		return fmt.Errorf("%w: smoothing: %w", ErrConfig, err)
-	}
-	if !(f.TrainFraction > 0 && f.TrainFraction <= 1) {
-		return configErr("train_fraction is %v, must be in (0, 1]", f.TrainFraction)
-	}
-	for _, d := range []struct{ name, v string }{{"from", f.From}, {"to", f.To}} {
-		if d.v != "" {
-			if _, err := time.Parse(time.DateOnly, d.v); err != nil {
-				return configErr("%s is %q, want YYYY-MM-DD", d.name, d.v)
-			}
-		}
-	}
-	if err := f.checkWeekly(); err != nil {
-		return err
-	}
-	if f.Damping != 0 {
-		if err := model.CheckDamping(f.Damping); err != nil {
-			return configErr("damping: %v", err)
-		}
-	}
-	for _, h := range f.Hidden {
-		if h < 1 || h > 4096 {
-			return configErr("hidden layer size %d, must be in [1, 4096]", h)
-		}
-	}
-	if f.RoundLength < Duration(MinRoundLength) {
-		return configErr("round_length is %v, must be ≥ %v", time.Duration(f.RoundLength), MinRoundLength)
-	}
-	if f.RoundSlack <= 0 || f.RoundSlack > f.RoundLength/2 {
-		return configErr("round_slack is %v, must be in (0, round_length/2 = %v]", time.Duration(f.RoundSlack), time.Duration(f.RoundLength/2))
-	}
-	if f.RestartGrace < 0 {
-		return configErr("restart_grace is %v, must be ≥ 0", time.Duration(f.RestartGrace))
-	}
-	if f.StartQuorum < 0 || f.StartQuorum > len(f.LHAs) {
-		return configErr("start_quorum is %d, must be in [0, N=%d]", f.StartQuorum, len(f.LHAs))
-	}
-	// δ ≥ 1/N would allow a mechanism that publishes one LHA's data
-	// outright with probability δ·N ≥ 1 and still meet (ε, δ).
-	if n := len(f.LHAs); f.Delta*float64(n) >= 1 {
-		return configErr("delta is %v, must be < 1/N = %v (N = %d LHAs): a larger δ admits releasing an LHA's data outright", f.Delta, 1/float64(n), n)
-	}
-	if p := numParams(f.Layers()); p > protocol.MaxWeights {
-		return configErr("the model (history %d, hidden %v) has %d weights, more than a protocol frame carries (%d)", f.History, f.Hidden, p, protocol.MaxWeights)
-	}
-	if !validHash(f.AdminTokenSHA256) {
-		return configErr("admin_token_sha256 is not a hex SHA-256")
-	}
-	names := map[string]bool{}
-	hashes := map[string]bool{f.AdminTokenSHA256: true}
-	for i, l := range f.LHAs {
-		if strings.TrimSpace(l.Name) == "" {
-			return configErr("lhas[%d] has no name", i)
-		}
-		if names[l.Name] {
-			return configErr("lhas[%d]: name %q enrolled twice", i, l.Name)
-		}
-		names[l.Name] = true
-		if !validHash(l.TokenSHA256) {
-			return configErr("lhas[%d] (%s): token_sha256 is not a hex SHA-256", i, l.Name)
-		}
-		if hashes[l.TokenSHA256] {
-			return configErr("lhas[%d] (%s): token hash used twice", i, l.Name)
-		}
-		hashes[l.TokenSHA256] = true
-	}
-	if _, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind()); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return f.validateHelper()
-}
-
-// numParams counts an MLP's weights and biases without allocating them,
-// saturating at MaxWeights+1 (a file may name absurd sizes).
-func numParams(layers []int) int {
-	n := 0
-	for i := 1; i < len(layers); i++ {
-		in, out := layers[i-1], layers[i]
-		if in < 0 || out < 0 || in > protocol.MaxWeights || out > protocol.MaxWeights {
-			return protocol.MaxWeights + 1
-		}
-		n += (in + 1) * out
-		if n > protocol.MaxWeights {
-			return protocol.MaxWeights + 1
-		}
-	}
-	return n
-}
-
-func validHash(s string) bool {
-	b, err := hex.DecodeString(s)
-	return err == nil && len(b) == sha256.Size && s == strings.ToLower(s)
-}
-
-// Limits of the schedule and the model.
-const (
-	// DefaultRoundLength is round_length when the file gives none.
-	DefaultRoundLength = 60 * time.Second
-	// MinRoundLength is the shortest round_length accepted (tests use a
-	// few hundred milliseconds; real studies minutes).
-	MinRoundLength = 50 * time.Millisecond
-)
 
 // removedFields are study-file fields of earlier fedcast versions that are
 // refused with what to write instead.
@@ -430,290 +298,4 @@ func (f *File) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-// Layers returns the MLP's layer sizes: H, the hidden sizes, 1.
-func (f *File) Layers() []int {
-	in := f.History
-	if f.Weekly != nil {
-		in = f.Weekly.Inputs()
-	}
-	return append(append([]int{in}, f.Hidden...), 1)
-}
-
-// Calibrate returns the smallest noise multiplier c whose T rounds at
-// q = m/N stay within (ε, δ) by the study's accountant
-// (privacy.NoiseMultiplierFor); with a noise schedule, the smallest c_t of
-// CalibrateSchedule. It fails for parameters the accountant cannot account
-// for.
-func (f *File) Calibrate() (float64, error) {
-	if !f.ClientLevelDP() {
-		return 0, nil // privacy "example": no client-level noise
-	}
-	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
-	if err != nil {
-		return 0, fmt.Errorf("study: noise_schedule: %w", err)
-	}
-	if sch.IsConstant() {
-		c, err := privacy.NoiseMultiplierFor(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
-		if err != nil {
-			return 0, fmt.Errorf("study: cannot calibrate the noise: %w", err)
-		}
-		return c, nil
-	}
-	cs, err := f.CalibrateSchedule()
-	if err != nil {
-		return 0, err
-	}
-	return slices.Min(cs), nil
-}
-
-// CalibrateSchedule returns the noise multipliers c_1 … c_T of a study with
-// a noise schedule: the rule's shape at the smallest scale whose exact
-// composition meets (ε, δ) by the study's accountant, or the explicit list
-// if it fits (privacy.Schedule.Calibrate). It returns nil for the constant
-// schedule (every round has Calibrate's c). The calculation is
-// deterministic: a restart recomputes the same multipliers, and the engine
-// checks them against the ledger.
-func (f *File) CalibrateSchedule() ([]float64, error) {
-	sch, err := privacy.ParseSchedule(f.NoiseSchedule)
-	if err != nil {
-		return nil, fmt.Errorf("study: noise_schedule: %w", err)
-	}
-	if sch.IsConstant() {
-		return nil, nil
-	}
-	cs, err := sch.Calibrate(f.AccountantKind(), f.Epsilon, f.Delta, f.SampleRate(), f.Rounds)
-	if err != nil {
-		return nil, fmt.Errorf("study: cannot calibrate the noise schedule %q: %w", f.NoiseSchedule, err)
-	}
-	return cs, nil
-}
-
-// Quorum returns how many LHAs must be online before round 1 and after a
-// restart: StartQuorum, or N when it is 0.
-func (f *File) Quorum() int {
-	if f.StartQuorum == 0 {
-		return len(f.LHAs)
-	}
-	return f.StartQuorum
-}
-
-// ResumeWait returns the longest wait for the quorum after a restart:
-// RestartGrace, or one RoundLength when it is 0 (ample for clients that
-// reconnect with a backoff of seconds).
-func (f *File) ResumeWait() time.Duration {
-	if f.RestartGrace > 0 {
-		return time.Duration(f.RestartGrace)
-	}
-	return time.Duration(f.RoundLength)
-}
-
-// AccountantKind returns the study's accountant (RDP when none is named).
-func (f *File) AccountantKind() privacy.AccountantKind {
-	if f.Accountant == "" {
-		return privacy.DefaultAccountant
-	}
-	return f.Accountant
-}
-
-// Window returns how long a round takes updates: RoundLength − RoundSlack.
-func (f *File) Window() time.Duration { return time.Duration(f.RoundLength - f.RoundSlack) }
-
-// SampleRate returns q = m/N.
-func (f *File) SampleRate() float64 { return float64(f.ExpectedClients) / float64(len(f.LHAs)) }
-
-// Config returns the fl configuration for noise multiplier c: that of the
-// public view (protocol.Study.FLConfig), so that the coordinator and the
-// LHAs map the parameters the same way.
-func (f *File) Config(c float64) fl.Config {
-	st := f.Public(c, false)
-	cfg, err := st.FLConfig()
-	if err != nil { // an accountant Validate would refuse
-		cfg.Accountant = f.AccountantKind()
-	}
-	return cfg
-}
-
-// WindowOptions returns the series window options of the study (those of
-// its public view: protocol.Study.WindowOptions).
-func (f *File) WindowOptions() (series.WindowOptions, error) {
-	st := f.Public(0, false)
-	return st.WindowOptions()
-}
-
-// Public returns the public study parameters sent to every client.
-func (f *File) Public(c float64, insecure bool) protocol.Study {
-	layers := f.Layers()
-	return protocol.Study{
-		Protocol: protocol.Version, Name: f.Name, Epsilon: f.Epsilon, Delta: f.Delta,
-		Rounds: f.Rounds, Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients,
-		SampleRate: f.SampleRate(), ClipNorm: f.ClipNorm, NoiseMultiplier: c,
-		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
-		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
-		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
-		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Features: f.Features, Damping: f.Damping,
-		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
-		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
-		Campaigns:         f.Campaigns,
-		EveryMillis:       time.Duration(f.Every).Milliseconds(),
-		InsecureSeed:      insecure,
-		Accountant:        string(f.AccountantKind()),
-		StudyStrategy:     f.strategy(),
-		Helper:            f.Helper.public(),
-		PublicInputs:      f.publicInputs(),
-		Weekly:            f.Weekly,
-	}
-}
-
-// strategy is the study's strategy and privacy level with local DP-SGD
-// calibrated for E steps in each of the T rounds (Validate has checked
-// that it calibrates).
-func (f *File) strategy() protocol.StudyStrategy {
-	s, err := f.StrategyParams.Calibrate(f.Rounds, f.LocalEpochs, f.Delta, f.AccountantKind())
-	if err != nil {
-		panic(fmt.Sprintf("study: Public on an unvalidated file: %v", err))
-	}
-	return s
-}
-
-// NewToken returns a fresh secret token: 32 bytes from crypto/rand in
-// unpadded base64url (43 characters, safe in a URL fragment).
-func NewToken() string {
-	var b [32]byte
-	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// HashToken returns the hex SHA-256 of a token, as stored in study files.
-func HashToken(token string) string {
-	s := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(s[:])
-}
-
-// TokenMatches reports in constant time whether token hashes to hash.
-func TokenMatches(token, hash string) bool {
-	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(hash)) == 1
-}
-
-// Tokens maps join tokens to LHA indices. Lookups hash the presented token
-// first, so the map is keyed by hashes and its timing reveals nothing about
-// the stored tokens; the match is confirmed with a constant-time compare.
-type Tokens struct {
-	byHash map[string]int
-	hashes []string
-	admin  string
-}
-
-// NewTokens indexes f's token hashes.
-func NewTokens(f *File) *Tokens {
-	t := &Tokens{byHash: make(map[string]int, len(f.LHAs)), admin: f.AdminTokenSHA256}
-	for i, l := range f.LHAs {
-		t.byHash[l.TokenSHA256] = i
-		t.hashes = append(t.hashes, l.TokenSHA256)
-	}
-	return t
-}
-
-// LHA returns the index of the LHA holding token, or -1.
-func (t *Tokens) LHA(token string) int {
-	h := HashToken(token)
-	i, ok := t.byHash[h]
-	if !ok || subtle.ConstantTimeCompare([]byte(h), []byte(t.hashes[i])) != 1 {
-		return -1
-	}
-	return i
-}
-
-// Admin reports whether token is the admin token.
-func (t *Tokens) Admin(token string) bool { return TokenMatches(token, t.admin) }
-
-// CreateOptions configure Create.
-type CreateOptions struct {
-	// Template holds the study parameters; its LHAs and admin hash are
-	// replaced. Defaults are applied.
-	Template File
-	// Names of the LHAs to enrol. Required (at least one).
-	Names []string
-	// Design, if set, fills the template's zero training fields (see
-	// FillDesign) before the defaults are applied.
-	Design *model.Design
-}
-
-// Secrets are the tokens Create made: print them once, store them nowhere
-// the coordinator can be made to read them.
-type Secrets struct {
-	Admin string   `json:"admin"`
-	LHAs  []string `json:"lhas"` // LHAs[i] is the token of File.LHAs[i]
-}
-
-// Create makes a new study file with fresh tokens for names and an admin
-// token, and validates it.
-func Create(opt CreateOptions) (*File, *Secrets, error) {
-	f := opt.Template
-	f.Version = FileVersion
-	s := &Secrets{Admin: NewToken()}
-	f.AdminTokenSHA256 = HashToken(s.Admin)
-	f.LHAs = nil
-	for _, n := range opt.Names {
-		tok := NewToken()
-		s.LHAs = append(s.LHAs, tok)
-		f.LHAs = append(f.LHAs, LHA{Name: n, TokenSHA256: HashToken(tok)})
-	}
-	if opt.Design != nil {
-		f.FillDesign(*opt.Design)
-	}
-	f.Defaults()
-	if err := f.Validate(); err != nil {
-		return nil, nil, err
-	}
-	c, err := f.Calibrate()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := f.CheckHelper(c); err != nil {
-		return nil, nil, err
-	}
-	return &f, s, nil
-}
-
-// FillDesign fills the training recipe's zero-valued fields from d
-// (shared/model): rounds T, m for the file's N LHAs (so call it after the
-// LHAs are enrolled, and before Defaults), S, E, the learning rate, the
-// hidden layers, the features and the input days H. Fields already set
-// are kept.
-func (f *File) FillDesign(d model.Design) {
-	if f.History == 0 {
-		f.History = d.History
-	}
-	if f.Rounds == 0 {
-		f.Rounds = d.Rounds
-	}
-	if f.ExpectedClients == 0 {
-		f.ExpectedClients = d.ExpectedClients(len(f.LHAs))
-		if f.Strategy == string(fl.Cyclic) {
-			f.ExpectedClients = len(f.LHAs) // every LHA takes a turn in every round
-		}
-	}
-	if f.ClipNorm == 0 {
-		f.ClipNorm = d.Clip
-	}
-	if f.LocalEpochs == 0 {
-		f.LocalEpochs = d.LocalEpochs
-	}
-	if f.LearningRate == 0 {
-		f.LearningRate = d.LearningRate
-	}
-	if len(f.Hidden) == 0 {
-		f.Hidden = append([]int(nil), d.Hidden...)
-	}
-	if f.Features == "" {
-		f.Features = string(d.Features)
-		if d.Weekly != nil && f.Weekly == nil {
-			f.fillWeekly(*d.Weekly)
-		}
-	}
-	if f.Damping == 0 && d.Damping != 1 {
-		f.Damping = d.Damping
-	}
 }

@@ -88,29 +88,6 @@ func (f *File) DeclarePublic(path, source, holidays string) error {
 	return f.checkPublic()
 }
 
-// checkWeekly checks the features with the weekly design's settings: a
-// weekly study must declare the public totals file its LHAs read.
-func (f *File) checkWeekly() error {
-	if err := model.CheckStudyFeatures(f.Features, f.Weekly); err != nil {
-		return configErr("features: %v", err)
-	}
-	if f.Weekly == nil {
-		return nil
-	}
-	if f.History != f.Weekly.Inputs() {
-		return configErr("the weekly design's network reads %d inputs: history must be %d (got %d)", f.Weekly.Inputs(), f.Weekly.Inputs(), f.History)
-	}
-	if f.Smoothing != "trailing" || f.Horizon != 7 {
-		return configErr("the weekly design forecasts the next 7-day total: smoothing must be \"trailing\" and horizon 7 (got %q, %d)", f.Smoothing, f.Horizon)
-	}
-	for _, p := range f.PublicInputs {
-		if p.Name == protocol.PublicTotals && p.SHA256 != "" {
-			return nil
-		}
-	}
-	return configErr("the weekly design reads the public national and state totals: declare them with 'fedcast study new --public FILE' (written by 'fedcast data public')")
-}
-
 // fillWeekly sets the weekly design's windows, with the smoothing and
 // horizon the LHAs' issued forecasts are scored in (set whatever they
 // were): the trailing 7-day average 7 days after the last reported day is

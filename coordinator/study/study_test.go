@@ -445,11 +445,11 @@ func TestScheduleDefaults(t *testing.T) {
 // the model's.
 func TestNumParamsMatchesModel(t *testing.T) {
 	for _, layers := range [][]int{{10, 128, 64, 32, 1}, {4, 8, 4, 1}, {1, 1}} {
-		if got, want := numParams(layers), nn.NewMLP(layers...).NumParams(); got != want {
-			t.Errorf("%v: numParams %d, model %d", layers, got, want)
+		if got, want := protocol.ParamCount(layers), nn.NewMLP(layers...).NumParams(); got != want {
+			t.Errorf("%v: ParamCount %d, model %d", layers, got, want)
 		}
 	}
-	if numParams([]int{10, 4096, 4096, 4096, 1}) <= protocol.MaxWeights {
+	if protocol.ParamCount([]int{10, 4096, 4096, 4096, 1}) <= protocol.MaxWeights {
 		t.Error("three hidden layers of 4096 fit a frame?")
 	}
 }

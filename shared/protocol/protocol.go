@@ -1,17 +1,14 @@
 package protocol
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
-
-	"github.com/fedcast/fedcast/shared/model"
 )
 
 // Version is the protocol version this package speaks. A peer with another
@@ -67,43 +64,49 @@ func (k Kind) String() string {
 // and its name the "type" field of text frames.
 type Type uint8
 
-// Message types (see the table in the package doc).
+// Message types (see the table in the package doc), numbered from 1 in
+// this order: the number is the type byte of binary frames.
 const (
-	TypeHello       Type = 1
-	TypeWelcome     Type = 2
-	TypeRoundStart  Type = 3
-	TypeUpdate      Type = 4
-	TypeAccepted    Type = 5
-	TypeRoundResult Type = 6
-	TypeFinished    Type = 7
-	TypeError       Type = 8
+	TypeHello Type = iota + 1
+	TypeWelcome
+	TypeRoundStart
+	TypeUpdate
+	TypeAccepted
+	TypeRoundResult
+	TypeFinished
+	TypeError
 	// TypeReady (client → coordinator, text) says the LHA's file is
 	// chosen and checked and it pressed Join: from then on it counts
 	// towards the start quorum and gets round_start. It carries nothing
 	// about the file.
-	TypeReady Type = 9
+	TypeReady
 	// TypeReport (client → coordinator, binary) is a two-server secure
 	// aggregation report (report.go): every LHA of a study with a helper
 	// answers every round with one.
-	TypeReport Type = 10
+	TypeReport
 )
 
-var typeNames = map[Type]string{
-	TypeHello:       "hello",
-	TypeWelcome:     "welcome",
-	TypeRoundStart:  "round_start",
-	TypeUpdate:      "update",
-	TypeAccepted:    "accepted",
-	TypeRoundResult: "round_result",
-	TypeFinished:    "finished",
-	TypeError:       "error",
-	TypeReady:       "ready",
-	TypeReport:      "report",
+// types holds each message type's name (the "type" field of text frames)
+// and the frame kind it travels in.
+var types = [...]struct {
+	name string
+	kind Kind
+}{
+	TypeHello:       {"hello", Text},
+	TypeWelcome:     {"welcome", Text},
+	TypeRoundStart:  {"round_start", Binary},
+	TypeUpdate:      {"update", Binary},
+	TypeAccepted:    {"accepted", Text},
+	TypeRoundResult: {"round_result", Binary},
+	TypeFinished:    {"finished", Text},
+	TypeError:       {"error", Text},
+	TypeReady:       {"ready", Text},
+	TypeReport:      {"report", Binary},
 }
 
 func (t Type) String() string {
-	if s, ok := typeNames[t]; ok {
-		return s
+	if int(t) < len(types) && types[t].name != "" {
+		return types[t].name
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -111,11 +114,8 @@ func (t Type) String() string {
 // Kind returns the frame kind messages of type t travel in (0 for an
 // unknown type).
 func (t Type) Kind() Kind {
-	switch t {
-	case TypeRoundStart, TypeUpdate, TypeRoundResult, TypeReport:
-		return Binary
-	case TypeHello, TypeWelcome, TypeAccepted, TypeFinished, TypeError, TypeReady:
-		return Text
+	if int(t) < len(types) {
+		return types[t].kind
 	}
 	return 0
 }
@@ -137,112 +137,6 @@ type Hello struct {
 // ready one counts towards the start quorum and gets round_start. It has
 // no fields: whether an LHA is ready never depends on what its file holds.
 type Ready struct{}
-
-// Study holds the public parameters of a study, everything a client needs
-// to train and to recompute the privacy budget itself. Nothing in it is
-// secret or depends on any LHA's data.
-type Study struct {
-	// Protocol is the protocol version of the coordinator.
-	Protocol int `json:"protocol"`
-	// Name names the study for people.
-	Name string `json:"name"`
-	// Epsilon is the privacy budget ε, Delta its δ.
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	// Rounds is T, the planned number of rounds (of all campaigns
-	// together in a continuing study).
-	Rounds int `json:"rounds"`
-	// Campaigns is the number of training campaigns of a continuing
-	// study, each of Rounds/Campaigns rounds, campaign k starting at
-	// t₀ + (k−1)·Every (0 or 1: one campaign, as before the field);
-	// EveryMillis is Every in milliseconds. Public and fixed at creation
-	// (campaign.go).
-	Campaigns   int   `json:"campaigns,omitempty"`
-	EveryMillis int64 `json:"every_ms,omitempty"`
-	// Clients is N, the number of enrolled LHAs (fixed at the start).
-	Clients int `json:"clients"`
-	// ExpectedClients is m, the expected number of LHAs per round.
-	ExpectedClients int `json:"expected_clients"`
-	// SampleRate is q = m/N.
-	SampleRate float64 `json:"sample_rate"`
-	// ClipNorm is S, the L2 bound of each update.
-	ClipNorm float64 `json:"clip_norm"`
-	// NoiseMultiplier is c; the noise on the mean has σ = c·S/m.
-	NoiseMultiplier float64 `json:"noise_multiplier"`
-	// LocalEpochs is E, full-batch Adam steps per round.
-	LocalEpochs int `json:"local_epochs"`
-	// LearningRate is Adam's step size.
-	LearningRate float64 `json:"learning_rate"`
-	// History is H (input days), Horizon is P (days ahead).
-	History int `json:"history"`
-	Horizon int `json:"horizon"`
-	// Smoothing is "centered" or "trailing" (7-day moving average).
-	Smoothing string `json:"smoothing"`
-	// TrainFraction is the share of each area's windows (earliest by
-	// target date) used for training.
-	TrainFraction float64 `json:"train_fraction"`
-	// From and To restrict the windows to a date range (YYYY-MM-DD, both
-	// inclusive); empty means the whole series.
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-	// Layers are the MLP's layer sizes, input H first, output 1 last.
-	Layers []int `json:"layers"`
-	// Features names what the network reads and predicts (shared/model):
-	// "log-change" (changes of ln(1+count) against the last input day; an
-	// output of 0 is the no-change forecast) or "counts" (the paper's raw
-	// counts). Empty means "counts" (coordinators before the field).
-	Features string `json:"features,omitempty"`
-	// Damping in (0, 1] multiplies a log-change model's output before it
-	// becomes a forecast (the forecast change is shrunk toward "no
-	// change"). 0 (absent) means 1.
-	Damping float64 `json:"damping,omitempty"`
-	// Params is the length of the flat parameter vector.
-	Params int `json:"params"`
-	// RoundLengthMillis is L, the length of one slot of the public round
-	// schedule in milliseconds: rounds open every L (see Schedule).
-	RoundLengthMillis int64 `json:"round_length_ms"`
-	// RoundSlackMillis is the end of each slot kept for aggregating and
-	// committing: updates are taken until L − slack after a round opens,
-	// and the model is released at the slot's end.
-	RoundSlackMillis int64 `json:"round_slack_ms"`
-	// InsecureSeed is true when the coordinator runs in research mode with
-	// reproducible (not secret) sampling and noise.
-	InsecureSeed bool `json:"insecure_seed,omitempty"`
-	// Accountant names the privacy accountant that computes ε from the
-	// rounds: "rdp" or "pld" (empty from coordinators that predate the
-	// field: "rdp").
-	Accountant string `json:"accountant,omitempty"`
-	// StudyStrategy: strategy, λ, privacy level and local DP-SGD
-	// (strategy.go; all empty: DP-FedAvg with client-level DP).
-	StudyStrategy
-	// NoiseSchedule, when present, is c_1 … c_T: the noise multiplier of
-	// every round, fixed before the study (privacy.Schedule). Each LHA
-	// checks every round's c against it. NoiseMultiplier is then the
-	// smallest of them. Absent: every round has NoiseMultiplier.
-	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
-	// CyclicSeed, in a study with strategy "cyclic", is the seed of the
-	// public turn timetable: the hex SHA-256 of the study file. Round r's
-	// order is fl.CyclicOrder(CyclicSeed, r, Clients), and a round of the
-	// protocol (round_start, update, event) is then one turn k = 1 … T·N
-	// (fl.CyclicTurn). Empty in other studies.
-	CyclicSeed string `json:"cyclic_seed,omitempty"`
-	// Helper, when present, names the second server of two-server secure
-	// aggregation (shared/secagg, studyhash.go): no single server sees an
-	// LHA's update. Absent: the coordinator sees each clipped update.
-	Helper *Helper `json:"helper,omitempty"`
-	// TopUps are the raises of the lifetime budget made since the study
-	// was created, in order (topup.go); the fields above already include
-	// them. Absent: the budget is the one written at creation.
-	TopUps []TopUp `json:"top_ups,omitempty"`
-	// PublicInputs are the public data the study's design reads beside
-	// each LHA's file, with source and hash (public.go).
-	PublicInputs []PublicInput `json:"public_inputs,omitempty"`
-	// Weekly, with Features "weekly-total", are the weekly design's
-	// windows (model.Weekly): each LHA trains on and forecasts the next
-	// 7-day total from its own series and the public inputs. Absent in
-	// every other study.
-	Weekly *model.Weekly `json:"weekly,omitempty"`
-}
 
 // Event is one round's privacy event as released to everyone: with the
 // study's δ, the list of events is all a client needs to recompute ε.
@@ -383,45 +277,33 @@ type Finished struct {
 // Code is an error code (table in the package doc).
 type Code int
 
-// Error codes.
+// Error codes, numbered from 1 in this order (the numbers are the wire's).
 const (
-	CodeBadFrame        Code = 1
-	CodeVersion         Code = 2
-	CodeUnauthorized    Code = 3
-	CodeReplaced        Code = 4
-	CodeNotSampled      Code = 5
-	CodeStaleRound      Code = 6
-	CodeDuplicateUpdate Code = 7
-	CodeBadUpdate       Code = 8
-	CodeTooLarge        Code = 9
-	CodeFinished        Code = 10
-	CodeInternal        Code = 11
-	CodeHelloExpected   Code = 12
+	CodeBadFrame Code = iota + 1
+	CodeVersion
+	CodeUnauthorized
+	CodeReplaced
+	CodeNotSampled
+	CodeStaleRound
+	CodeDuplicateUpdate
+	CodeBadUpdate
+	CodeTooLarge
+	CodeFinished
+	CodeInternal
+	CodeHelloExpected
 	// CodeRoundAbandoned: the round was abandoned (with a helper: the
 	// helper did not answer or refused); nothing was released and no
 	// budget was spent.
-	CodeRoundAbandoned Code = 13
+	CodeRoundAbandoned
 )
 
-var codeNames = map[Code]string{
-	CodeBadFrame:        "bad_frame",
-	CodeVersion:         "version",
-	CodeUnauthorized:    "unauthorized",
-	CodeReplaced:        "replaced",
-	CodeNotSampled:      "not_sampled",
-	CodeStaleRound:      "stale_round",
-	CodeDuplicateUpdate: "duplicate_update",
-	CodeBadUpdate:       "bad_update",
-	CodeTooLarge:        "too_large",
-	CodeFinished:        "finished",
-	CodeInternal:        "internal",
-	CodeHelloExpected:   "hello_expected",
-	CodeRoundAbandoned:  "round_abandoned",
-}
+// codeNames are the codes' names, in the order of their numbers.
+var codeNames = strings.Fields(`bad_frame version unauthorized replaced not_sampled stale_round
+	duplicate_update bad_update too_large finished internal hello_expected round_abandoned`)
 
 func (c Code) String() string {
-	if s, ok := codeNames[c]; ok {
-		return s
+	if c >= 1 && int(c) <= len(codeNames) {
+		return codeNames[c-1]
 	}
 	return fmt.Sprintf("code(%d)", int(c))
 }
@@ -483,340 +365,4 @@ func HashWeights(w []float64) [32]byte {
 func HashHex(w []float64) string {
 	s := HashWeights(w)
 	return hex.EncodeToString(s[:])
-}
-
-// FrameSize is the size in bytes of a binary frame carrying n weights and
-// at most MaxMeta bytes of metadata: a websocket read limit for a model of
-// n parameters.
-func FrameSize(n int) int64 {
-	return HeaderSize + MaxMeta + 8*int64(n)
-}
-
-// Encode returns m's frame kind and bytes. It fails on values the wire
-// cannot carry: negative or too large round ids, non-finite weights or
-// numbers, too many weights.
-func Encode(m Message) (Kind, []byte, error) {
-	switch m := m.(type) {
-	case *RoundStart:
-		meta, err := json.Marshal(roundStartMeta{TimeLeftMillis: m.TimeLeft.Milliseconds(), Picked: digit(m.Picked)})
-		if err != nil {
-			return 0, nil, fmt.Errorf("protocol: encode round_start: %w", err)
-		}
-		b, err := encodeBinary(TypeRoundStart, m.Round, meta, m.Weights)
-		return Binary, b, err
-	case *Update:
-		b, err := encodeBinary(TypeUpdate, m.Round, updateMeta[*digit(m.Dummy)], m.Weights)
-		return Binary, b, err
-	case *Report:
-		b, err := encodeReport(m)
-		return Binary, b, err
-	case *RoundResult:
-		ev := m.Event
-		ev.ModelSHA256 = ""
-		meta, err := json.Marshal(roundResultMeta{Event: ev, Schedule: m.Schedule})
-		if err != nil {
-			return 0, nil, fmt.Errorf("protocol: encode round_result: %w", err)
-		}
-		b, err := encodeBinary(TypeRoundResult, m.Event.Round, meta, m.Weights)
-		return Binary, b, err
-	case *Hello, *Welcome, *Accepted, *Finished, *Error, *Ready:
-		b, err := encodeText(m)
-		return Text, b, err
-	case nil:
-		return 0, nil, fmt.Errorf("%w: nil message", ErrMalformed)
-	}
-	return 0, nil, fmt.Errorf("%w: unknown message %T", ErrMalformed, m)
-}
-
-type roundStartMeta struct {
-	TimeLeftMillis int64 `json:"time_left_ms"`
-	// Picked is 1 or 0 (a number of one digit: the same size either
-	// way). Absent (nil on decoding) from coordinators that sent
-	// round_start to the sampled LHAs only: picked.
-	Picked *int `json:"picked,omitempty"`
-}
-
-// updateMeta is an update's metadata, real (0) or dummy (1): the same
-// size either way. An update without metadata (clients before dummies)
-// is real.
-var updateMeta = [2][]byte{[]byte(`{"dummy":0}`), []byte(`{"dummy":1}`)}
-
-// digit returns &1 for true and &0 for false.
-func digit(b bool) *int {
-	d := 0
-	if b {
-		d = 1
-	}
-	return &d
-}
-
-func encodeBinary(t Type, round int, meta []byte, w []float64) ([]byte, error) {
-	if round < 0 || round > MaxRound {
-		return nil, fmt.Errorf("%w: round id %d out of range", ErrMalformed, round)
-	}
-	if len(w) > MaxWeights {
-		return nil, fmt.Errorf("%w: %d weights (max %d)", ErrTooLarge, len(w), MaxWeights)
-	}
-	if len(meta) > MaxMeta {
-		return nil, fmt.Errorf("%w: %d bytes of metadata (max %d)", ErrTooLarge, len(meta), MaxMeta)
-	}
-	for i, v := range w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: weight %d is %v", ErrNotFinite, i, v)
-		}
-	}
-	b := make([]byte, HeaderSize+len(meta)+8*len(w))
-	b[0], b[1], b[2], b[3] = 'f', 'c', Version, byte(t)
-	binary.LittleEndian.PutUint32(b[4:], uint32(round))
-	binary.LittleEndian.PutUint32(b[8:], uint32(len(w)))
-	binary.LittleEndian.PutUint32(b[12:], uint32(len(meta)))
-	copy(b[HeaderSize:], meta)
-	p := b[HeaderSize+len(meta):]
-	for i, v := range w {
-		binary.LittleEndian.PutUint64(p[8*i:], math.Float64bits(v))
-	}
-	sum := sha256.Sum256(p)
-	copy(b[16:48], sum[:])
-	return b, nil
-}
-
-func encodeText(m Message) ([]byte, error) {
-	if err := validateText(m); err != nil {
-		return nil, err
-	}
-	body, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("protocol: encode %s: %w", m.Type(), err)
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"v":%d,"type":%q`, Version, m.Type().String())
-	if len(body) > 2 { // body is a JSON object "{…}"
-		b.WriteByte(',')
-		b.Write(body[1:])
-	} else {
-		b.WriteByte('}')
-	}
-	if b.Len() > MaxText {
-		return nil, fmt.Errorf("%w: %d byte text frame (max %d)", ErrTooLarge, b.Len(), MaxText)
-	}
-	return b.Bytes(), nil
-}
-
-// Decode parses one frame. It never panics; every rejection wraps one of
-// the package's sentinel errors.
-func Decode(k Kind, b []byte) (Message, error) {
-	switch k {
-	case Text:
-		return decodeText(b)
-	case Binary:
-		return decodeBinary(b)
-	}
-	return nil, fmt.Errorf("%w: unknown frame kind %d", ErrMalformed, uint8(k))
-}
-
-func decodeBinary(b []byte) (Message, error) {
-	if len(b) < HeaderSize {
-		return nil, fmt.Errorf("%w: binary frame of %d bytes is shorter than its %d byte header", ErrMalformed, len(b), HeaderSize)
-	}
-	if b[0] != 'f' || b[1] != 'c' {
-		return nil, fmt.Errorf("%w: bad magic %q", ErrMalformed, b[:2])
-	}
-	if b[2] != Version {
-		return nil, fmt.Errorf("%w: binary frame of version %d (want %d)", ErrVersion, b[2], Version)
-	}
-	t := Type(b[3])
-	if t.Kind() != Binary {
-		return nil, fmt.Errorf("%w: type %s in a binary frame", ErrMalformed, t)
-	}
-	round := int(binary.LittleEndian.Uint32(b[4:]))
-	n := uint64(binary.LittleEndian.Uint32(b[8:]))
-	l := uint64(binary.LittleEndian.Uint32(b[12:]))
-	if n > MaxWeights {
-		return nil, fmt.Errorf("%w: %d weights (max %d)", ErrTooLarge, n, MaxWeights)
-	}
-	if l > MaxMeta {
-		return nil, fmt.Errorf("%w: %d bytes of metadata (max %d)", ErrTooLarge, l, MaxMeta)
-	}
-	if want := HeaderSize + l + 8*n; uint64(len(b)) != want {
-		return nil, fmt.Errorf("%w: %s frame of %d bytes, header says %d", ErrMalformed, t, len(b), want)
-	}
-	meta := b[HeaderSize : HeaderSize+l]
-	p := b[HeaderSize+l:]
-	sum := sha256.Sum256(p)
-	if !bytes.Equal(sum[:], b[16:48]) {
-		return nil, fmt.Errorf("%w: %s weight hash mismatch", ErrMalformed, t)
-	}
-	if t == TypeReport {
-		return decodeReport(round, meta, p)
-	}
-	w := make([]float64, n)
-	for i := range w {
-		v := math.Float64frombits(binary.LittleEndian.Uint64(p[8*i:]))
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: weight %d is %v", ErrNotFinite, i, v)
-		}
-		w[i] = v
-	}
-	switch t {
-	case TypeUpdate:
-		u := &Update{Round: round, Weights: w}
-		switch {
-		case l == 0, bytes.Equal(meta, updateMeta[0]):
-		case bytes.Equal(meta, updateMeta[1]):
-			u.Dummy = true
-		default:
-			return nil, fmt.Errorf("%w: update metadata %q (want %s or %s)", ErrMalformed, meta, updateMeta[0], updateMeta[1])
-		}
-		return u, nil
-	case TypeRoundStart:
-		var m roundStartMeta
-		if err := unmarshalStrict(meta, &m); err != nil {
-			return nil, fmt.Errorf("%w: round_start metadata: %v", ErrMalformed, err)
-		}
-		if m.TimeLeftMillis < 0 || m.TimeLeftMillis > math.MaxInt64/int64(time.Millisecond) {
-			return nil, fmt.Errorf("%w: round_start time left %d ms", ErrMalformed, m.TimeLeftMillis)
-		}
-		if m.Picked != nil && *m.Picked != 0 && *m.Picked != 1 {
-			return nil, fmt.Errorf("%w: round_start picked %d (want 0 or 1)", ErrMalformed, *m.Picked)
-		}
-		return &RoundStart{Round: round, TimeLeft: time.Duration(m.TimeLeftMillis) * time.Millisecond,
-			Picked: m.Picked == nil || *m.Picked == 1, Weights: w}, nil
-	default: // TypeRoundResult
-		var rm roundResultMeta
-		if err := unmarshalStrict(meta, &rm); err != nil {
-			return nil, fmt.Errorf("%w: round_result metadata: %v", ErrMalformed, err)
-		}
-		ev := rm.Event
-		if sch := rm.Schedule; sch != nil && (sch.RoundLengthMillis < 0 || sch.RoundSlackMillis < 0 || sch.Round < 0 || sch.Round > MaxRound) {
-			return nil, fmt.Errorf("%w: round_result schedule %+v", ErrMalformed, *sch)
-		}
-		if ev.Round != round {
-			return nil, fmt.Errorf("%w: round_result event for round %d in a frame of round %d", ErrMalformed, ev.Round, round)
-		}
-		if err := validateEvent(ev); err != nil {
-			return nil, err
-		}
-		if ev.ModelSHA256 != "" {
-			return nil, fmt.Errorf("%w: round_result metadata must not carry the model hash", ErrMalformed)
-		}
-		ev.ModelSHA256 = hex.EncodeToString(sum[:])
-		return &RoundResult{Event: ev, Weights: w, Schedule: rm.Schedule}, nil
-	}
-}
-
-// unmarshalStrict decodes one JSON object, refusing unknown fields and
-// trailing data.
-func unmarshalStrict(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("trailing data after the JSON object")
-	}
-	return nil
-}
-
-func decodeText(b []byte) (Message, error) {
-	if len(b) > MaxText {
-		return nil, fmt.Errorf("%w: %d byte text frame (max %d)", ErrTooLarge, len(b), MaxText)
-	}
-	var env struct {
-		V    *int   `json:"v"`
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	if env.V == nil {
-		return nil, fmt.Errorf("%w: text frame without a version field \"v\"", ErrMalformed)
-	}
-	if *env.V != Version {
-		return nil, fmt.Errorf("%w: version %d (want %d)", ErrVersion, *env.V, Version)
-	}
-	var m Message
-	switch env.Type {
-	case "hello":
-		m = &Hello{}
-	case "welcome":
-		m = &Welcome{}
-	case "accepted":
-		m = &Accepted{}
-	case "finished":
-		m = &Finished{}
-	case "error":
-		m = &Error{}
-	case "ready":
-		m = &Ready{}
-	default:
-		return nil, fmt.Errorf("%w: unknown or non-text message type %q", ErrMalformed, env.Type)
-	}
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, env.Type, err)
-	}
-	if err := validateText(m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func validRound(r int) bool { return r >= 0 && r <= MaxRound }
-
-func finite(xs ...float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
-}
-
-func validateEvent(ev Event) error {
-	if !validRound(ev.Round) {
-		return fmt.Errorf("%w: event round %d out of range", ErrMalformed, ev.Round)
-	}
-	if !finite(ev.SampleRate, ev.NoiseMultiplier, ev.Epsilon, ev.Delta) {
-		return fmt.Errorf("%w: event of round %d has a non-finite number", ErrMalformed, ev.Round)
-	}
-	return nil
-}
-
-// validateText checks what JSON itself does not: ranges and lengths.
-func validateText(m Message) error {
-	switch m := m.(type) {
-	case *Hello:
-		if m.Token == "" || len(m.Token) > MaxToken {
-			return fmt.Errorf("%w: hello token of %d bytes (want 1..%d)", ErrMalformed, len(m.Token), MaxToken)
-		}
-	case *Welcome:
-		switch m.State {
-		case StateWaiting, StateRunning, StateFinished:
-		default:
-			return fmt.Errorf("%w: welcome state %q", ErrMalformed, m.State)
-		}
-		for _, ev := range m.Log {
-			if err := validateEvent(ev); err != nil {
-				return err
-			}
-		}
-		s := m.Study
-		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) ||
-			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound || len(s.TopUps) > MaxTopUps {
-			return fmt.Errorf("%w: study parameters not finite", ErrMalformed)
-		}
-	case *Accepted:
-		if !validRound(m.Round) {
-			return fmt.Errorf("%w: accepted round %d out of range", ErrMalformed, m.Round)
-		}
-	case *Finished:
-		if !validRound(m.Rounds) || !finite(m.Epsilon) {
-			return fmt.Errorf("%w: finished with rounds %d, ε %v", ErrMalformed, m.Rounds, m.Epsilon)
-		}
-	case *Error:
-		if !validRound(m.Round) {
-			return fmt.Errorf("%w: error round %d out of range", ErrMalformed, m.Round)
-		}
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,9 +36,10 @@ const studyHashPrefix = "fedcast study v1\n"
 // (ECMAScript Number-to-String: 0.00001, 1e-7, 1e+21), strings escaped as
 // JSON requires and nothing else (no HTML escaping), byte strings in
 // standard base64. This is the JSON Canonicalization Scheme (RFC 8785)
-// for every value a study holds (ASCII keys). docs/study-file.md,
-// "Study hash", documents it; issue 21 will extend it to the whole study
-// value.
+// for every value a study holds (ASCII keys). It covers the whole value:
+// every field of Study (a test changes each field by reflection and
+// checks that the hash changes). docs/study-file.md, "Study hash",
+// documents it.
 func (s *Study) CanonicalJSON() ([]byte, error) {
 	raw, err := json.Marshal(s)
 	if err != nil {
@@ -59,7 +61,10 @@ func (s *Study) CanonicalJSON() ([]byte, error) {
 }
 
 // Hash returns the study hash: SHA-256 of "fedcast study v1\n" followed by
-// CanonicalJSON. With secure aggregation every LHA seals its seed with this
+// CanonicalJSON. It is the study's identity: two study values are the same
+// study exactly when their hashes are equal (an LHA compares the study of
+// every welcome with the one it agreed to by it, a top-up names the study
+// it raises by it, the ledger and the page show it). With secure aggregation every LHA seals its seed with this
 // hash as associated data, and the helper takes σ, γ, B, the round cap and
 // the budget only from a study value with the same hash: a leader that
 // changes any public parameter makes every seed fail to open.
@@ -74,6 +79,17 @@ func (s *Study) Hash() ([32]byte, error) {
 	var out [32]byte
 	h.Sum(out[:0])
 	return out, nil
+}
+
+// ID returns the study hash in lowercase hex: the study's identity as
+// people and records see it. A study value that cannot be encoded (a
+// non-finite number, which Validate and Decode refuse) has the ID "".
+func (s *Study) ID() string {
+	h, err := s.Hash()
+	if err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h[:])
 }
 
 // HelperRequest is what the leader sends the helper to aggregate one

@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +44,7 @@ type TopUp struct {
 	NoiseMultiplier float64 `json:"noise_multiplier"`
 	// Order is the filter's Rényi order α (the same for every top-up).
 	Order float64 `json:"order"`
-	// Previous is ParamsSHA256 of the public parameters before it: the
+	// Previous is the ID (study hash) of the public parameters before it: the
 	// top-up is bound to the study each LHA agreed to.
 	Previous string `json:"previous_sha256"`
 	// At is when it was made.
@@ -55,14 +53,6 @@ type TopUp struct {
 
 // ErrTopUp is wrapped by every error about a top-up.
 var ErrTopUp = errors.New("protocol: invalid top-up")
-
-// ParamsSHA256 returns the hex SHA-256 of the study's public parameters in
-// their JSON form (what a top-up's Previous names).
-func (st Study) ParamsSHA256() string {
-	b, _ := json.Marshal(st) // a Study always encodes (finite fields checked by Validate)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
 
 // PlannedEvents returns the privacy events of all the study's planned
 // rounds (c_t of its noise schedule, or c).
@@ -126,7 +116,7 @@ func (st Study) NewTopUp(eps float64, campaigns int, at time.Time) (TopUp, error
 		return TopUp{}, fmt.Errorf("%w: %w", ErrTopUp, err)
 	}
 	return TopUp{Number: len(st.TopUps) + 1, FromEpsilon: st.Epsilon, Epsilon: eps, Campaigns: campaigns, Rounds: rounds,
-		NoiseMultiplier: c, Order: order, Previous: st.ParamsSHA256(), At: at.UTC()}, nil
+		NoiseMultiplier: c, Order: order, Previous: st.ID(), At: at.UTC()}, nil
 }
 
 // Apply returns the study after top-up t, checking that t follows st (its
@@ -140,8 +130,8 @@ func (st Study) Apply(t TopUp) (Study, error) {
 	switch {
 	case t.Number != len(st.TopUps)+1:
 		return st, fmt.Errorf("%w: top-up %d after %d top-ups", ErrTopUp, t.Number, len(st.TopUps))
-	case t.Previous != st.ParamsSHA256():
-		return st, fmt.Errorf("%w: top-up %d was made for other study parameters (sha256 %s, these %s)", ErrTopUp, t.Number, t.Previous, st.ParamsSHA256())
+	case t.Previous != st.ID():
+		return st, fmt.Errorf("%w: top-up %d was made for other study parameters (sha256 %s, these %s)", ErrTopUp, t.Number, t.Previous, st.ID())
 	case t.FromEpsilon != st.Epsilon || !(t.Epsilon > t.FromEpsilon) || math.IsInf(t.Epsilon, 0) || math.IsNaN(t.Epsilon):
 		return st, fmt.Errorf("%w: top-up %d from ε=%v to %v, the study's budget is %v", ErrTopUp, t.Number, t.FromEpsilon, t.Epsilon, st.Epsilon)
 	case t.Campaigns < 1 || t.Rounds != t.Campaigns*st.CampaignRounds() || st.Rounds+t.Rounds > MaxRound:

@@ -73,7 +73,7 @@ func TestTopUpRaisesBudgetAndComposesToIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ParamsSHA256() != wire.ParamsSHA256() {
+	if got.ID() != wire.ID() {
 		t.Fatalf("the LHA's study after the top-ups differs from the coordinator's")
 	}
 }

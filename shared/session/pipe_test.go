@@ -19,7 +19,8 @@ func fakeStudy() protocol.Study {
 	return protocol.Study{Protocol: protocol.Version, Name: "pipe", Epsilon: 50, Delta: 1e-5, Rounds: 2,
 		Clients: 2, ExpectedClients: 1, SampleRate: 0.5, NoiseMultiplier: 1, ClipNorm: 1,
 		Layers: []int{3, 1}, Params: 4, LocalEpochs: 2, LearningRate: 0.01,
-		History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.8, Accountant: "rdp"}
+		History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.8, Accountant: "rdp",
+		RoundLengthMillis: 60000, RoundSlackMillis: 6000}
 }
 
 // coordinator plays the coordinator's side of one pipe end: it checks what

@@ -76,14 +76,6 @@ func checkHelper(st protocol.Study, w *protocol.Welcome) (int, error) {
 	return *w.Index, nil
 }
 
-// sameHelper reports whether two announcements name the same helper.
-func sameHelper(a, b *protocol.Helper) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.URL == b.URL && string(a.PublicKey) == string(b.PublicKey) && a.Operator == b.Operator
-}
-
 // picked says whether this LHA trains in round m: with a helper its own
 // coin (probability q, never sent); otherwise the coordinator's pick.
 func (s *Session) picked(m *protocol.RoundStart) bool {

@@ -295,21 +295,10 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if st.Protocol != protocol.Version {
 			return fmt.Errorf("%w: coordinator speaks protocol %d, this client %d", protocol.ErrVersion, st.Protocol, protocol.Version)
 		}
-		if len(st.Layers) < 2 || st.Layers[0] != st.History || st.Layers[len(st.Layers)-1] != 1 {
-			return fmt.Errorf("%w: layers %v for H=%d", ErrBadStudy, st.Layers, st.History)
-		}
-		for _, l := range st.Layers {
-			if l < 1 || l > 1<<14 {
-				return fmt.Errorf("%w: layer size %d", ErrBadStudy, l)
-			}
+		if err := st.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		mlp := nn.NewMLP(st.Layers...)
-		if mlp.NumParams() != st.Params || st.Params > protocol.MaxWeights {
-			return fmt.Errorf("%w: %d parameters announced, layers %v have %d", ErrBadStudy, st.Params, st.Layers, mlp.NumParams())
-		}
-		if st.Clients < 1 || st.ExpectedClients < 1 || st.ExpectedClients > st.Clients || st.SampleRate != float64(st.ExpectedClients)/float64(st.Clients) {
-			return fmt.Errorf("%w: q=%v with m=%d, N=%d", ErrBadStudy, st.SampleRate, st.ExpectedClients, st.Clients)
-		}
 		kind, err := privacy.ParseAccountantKind(st.Accountant)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
@@ -319,20 +308,6 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		}
 		if err := checkFirstTopUps(st); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
-		}
-		if err := protocol.CheckPublicInputs(st.PublicInputs); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadStudy, err)
-		}
-		if err := model.CheckStudyFeatures(st.Features, st.Weekly); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadStudy, err)
-		}
-		if st.Damping != 0 {
-			if err := model.CheckDamping(st.Damping); err != nil {
-				return fmt.Errorf("%w: %w", ErrBadStudy, err)
-			}
-		}
-		if st.LocalEpochs < 1 || st.LocalEpochs > 100000 || !(st.LearningRate > 0) {
-			return fmt.Errorf("%w: E=%d, learning rate %v", ErrBadStudy, st.LocalEpochs, st.LearningRate)
 		}
 		client, err := st.StudyStrategy.NewClient(kind)
 		if err != nil {
@@ -358,7 +333,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
-	} else if (s.isCyclic() && !sameStudy(s.study, st)) || ((s.isCyclic() || st.Helper != nil) && (w.Index == nil || *w.Index != s.cyc.index)) {
+	} else if (s.isCyclic() && s.study.ID() != st.ID()) || ((s.isCyclic() || st.Helper != nil) && (w.Index == nil || *w.Index != s.cyc.index)) {
 		return fmt.Errorf("%w: the study parameters changed on reconnect", ErrBadStudy)
 	} else if err := s.acceptStudy(st); err != nil {
 		return err
@@ -377,15 +352,6 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		}
 	}
 	return nil
-}
-
-func sameStudy(a, b protocol.Study) bool {
-	return a.Name == b.Name && a.Epsilon == b.Epsilon && a.Delta == b.Delta && a.Rounds == b.Rounds &&
-		a.Clients == b.Clients && a.ExpectedClients == b.ExpectedClients && a.NoiseMultiplier == b.NoiseMultiplier &&
-		a.ClipNorm == b.ClipNorm && a.Params == b.Params && a.LocalEpochs == b.LocalEpochs && a.LearningRate == b.LearningRate &&
-		a.Accountant == b.Accountant && a.Features == b.Features && a.Damping == b.Damping &&
-		a.StudyStrategy == b.StudyStrategy && slices.Equal(a.NoiseSchedule, b.NoiseSchedule) && a.CyclicSeed == b.CyclicSeed &&
-		sameHelper(a.Helper, b.Helper)
 }
 
 // event merges one released round's event into the log: a known round

@@ -30,14 +30,14 @@ func (s *Session) acceptStudy(st protocol.Study) error {
 	if !slices.Equal(s.study.PublicInputs, st.PublicInputs) {
 		return fmt.Errorf("%w: the study's public inputs changed on reconnect", ErrBadStudy)
 	}
-	if sameStudy(s.study, st) && len(st.TopUps) == len(s.study.TopUps) {
+	if s.study.ID() == st.ID() { // the same study: the hash covers every parameter
 		return nil
 	}
 	up, err := protocol.CheckTopUps(s.study, st)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadStudy, err)
 	}
-	if !sameStudy(up, st) || up.ParamsSHA256() != st.ParamsSHA256() {
+	if up.ID() != st.ID() {
 		return fmt.Errorf("%w: the study parameters changed on reconnect beyond the announced top-ups", ErrBadStudy)
 	}
 	s.mu.Lock()

@@ -46,75 +46,104 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "new" {
 		return usagef("run 'fedcast study new -h'", "unknown or missing subcommand (want 'study new' or 'study topup')")
 	}
+	return runStudyNew(env, args[1:])
+}
+
+// studyNewFlags are the flags of study new that are not fields of the
+// study file (those are set on the template directly).
+type studyNewFlags struct {
+	fs                             *flag.FlagSet
+	preset, names, out, addr, acct *string
+	links                          *string
+	lhas, campaigns                *int
+	every, length                  *time.Duration
+	usePlan                        *bool
+	helper                         helperFlags
+	declarePublic                  func(*study.File) error
+}
+
+// newStudyFlags defines the flags of study new; those that are study
+// parameters write into f. A parameter's default is the study file's (the
+// presets and protocol's): the flags repeat it only to show it in the help.
+func newStudyFlags(env *Env, f *study.File) *studyNewFlags {
 	fs := newFlagSet(env, "study new", studyNewUsage)
-	preset := fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper), lipschitz (a model the LHAs can publish) or weekly (needs --public)")
-	n := fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)")
-	namesFlag := fs.String("names", "", "comma-separated LHA names (instead of --lhas)")
-	out := fs.String("out", "", "study file to write (must not exist); required")
-	addr := fs.String("addr", "127.0.0.1:8080", "coordinator address used in the printed links")
-	links := fs.String("links", "", "also write the join links to this CSV file (name,link; the admin link last; mode 0600; a secret, must not exist)")
-	var f study.File
+	o := &studyNewFlags{fs: fs,
+		preset: fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper), lipschitz (a model the LHAs can publish) or weekly (needs --public)"),
+		lhas:   fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)"),
+		names:  fs.String("names", "", "comma-separated LHA names (instead of --lhas)"),
+		out:    fs.String("out", "", "study file to write (must not exist); required"),
+		addr:   fs.String("addr", "127.0.0.1:8080", "coordinator address used in the printed links"),
+		links:  fs.String("links", "", "also write the join links to this CSV file (name,link; the admin link last; mode 0600; a secret, must not exist)"),
+	}
 	fs.StringVar(&f.Name, "name", "fedcast study", "study name")
 	fs.Float64Var(&f.Epsilon, "epsilon", 0, "privacy budget ε; required")
-	fs.Float64Var(&f.Delta, "delta", 1e-5, "δ")
+	fs.Float64Var(&f.Delta, "delta", model.PaperDelta, "δ")
 	fs.IntVar(&f.Rounds, "rounds", 0, "rounds T, per campaign with --campaigns (default: the preset's, 5 or 75)")
-	campaigns := fs.Int("campaigns", 0, "a continuing study of this many training campaigns on a public schedule (with --every); --epsilon is then the lifetime budget of all of them")
-	every := fs.Duration("every", 0, "time between campaign starts (with --campaigns), e.g. 168h for weekly")
+	o.campaigns = fs.Int("campaigns", 0, "a continuing study of this many training campaigns on a public schedule (with --every); --epsilon is then the lifetime budget of all of them")
+	o.every = fs.Duration("every", 0, "time between campaign starts (with --campaigns), e.g. 168h for weekly")
 	fs.IntVar(&f.ExpectedClients, "expected", 0, "expected LHAs per round m, q = m/N (default: the preset's, all N or min(100, N))")
-	fs.Float64Var(&f.ClipNorm, "clip", 0, "clip bound S (default: the preset's, 0.5)")
+	fs.Float64Var(&f.ClipNorm, "clip", 0, "clip bound S, the study file's clip_norm (default: the preset's, 0.5)")
 	fs.IntVar(&f.LocalEpochs, "epochs", 0, "local epochs E, full-batch Adam steps (default: the preset's, 30)")
 	fs.Float64Var(&f.LearningRate, "lr", 0, "learning rate (default: the preset's, 0.001 for both)")
 	fs.IntVar(&f.History, "history", 0, "input days H (default: the preset's, 13 or 10)")
-	fs.IntVar(&f.Horizon, "horizon", 7, "days ahead P")
+	fs.IntVar(&f.Horizon, "horizon", model.PaperHorizon, "days ahead P")
 	fs.StringVar(&f.Smoothing, "smoothing", "centered", "7-day average: centered or trailing")
 	fs.StringVar(&f.From, "from", "", "first day of the study window (YYYY-MM-DD; empty: all)")
 	fs.StringVar(&f.To, "to", "", "last day of the study window (YYYY-MM-DD; empty: all)")
-	length := fs.Duration("round-length", study.DefaultRoundLength, "round length L: rounds open every L on a fixed public schedule; updates are taken until L minus the slack (L/10)")
+	o.length = fs.Duration("round-length", study.DefaultRoundLength, "round length L: rounds open every L on a fixed public schedule; updates are taken until L minus the slack (L/10)")
 	fs.IntVar(&f.StartQuorum, "quorum", 0, "LHAs online before round 1 starts and after a restart (0: all)")
-	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution, less noise for the same ε)")
+	o.acct = fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant: rdp (Rényi DP) or pld (privacy loss distribution, less noise for the same ε)")
 	fs.StringVar(&f.NoiseSchedule, "noise-schedule", "", "per-round noise multipliers: constant (default), linear:r, step:j,r, geometric:r or c1,c2,…,cT (docs/strategies.md)")
 	fs.StringVar(&f.Strategy, "strategy", "fedavg", "fedavg, mrmtl (with --lambda) or cyclic (every LHA trains in turn, one turn per round length, m = N; docs/strategies.md)")
 	fs.Float64Var(&f.Lambda, "lambda", 0, "MR-MTL's penalty λ ≥ 0 (--strategy mrmtl)")
 	fs.StringVar(&f.Privacy, "privacy", "client", "client (client-level DP at the coordinator), example (local DP-SGD in each LHA, --example-epsilon, no --epsilon) or both")
 	fs.Float64Var(&f.ExampleEpsilon, "example-epsilon", 0, "each LHA's example-level ε for local DP-SGD (--privacy example or both)")
-	usePlan := fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
-	hf := addHelperFlags(fs)
-	declarePublic := publicFlags(env, fs)
-	if err := parseFlags(fs, args[1:]); err != nil {
-		return err
+	o.usePlan = fs.Bool("plan", false, "use the planner's parameters (fedcast plan) where no flag sets them")
+	o.helper = addHelperFlags(fs)
+	o.declarePublic = publicFlags(env, fs)
+	return o
+}
+
+// lhaNames returns the LHAs to enrol, from --names or --lhas.
+func (o *studyNewFlags) lhaNames() ([]string, error) {
+	var names []string
+	switch {
+	case *o.names != "" && *o.lhas != 0:
+		return nil, usagef("", "give --lhas or --names, not both")
+	case *o.names != "":
+		for _, s := range strings.Split(*o.names, ",") {
+			names = append(names, strings.TrimSpace(s))
+		}
+	case *o.lhas > 0:
+		for i := 1; i <= *o.lhas; i++ {
+			names = append(names, fmt.Sprintf("LHA %03d", i))
+		}
+	default:
+		return nil, usagef("e.g. --lhas 20", "no LHAs: give --lhas N or --names A,B")
 	}
-	kind, err := privacy.ParseAccountantKind(*acct)
+	return names, nil
+}
+
+// template completes the study file's template from the flags that are
+// not its fields, and checks the combinations the flags allow.
+func (o *studyNewFlags) template(f *study.File) error {
+	kind, err := privacy.ParseAccountantKind(*o.acct)
 	if err != nil {
 		return usagef("--accountant is rdp or pld", "%v", err)
 	}
 	f.Accountant = kind
-	if f.Helper, err = hf.ref(); err != nil {
+	if f.Helper, err = o.helper.ref(); err != nil {
 		return err
 	}
-	f.RoundLength = study.Duration(*length)
-	var names []string
-	switch {
-	case *namesFlag != "" && *n != 0:
-		return usagef("", "give --lhas or --names, not both")
-	case *namesFlag != "":
-		for _, s := range strings.Split(*namesFlag, ",") {
-			names = append(names, strings.TrimSpace(s))
-		}
-	case *n > 0:
-		for i := 1; i <= *n; i++ {
-			names = append(names, fmt.Sprintf("LHA %03d", i))
-		}
-	default:
-		return usagef("e.g. --lhas 20", "no LHAs: give --lhas N or --names A,B")
-	}
-	if *out == "" {
+	f.RoundLength = study.Duration(*o.length)
+	if *o.out == "" {
 		return usagef("e.g. --out study.json", "--out is required")
 	}
-	if *links != "" {
-		if _, err := os.Stat(*links); err == nil {
-			return usagef("choose another --links", "%s exists: a links file is never overwritten", *links)
+	if *o.links != "" {
+		if _, err := os.Stat(*o.links); err == nil {
+			return usagef("choose another --links", "%s exists: a links file is never overwritten", *o.links)
 		}
-		f.LinksFile = *links
+		f.LinksFile = *o.links
 	}
 	if f.Strategy == "fedavg" {
 		f.Strategy = "" // the default, written as before
@@ -125,20 +154,36 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if f.Epsilon == 0 && f.Privacy != "example" {
 		return usagef("e.g. --epsilon 1", "--epsilon is required")
 	}
-	design, err := studyPreset(env, fs, *preset, *campaigns)
+	return nil
+}
+
+func runStudyNew(env *Env, args []string) error {
+	var f study.File
+	o := newStudyFlags(env, &f)
+	if err := parseFlags(o.fs, args); err != nil {
+		return err
+	}
+	names, err := o.lhaNames()
 	if err != nil {
 		return err
 	}
-	if err := lipschitzFlags(fs, &f, design); err != nil {
+	if err := o.template(&f); err != nil {
 		return err
 	}
-	if err := checkStudyFlags(fs, &f, *campaigns, *every, design); err != nil {
+	design, err := studyPreset(env, o.fs, *o.preset, *o.campaigns)
+	if err != nil {
 		return err
 	}
-	if err := declarePublic(&f); err != nil {
+	if err := lipschitzFlags(o.fs, &f, design); err != nil {
 		return err
 	}
-	pl, err := studyPlan(len(names), &f, *usePlan)
+	if err := checkStudyFlags(o.fs, &f, *o.campaigns, *o.every, design); err != nil {
+		return err
+	}
+	if err := o.declarePublic(&f); err != nil {
+		return err
+	}
+	pl, err := studyPlan(len(names), &f, *o.usePlan)
 	if err != nil {
 		return err
 	}
@@ -146,29 +191,40 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, _ := file.Calibrate()
-	cs, _ := file.CalibrateSchedule()
 	b, err := file.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := writeNew(*out, b); errors.Is(err, os.ErrExist) {
-		return usagef("choose another --out", "%s exists: a study file is never overwritten", *out)
+	if err := writeNew(*o.out, b); errors.Is(err, os.ErrExist) {
+		return usagef("choose another --out", "%s exists: a study file is never overwritten", *o.out)
 	} else if err != nil {
 		return err
 	}
-	base := "http://" + *addr
-	if *links != "" {
-		if err := writeNew(*links, linksCSV(file, secrets, base)); err != nil {
-			return fmt.Errorf("the study file %s was written, but the links file could not be: %w", *out, err)
+	base := "http://" + *o.addr
+	if *o.links != "" {
+		if err := writeNew(*o.links, linksCSV(file, secrets, base)); err != nil {
+			return fmt.Errorf("the study file %s was written, but the links file could not be: %w", *o.out, err)
 		}
 	}
 	w := env.Stdout
+	printStudyNew(w, file, *o.out, design)
+	printStudyPlan(w, pl, *o.usePlan)
+	printLinks(w, file, secrets, base, *o.links)
+	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
+	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *o.out, *o.addr)
+	return nil
+}
+
+// printStudyNew says what study new wrote: the privacy parameters and the
+// noise, the schedule, the helper and the design.
+func printStudyNew(w io.Writer, file *study.File, out string, design model.Design) {
+	c, _ := file.Calibrate()
+	cs, _ := file.CalibrateSchedule()
 	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
-		*out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
-	if f.Strategy == "cyclic" {
+		out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
+	if file.Strategy == "cyclic" {
 		fmt.Fprintf(w, "Cyclic FL: each of the T=%d rounds gives every LHA one turn, in an order fixed by this file's SHA-256 (public); %d turns of %v each; each LHA's ε counts its own hand-offs only\n",
-			file.Rounds, file.Rounds*len(file.LHAs), *length)
+			file.Rounds, file.Rounds*len(file.LHAs), time.Duration(file.RoundLength))
 	}
 	printCampaigns(w, file)
 	if cs != nil {
@@ -177,11 +233,6 @@ func runStudy(ctx context.Context, env *Env, args []string) error {
 	}
 	printHelper(w, file.Helper)
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
-	printStudyPlan(w, pl, *usePlan)
-	printLinks(w, file, secrets, base, *links)
-	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
-	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *out, *addr)
-	return nil
 }
 
 // lipschitzFlags sets the Lipschitz design's windows (trailing weekly

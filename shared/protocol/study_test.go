@@ -1,0 +1,152 @@
+package protocol_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/protocol/studytest"
+)
+
+// validStudy is a study every check accepts: N=4 LHAs, m=2, H=13 into
+// 16 hidden units, 90 s rounds.
+func validStudy() protocol.Study {
+	return protocol.Study{Protocol: protocol.Version, Name: "Kreise", Epsilon: 2, Delta: 1e-5, Rounds: 5,
+		Clients: 4, ExpectedClients: 2, SampleRate: 0.5, ClipNorm: 0.5, NoiseMultiplier: 1.1,
+		LocalEpochs: 30, LearningRate: 0.001, History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
+		Layers: []int{13, 16, 1}, Params: 241, Features: "log-change", Damping: 0.5,
+		RoundLengthMillis: 90000, RoundSlackMillis: 9000, Accountant: "rdp",
+		Helper: &protocol.Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}}}
+}
+
+// Every field of the study value is part of its identity: changing any
+// one of them (found by reflection, so a new field cannot be forgotten)
+// changes the hash.
+func TestStudyHashChangesWithEveryField(t *testing.T) {
+	base := validStudy()
+	id := base.ID()
+	if id == "" || len(id) != 64 {
+		t.Fatalf("ID %q", id)
+	}
+	vs := studytest.Variants(base)
+	if len(vs) < 40 {
+		t.Fatalf("only %d variants: the reflection walk misses fields", len(vs))
+	}
+	seen := map[string]string{}
+	for _, v := range vs {
+		got := v.Study.ID()
+		if got == id {
+			t.Errorf("changing %s leaves the study hash unchanged", v.Field)
+		}
+		if other, ok := seen[got]; ok {
+			t.Errorf("changing %s and changing %s give the same hash", v.Field, other)
+		}
+		seen[got] = v.Field
+	}
+	if again := base.ID(); again != id {
+		t.Errorf("the variants changed the base study: hash %s, then %s", id, again)
+	}
+	c := studytest.Clone(base)
+	if c.ID() != id {
+		t.Errorf("a deep copy has another hash")
+	}
+}
+
+func TestStudyValidate(t *testing.T) {
+	if s := validStudy(); s.Validate() != nil {
+		t.Fatalf("valid study refused: %v", s.Validate())
+	}
+	for _, c := range []struct {
+		field string
+		mod   func(*protocol.Study)
+	}{
+		{"local_epochs", func(s *protocol.Study) { s.LocalEpochs = 200000 }},
+		{"local_epochs", func(s *protocol.Study) { s.LocalEpochs = 0 }},
+		{"layers", func(s *protocol.Study) { s.Layers, s.Params = []int{13, 4097, 1}, 13*4097+4097+4098 }},
+		{"history", func(s *protocol.Study) { s.History, s.Layers = 4097, []int{4097, 1} }},
+		{"layers", func(s *protocol.Study) { s.Layers = []int{12, 16, 1} }},
+		{"params", func(s *protocol.Study) { s.Params = 240 }},
+		{"epsilon", func(s *protocol.Study) { s.Epsilon = 0 }},
+		{"epsilon", func(s *protocol.Study) { s.Privacy, s.ExampleEpsilon = "example", 1 }},
+		{"delta", func(s *protocol.Study) { s.Delta = 0.3 }},
+		{"accountant", func(s *protocol.Study) { s.Accountant = "moments" }},
+		{"clip_norm", func(s *protocol.Study) { s.ClipNorm = -1 }},
+		{"noise_multiplier", func(s *protocol.Study) { s.NoiseSchedule = []float64{1, -2} }},
+		{"strategy", func(s *protocol.Study) { s.Strategy = "gossip" }},
+		{"expected_clients", func(s *protocol.Study) { s.ExpectedClients = 5 }},
+		{"expected_clients", func(s *protocol.Study) { s.Strategy = "cyclic" }},
+		{"sample_rate", func(s *protocol.Study) { s.SampleRate = 0.4 }},
+		{"clients", func(s *protocol.Study) { s.Clients = 0 }},
+		{"learning_rate", func(s *protocol.Study) { s.LearningRate = 0 }},
+		{"damping", func(s *protocol.Study) { s.Damping = 2 }},
+		{"features", func(s *protocol.Study) { s.Features = "squares" }},
+		{"horizon", func(s *protocol.Study) { s.Horizon = 0 }},
+		{"smoothing", func(s *protocol.Study) { s.Smoothing = "" }},
+		{"train_fraction", func(s *protocol.Study) { s.TrainFraction = 1.5 }},
+		{"from", func(s *protocol.Study) { s.From = "2020-13-01" }},
+		{"round_length", func(s *protocol.Study) { s.RoundLengthMillis = 10 }},
+		{"round_slack", func(s *protocol.Study) { s.RoundSlackMillis = 50000 }},
+		{"rounds", func(s *protocol.Study) { s.Rounds = 0 }},
+		{"rounds", func(s *protocol.Study) { s.Campaigns, s.EveryMillis = 2, 1e9 }},
+		{"every", func(s *protocol.Study) { s.Rounds, s.Campaigns, s.EveryMillis = 4, 2, 90000 }},
+		{"every", func(s *protocol.Study) { s.EveryMillis = 1e9 }},
+		{"public_inputs", func(s *protocol.Study) {
+			w := model.WeeklyDesign.Weekly
+			s.Features, s.Weekly, s.History, s.Smoothing = string(model.WeeklyTotal), w, w.Inputs(), "trailing"
+			s.Layers, s.Params = []int{w.Inputs(), 1}, w.Inputs()+1
+		}},
+	} {
+		s := validStudy()
+		c.mod(&s)
+		err := s.Validate()
+		var se *protocol.StudyError
+		if !errors.As(err, &se) || !errors.Is(err, protocol.ErrStudy) {
+			t.Errorf("%s: error %v, want a *StudyError", c.field, err)
+			continue
+		}
+		if se.Field != c.field || !strings.HasPrefix(se.Problem, c.field+" ") {
+			t.Errorf("error for field %q, want %q: %v", se.Field, c.field, err)
+		}
+	}
+}
+
+// The slack rule: a tenth of the round, which Validate accepts.
+func TestDefaultRoundSlack(t *testing.T) {
+	s := validStudy()
+	s.RoundSlackMillis = protocol.DefaultRoundSlack(s.RoundLength()).Milliseconds()
+	if s.RoundSlackMillis != 9000 || s.Validate() != nil {
+		t.Errorf("slack %d ms: %v", s.RoundSlackMillis, s.Validate())
+	}
+}
+
+func ExampleStudy_ID() {
+	s := protocol.Study{Name: "Kreise", Rounds: 5}
+	moved := s
+	moved.Horizon = 14
+	fmt.Println(len(s.ID()), s.ID() == moved.ID())
+	// Output: 64 false
+}
+
+// Validate judges any study a welcome can carry without panicking, and a
+// study it accepts encodes (it has a hash).
+func FuzzStudyValidate(f *testing.F) {
+	s := validStudy()
+	b, _ := json.Marshal(s)
+	f.Add(b)
+	f.Add([]byte(`{"layers":[1e9,1],"history":1000000000,"params":-1}`))
+	f.Add([]byte(`{"rounds":7,"campaigns":3,"every_ms":9223372036854775807,"round_length_ms":9223372036854775807}`))
+	f.Add([]byte(`{"features":"weekly-total","weekly":{}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s protocol.Study
+		if json.Unmarshal(b, &s) != nil {
+			return
+		}
+		if s.Validate() == nil && s.ID() == "" {
+			t.Fatalf("a valid study has no hash: %s", b)
+		}
+	})
+}
