@@ -59,7 +59,7 @@ func OpenResearch(f *File, init []float64, c float64, seed *uint64, start time.T
 // Train only, never on Workers or Pool: updates are computed
 // independently, and a research-mode engine sums them in LHA order.
 type InProcess struct {
-	// Engine is the study (OpenResearch). Required.
+	// Engine is the study (OpenResearch, or Open on a MemStore). Required.
 	Engine *Engine
 	// Train computes LHA lha's update for round (1-based) from the
 	// global model it received into dst, on worker w (0 ≤ w < Workers: a
@@ -145,7 +145,10 @@ func (p *InProcess) deliver(c *Coordinator, tr *loopback, w *inWorkers, t time.T
 		if err != nil {
 			return fmt.Errorf("study: in-process driver: round_result: %w", err)
 		}
-		rr := m.(*protocol.RoundResult)
+		rr, ok := m.(*protocol.RoundResult)
+		if !ok {
+			return fmt.Errorf("study: in-process driver: a %s was broadcast", m.Type())
+		}
 		p.OnRound(rr.Event, rr.Weights)
 	}
 	if len(sent) == 0 {
