@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -147,14 +146,7 @@ func TestTuneCeiling(t *testing.T) {
 		}
 		epsilons = append(epsilons, e)
 	}
-	var seeds []uint64
-	for _, s := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_SEEDS"), "1"), ",") {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("FEDCAST_TUNE_SEEDS: %v", err)
-		}
-		seeds = append(seeds, v)
-	}
+	seeds := envSeeds(t, "1")
 	period := cmpOr(os.Getenv("FEDCAST_TUNE_PERIOD"), "history")
 	d, state, pop, from, to := otInput(t, period)
 	last := to
@@ -190,18 +182,9 @@ func TestTuneCeiling(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s := otScores(t, res, d, from, last)
-				line := fmt.Sprintf("%-10s ε=%-3v seed %d %4d params c=%.3f %3.0f s  choosing %s", name, eps, seed,
-					des.Network().NumParams(), res.Schedule.NoiseMultiplier, res.Seconds, otLine(s))
-				w := 0.0
-				if period == "history" {
-					for _, q := range skillPeriods {
-						qs := otScores(t, res, d, maxTime(from, day(q.from)), minTime(last, day(q.to)))
-						line += fmt.Sprintf(" | %s %.3f", q.name, qs.RelativeWIS)
-						w = max(w, qs.RelativeWIS)
-					}
-				}
-				t.Log(line)
+				s, quarters, w := skillScores(t, res, d, from, last, period == "history")
+				t.Logf("%-10s ε=%-3v seed %d %4d params c=%.3f %3.0f s  choosing %s%s", name, eps, seed,
+					des.Network().NumParams(), res.Schedule.NoiseMultiplier, res.Seconds, otLine(s), quarters)
 				n := float64(len(seeds))
 				wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
 			}
