@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/synth"
 )
 
 // The seventh round's harness (docs/results.md, "Design over time",
@@ -190,5 +193,46 @@ func TestTuneCeiling(t *testing.T) {
 			}
 			t.Logf("%-10s ε=%-3v mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, eps, len(seeds), wis, c95, worst)
 		}
+	}
+}
+
+// TestCentralDesign checks the ceiling harness on a small outbreak: its
+// forecasts come from the pooled model (not the federated one) and do not
+// depend on how many LHAs are trained at once (the pool is read in a fixed
+// order).
+func TestCentralDesign(t *testing.T) {
+	d, areas, err := synth.Generate(synth.Options{Areas: 6, Seed: 3, Start: day("2020-06-01"), Days: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pop := map[string]float64{}
+	for _, a := range areas {
+		pop[a.ID] = a.Population
+	}
+	des, _ := model.ReplayPreset("weekly")
+	des.Rounds = 1
+	run := func(central bool, workers int) [][]forecast.Quantiles {
+		wd, err := backtest.NewWeeklyDesign(des, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var design backtest.Design = wd
+		if central {
+			design = &centralDesign{WeeklyDesign: wd, steps: 50, rate: 0.003}
+		}
+		seed := uint64(1)
+		res, err := backtest.Run(backtest.Options{Cases: d, Population: pop, From: day("2020-09-07"), To: day("2020-10-19"),
+			Epsilon: math.Inf(1), Delta: 1e-5, Design: design, Seed: &seed, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Forecasts
+	}
+	one, two, fed := run(true, 1), run(true, 2), run(false, 2)
+	if !reflect.DeepEqual(one, two) {
+		t.Error("the central reference's forecasts depend on the number of workers")
+	}
+	if reflect.DeepEqual(one, fed) {
+		t.Error("the central reference forecasts as the federated design does: its pooled model is not used")
 	}
 }
