@@ -90,12 +90,15 @@ func Preset(name string) (Design, error) {
 
 // ReplayPreset returns the design named name for a deployment over time
 // (fedcast backtest, continuing studies): "weekly" (or "", the default
-// there), "weekly-squared" (the weekly design before the fourth round of
-// tuning), "monthly" (the one-month studies' default, Default) or "paper".
+// there), "weekly-e30" (the weekly design before the eighth round of
+// tuning), "weekly-squared" (before the fourth round), "monthly" (the
+// one-month studies' default, Default) or "paper".
 func ReplayPreset(name string) (Design, error) {
 	switch name {
 	case "", "weekly":
 		return WeeklyDesign.clone(), nil
+	case "weekly-e30":
+		return WeeklyE30.clone(), nil
 	case "weekly-squared":
 		return WeeklySquared.clone(), nil
 	case "monthly", "default":
@@ -103,7 +106,7 @@ func ReplayPreset(name string) (Design, error) {
 	case "paper":
 		return Paper.clone(), nil
 	}
-	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-squared\", \"monthly\" or \"paper\")", name)
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-e30\", \"weekly-squared\", \"monthly\" or \"paper\")", name)
 }
 
 func (d Design) clone() Design {

@@ -193,7 +193,7 @@ func TestWeeklyNoLookAhead(t *testing.T) {
 }
 
 func TestReplayPreset(t *testing.T) {
-	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-squared": "weekly-squared", "monthly": "default", "default": "default", "paper": "paper"} {
+	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-e30": "weekly-e30", "weekly-squared": "weekly-squared", "monthly": "default", "default": "default", "paper": "paper"} {
 		d, err := ReplayPreset(name)
 		if err != nil || d.Name != want {
 			t.Errorf("ReplayPreset(%q) = %q, %v; want %q", name, d.Name, err, want)
@@ -218,11 +218,20 @@ func TestReplayPreset(t *testing.T) {
 	if n := d.Network().NumParams(); n < 500 || n > 700 {
 		t.Errorf("the weekly design has %d parameters, want about 600", n)
 	}
-	// weekly-squared is the weekly design but for the loss.
+	// weekly-e30 is the weekly design but for E = 30 local steps (15 since
+	// the eighth round), and weekly-squared is weekly-e30 but for the loss.
+	e30, _ := ReplayPreset("weekly-e30")
+	if WeeklyDesign.LocalEpochs != 15 || e30.LocalEpochs != 30 {
+		t.Errorf("local steps: weekly %d, weekly-e30 %d; want 15 and 30", WeeklyDesign.LocalEpochs, e30.LocalEpochs)
+	}
+	e30.Name, e30.LocalEpochs = WeeklyDesign.Name, WeeklyDesign.LocalEpochs
+	if !reflect.DeepEqual(e30, WeeklyDesign) {
+		t.Errorf("weekly-e30 %+v differs from the weekly design %+v beyond the local steps", e30, WeeklyDesign)
+	}
 	sq, _ := ReplayPreset("weekly-squared")
-	sq.Name, sq.Weekly.Loss = WeeklyDesign.Name, WeeklyDesign.Weekly.Loss
-	if !reflect.DeepEqual(sq, WeeklyDesign) {
-		t.Errorf("weekly-squared %+v differs from the weekly design %+v beyond the loss", sq, WeeklyDesign)
+	sq.Name, sq.Weekly.Loss = WeeklyE30.Name, WeeklyE30.Weekly.Loss
+	if !reflect.DeepEqual(sq, WeeklyE30) {
+		t.Errorf("weekly-squared %+v differs from weekly-e30 %+v beyond the loss", sq, WeeklyE30)
 	}
 	c := WeeklyDesign.clone()
 	c.Weekly.Weeks = 9
