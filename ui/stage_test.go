@@ -34,7 +34,7 @@ func (s *timetableSession) NextRound(now time.Time) (time.Time, time.Time, bool)
 // start" never shows while a round is trained or sent (the states of
 // issue 23: round 0 released, round 1 trained and sent, no timetable yet).
 func TestStatusLineOneRound(t *testing.T) {
-	w := &protocol.Welcome{Study: protocol.Study{Rounds: 5}}
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}}
 	start := time.Now().Add(-5 * time.Second)
 	sch := &protocol.Schedule{Start: &start, RoundLengthMillis: 60000, RoundSlackMillis: 6000}
 	for _, tc := range []struct {
@@ -79,7 +79,7 @@ func TestStatusLineOneRound(t *testing.T) {
 func TestMissedWords(t *testing.T) {
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	sch := &protocol.Schedule{Start: &start, RoundLengthMillis: 60000, RoundSlackMillis: 6000}
-	w := &protocol.Welcome{Study: protocol.Study{Rounds: 5}}
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}}
 	for _, tc := range []struct {
 		joined time.Duration // after the start
 		want   []string
@@ -119,7 +119,7 @@ func TestPluralAndDuration(t *testing.T) {
 // TestStudyCardFollowsTheStage: once a round runs after Join, the study
 // card no longer says the study has not started.
 func TestStudyCardFollowsTheStage(t *testing.T) {
-	w := &protocol.Welcome{Study: protocol.Study{Rounds: 2}, State: protocol.StateWaiting}
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 2}}, State: protocol.StateWaiting}
 	s := &JoinState{Phase: PhaseRunning, Welcome: w, Status: StatusSent, TrainRound: 1, session: &fakeSession{}}
 	if got := (&JoinPage{S: s}).studyState(); got != "The study is running (0 of 2 rounds done)." {
 		t.Errorf("study card during round 1: %q", got)

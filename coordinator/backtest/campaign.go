@@ -15,6 +15,7 @@ import (
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // rounds is what a campaign needs of a round engine: the live study's
@@ -75,11 +76,24 @@ func (r *engineRounds) events() []privacy.Event {
 func (rp *replay) openEngine(k int, init []float64) (*engineRounds, error) {
 	rec := rp.o.Design.Recipe()
 	layers := rp.o.Design.Layers()
-	f := &study.File{Version: study.FileVersion, Name: fmt.Sprintf("backtest campaign %d", k+1),
-		Epsilon: rp.sch.Epsilon, Delta: rp.sch.Delta, Accountant: rp.sch.Accountant,
-		Rounds: rp.sch.Rounds, ExpectedClients: rp.sch.ExpectedClients, ClipNorm: rec.Clip,
-		LocalEpochs: rec.LocalEpochs, LearningRate: rec.LearningRate, History: layers[0],
-		Hidden: slices.Clone(layers[1 : len(layers)-1]), Horizon: WeekDays, AdminTokenSHA256: study.HashToken("backtest")}
+	f := &study.File{
+		Version:          study.FileVersion,
+		AdminTokenSHA256: study.HashToken("backtest"),
+		Settings: protocol.Settings{
+			Name:            fmt.Sprintf("backtest campaign %d", k+1),
+			Epsilon:         rp.sch.Epsilon,
+			Delta:           rp.sch.Delta,
+			Accountant:      rp.sch.Accountant,
+			Rounds:          rp.sch.Rounds,
+			ExpectedClients: rp.sch.ExpectedClients,
+			ClipNorm:        rec.Clip,
+			LocalEpochs:     rec.LocalEpochs,
+			LearningRate:    rec.LearningRate,
+			History:         layers[0],
+			Hidden:          slices.Clone(layers[1 : len(layers)-1]),
+			Horizon:         WeekDays,
+		},
+	}
 	// The file's features tell live clients what to compute; the replay's
 	// LHAs run the design itself, so a design a study file cannot name
 	// (the weekly design) leaves them out.

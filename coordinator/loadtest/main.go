@@ -440,8 +440,14 @@ func Run(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 		names[i] = fmt.Sprintf("LHA %06d", i+1)
 	}
 	f, secrets, err := study.Create(study.CreateOptions{Names: names, Template: study.File{
-		Name: "load test", Epsilon: c.Epsilon, Rounds: c.Rounds, ExpectedClients: c.Expected, Hidden: c.Hidden,
-		RoundLength: study.Duration(c.RoundLength),
+		Settings: protocol.Settings{
+			Name:            "load test",
+			Epsilon:         c.Epsilon,
+			Rounds:          c.Rounds,
+			ExpectedClients: c.Expected,
+			Hidden:          c.Hidden,
+			RoundLength:     study.Duration(c.RoundLength),
+		},
 	}})
 	if err != nil {
 		return nil, err

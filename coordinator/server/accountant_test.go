@@ -8,6 +8,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -22,8 +23,18 @@ func TestPLDStudyEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := uint64(5)
-	f := start(t, study.File{Name: "pld", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), Accountant: privacy.AccountantPLD}, lhaNames(n), &seed)
+	f := start(t, study.File{
+		Settings: protocol.Settings{
+			Name:            "pld",
+			Epsilon:         4,
+			Rounds:          rounds,
+			ExpectedClients: 2,
+			Hidden:          []int{4},
+			LocalEpochs:     2,
+			RoundLength:     study.Duration(400 * time.Millisecond),
+			Accountant:      privacy.AccountantPLD,
+		},
+	}, lhaNames(n), &seed)
 	if f.eng.Study.Accountant != "pld" {
 		t.Fatalf("public study accountant %q", f.eng.Study.Accountant)
 	}

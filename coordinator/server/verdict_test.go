@@ -27,8 +27,17 @@ func TestClientLearnsVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := start(t, study.File{Name: "verdicts", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4},
-		LocalEpochs: 2, RoundLength: study.Duration(500 * time.Millisecond)}, lhaNames(n), nil)
+	f := start(t, study.File{
+		Settings: protocol.Settings{
+			Name:            "verdicts",
+			Epsilon:         8,
+			Rounds:          rounds,
+			ExpectedClients: n,
+			Hidden:          []int{4},
+			LocalEpochs:     2,
+			RoundLength:     study.Duration(500 * time.Millisecond),
+		},
+	}, lhaNames(n), nil)
 	type record struct {
 		mu             sync.Mutex
 		sent, accepted []int

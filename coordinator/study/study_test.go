@@ -32,8 +32,17 @@ func names(n int) []string {
 func small(t testing.TB, n int) (*File, []byte, *Secrets) {
 	t.Helper()
 	f, s, err := Create(CreateOptions{Names: names(n), Template: File{
-		Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
-		Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01,
+		Settings: protocol.Settings{
+			Name:            "test",
+			Epsilon:         3,
+			Rounds:          6,
+			ExpectedClients: n / 2,
+			History:         4,
+			Horizon:         2,
+			Hidden:          []int{8, 4},
+			LocalEpochs:     5,
+			LearningRate:    0.01,
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +130,7 @@ func TestQuorumAndResumeWait(t *testing.T) {
 }
 
 func TestCreateRefusesUncalibratable(t *testing.T) {
-	_, _, err := Create(CreateOptions{Names: names(4), Template: File{Epsilon: 1e-9, Rounds: 1000, ExpectedClients: 4}})
+	_, _, err := Create(CreateOptions{Names: names(4), Template: File{Settings: protocol.Settings{Epsilon: 1e-9, Rounds: 1000, ExpectedClients: 4}}})
 	if err == nil {
 		t.Fatal("Create accepted ε=1e-9 over 1000 rounds at q=1")
 	}
@@ -429,7 +438,7 @@ func TestRemovedScheduleFields(t *testing.T) {
 }
 
 func TestScheduleDefaults(t *testing.T) {
-	f := File{RoundLength: Duration(2 * time.Second)}
+	f := File{Settings: protocol.Settings{RoundLength: Duration(2 * time.Second)}}
 	f.Defaults()
 	if f.RoundSlack != Duration(200*time.Millisecond) || f.Window() != 1800*time.Millisecond {
 		t.Errorf("slack %v, window %v; want 200ms and 1.8s", time.Duration(f.RoundSlack), f.Window())

@@ -329,7 +329,7 @@ func validateText(m Message) error {
 		}
 		s := m.Study
 		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) ||
-			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound || len(s.TopUps) > MaxTopUps {
+			!finite(s.NoiseMultipliers...) || len(s.NoiseMultipliers) > MaxRound || len(s.TopUps) > MaxTopUps {
 			return fmt.Errorf("%w: study parameters not finite", ErrMalformed)
 		}
 	case *Accepted:

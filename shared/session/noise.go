@@ -25,9 +25,9 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 		// privacy "example": no client-level noise or budget may be
 		// announced (a study cannot claim a client-level ε it does not
 		// account for); the local DP-SGD setting is checked by NewClient.
-		if st.Epsilon != 0 || st.NoiseMultiplier != 0 || len(st.NoiseSchedule) != 0 {
+		if st.Epsilon != 0 || st.NoiseMultiplier != 0 || len(st.NoiseMultipliers) != 0 {
 			return fmt.Errorf("privacy \"example\" announced with client-level ε=%v, c=%v, schedule %v: the coordinator adds no noise in such a study",
-				st.Epsilon, st.NoiseMultiplier, st.NoiseSchedule)
+				st.Epsilon, st.NoiseMultiplier, st.NoiseMultipliers)
 		}
 		for _, err := range []error{privacy.CheckDelta(st.Delta), privacy.CheckSampleRate(st.SampleRate), privacy.CheckRounds(st.Rounds)} {
 			if err != nil {
@@ -38,7 +38,7 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 	}
 	p := privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier,
 		ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}
-	if len(st.NoiseSchedule) == 0 {
+	if len(st.NoiseMultipliers) == 0 {
 		return p.Validate()
 	}
 	if math.IsInf(st.Epsilon, 1) {
@@ -72,8 +72,8 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 // noiseAt returns the noise multiplier the study announced for round
 // (1-based): c_round of its noise schedule, or its one c.
 func noiseAt(st protocol.Study, round int) float64 {
-	if round >= 1 && round <= len(st.NoiseSchedule) {
-		return st.NoiseSchedule[round-1]
+	if round >= 1 && round <= len(st.NoiseMultipliers) {
+		return st.NoiseMultipliers[round-1]
 	}
 	return st.NoiseMultiplier
 }
@@ -81,8 +81,8 @@ func noiseAt(st protocol.Study, round int) float64 {
 // studyEvents returns the privacy events of the study's first rounds
 // rounds at the announced q and c_t.
 func studyEvents(st protocol.Study, rounds int) []privacy.Event {
-	if len(st.NoiseSchedule) == 0 {
+	if len(st.NoiseMultipliers) == 0 {
 		return []privacy.Event{{SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, Rounds: rounds}}
 	}
-	return privacy.ScheduleEvents(st.SampleRate, st.NoiseSchedule[:min(rounds, len(st.NoiseSchedule))])
+	return privacy.ScheduleEvents(st.SampleRate, st.NoiseMultipliers[:min(rounds, len(st.NoiseMultipliers))])
 }

@@ -299,7 +299,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		mlp := nn.NewMLP(st.Layers...)
-		kind, err := privacy.ParseAccountantKind(st.Accountant)
+		kind, err := privacy.ParseAccountantKind(string(st.Accountant))
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
