@@ -181,7 +181,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("status %+v, want finished after 5 rounds with ε %v", st, wantEps)
 	}
 	// Every LHA got the public schedule with its welcome.
-	if sch := sessions[0].Schedule(); sch == nil || sch.RoundLengthMillis != 1500 || sch.RoundSlackMillis != 150 || sch.Start == nil {
+	if sch := sessions[0].Schedule(); sch == nil || sch.RoundLength != protocol.Duration(1500*time.Millisecond) || sch.RoundSlack != protocol.Duration(150*time.Millisecond) || sch.Start == nil {
 		t.Errorf("schedule in the welcome: %+v", sch)
 	}
 	for i, sess := range sessions {

@@ -46,7 +46,7 @@ func sampleMessages() []Message {
 			},
 			LHA:      "Kreis A",
 			State:    StateRunning,
-			Schedule: &Schedule{Start: &t0, RoundLengthMillis: 60000, RoundSlackMillis: 6000, Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3},
+			Schedule: &Schedule{Start: &t0, RoundLength: Duration(time.Minute), RoundSlack: Duration(6 * time.Second), Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3},
 			Log:      []Event{{Round: 1, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.21, Delta: 1e-5, ModelSHA256: "ab"}},
 		},
 		&RoundStart{Round: 3, TimeLeft: 1500 * time.Millisecond, Picked: true, Weights: w},
@@ -57,7 +57,7 @@ func sampleMessages() []Message {
 		&Accepted{Round: 3},
 		&RoundResult{Event: Event{Round: 3, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.4, Delta: 1e-5, ModelSHA256: HashHex(w)}, Weights: w},
 		&RoundResult{Event: Event{Round: 4, SampleRate: 0.25, NoiseMultiplier: 4.88, Epsilon: 0.5, Delta: 1e-5, ModelSHA256: HashHex(w)}, Weights: w,
-			Schedule: &Schedule{Start: &t0, RoundLengthMillis: 60000, RoundSlackMillis: 6000, Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3}},
+			Schedule: &Schedule{Start: &t0, RoundLength: Duration(time.Minute), RoundSlack: Duration(6 * time.Second), Round: 5, Opens: &t1, TrainBy: &t2, Release: &t3}},
 		&Finished{Rounds: 75, Epsilon: 1.99, Reason: "rounds", ModelSHA256: HashHex(w)},
 		&Error{Code: CodeStaleRound, Message: "round 2 is closed", Round: 2},
 	}

@@ -167,7 +167,7 @@ func FuzzStudyValidate(f *testing.F) {
 	b, _ := json.Marshal(s)
 	f.Add(b)
 	f.Add([]byte(`{"layers":[1e9,1],"history":1000000000,"params":-1}`))
-	f.Add([]byte(`{"rounds":7,"campaigns":3,"every_ms":9223372036854775807,"round_length_ms":9223372036854775807}`))
+	f.Add([]byte(`{"rounds":7,"campaigns":3,"every":"2562047h47m16.854775807s","round_length":"2562047h47m16.854775807s"}`))
 	f.Add([]byte(`{"features":"weekly-total","weekly":{}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s protocol.Study

@@ -422,11 +422,11 @@ func (s *Session) Schedule() *protocol.Schedule {
 // slot; the round_start's time left is authoritative.
 func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
 	sch := s.Schedule()
-	if sch == nil || sch.Start == nil || sch.RoundLengthMillis <= 0 {
+	if sch == nil || sch.Start == nil || sch.RoundLength <= 0 {
 		return time.Time{}, time.Time{}, false
 	}
-	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
-	slack := time.Duration(sch.RoundSlackMillis) * time.Millisecond
+	l := time.Duration(sch.RoundLength)
+	slack := time.Duration(sch.RoundSlack)
 	// In a continuing study the slots of a campaign follow its start
 	// (protocol.Study.SlotStart); otherwise every L from the start.
 	opens = s.study.SlotStart(*sch.Start, l, s.study.NextSlotAt(*sch.Start, l, now))
