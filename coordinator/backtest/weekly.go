@@ -2,6 +2,8 @@ package backtest
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/forecast"
@@ -24,8 +26,15 @@ type WeeklyDesign struct {
 	Calib   *forecast.Calibrator
 	Poisson float64
 	Blend   bool
+	// BlendDays, RampWeeks: forecast.WeeklyForecaster's. Ensemble > 1
+	// forecasts with the mean of the current and the Ensemble−1 previous
+	// campaigns' released models (post-processing; 0 or 1: the current).
+	BlendDays, RampWeeks, Ensemble int
 
 	mlp *nn.MLP
+
+	mu       sync.Mutex
+	released [][]float64 // the previous campaigns' models, oldest first (Init)
 }
 
 // NewWeeklyDesign returns the adaptor of d, which must have d.Weekly.
@@ -49,6 +58,9 @@ func (w *WeeklyDesign) Layers() []int { return w.mlp.Sizes() }
 // model before the first.
 func (w *WeeklyDesign) Init(dst, previous []float64) {
 	if previous != nil {
+		w.mu.Lock()
+		w.released = append(w.released, slices.Clone(previous))
+		w.mu.Unlock()
 		copy(dst, previous)
 		return
 	}
@@ -64,19 +76,34 @@ func (w *WeeklyDesign) Training(own *series.Dataset, pub *forecast.PublicInputs)
 // Forecast forecasts each area's next 7-day total.
 func (w *WeeklyDesign) Forecast(params []float64, own *series.Dataset, pub *forecast.PublicInputs) ([]forecast.Quantiles, error) {
 	f := forecast.WeeklyForecaster{Design: w.D, Model: w.mlp, Params: params, Calib: forecast.WeeklyCalibrator(),
-		Poisson: w.Poisson, Blend: w.Blend}
+		Poisson: w.Poisson, Blend: w.Blend, BlendDays: w.BlendDays, RampWeeks: w.RampWeeks}
+	if w.Ensemble > 1 {
+		w.mu.Lock()
+		f.Others = w.released[max(0, len(w.released)-(w.Ensemble-1)):]
+		w.mu.Unlock()
+	}
 	if w.Calib != nil {
 		f.Calib = *w.Calib
 	}
 	return f.Forecasts(own, pub)
 }
 
+// LocalTrain takes cfg.LocalEpochs Adam steps with the design's loss
+// (model.Weekly.Loss; the squared error unless set), as fl.LocalUpdate
+// does with the squared error.
+func (w *WeeklyDesign) LocalTrain(t *nn.Trainer, params, x, y []float64, cfg fl.Config) {
+	t.SetLoss(w.D.Weekly.TrainLoss())
+	t.Train(params, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate})
+}
+
 func init() {
-	registerDesign("weekly", func(seed uint64) (Design, error) {
-		d, err := model.ReplayPreset("weekly")
-		if err != nil {
-			return nil, err
-		}
-		return NewWeeklyDesign(d, seed)
-	})
+	for _, name := range []string{"weekly", "weekly-squared"} {
+		registerDesign(name, func(seed uint64) (Design, error) {
+			d, err := model.ReplayPreset(name)
+			if err != nil {
+				return nil, err
+			}
+			return NewWeeklyDesign(d, seed)
+		})
+	}
 }

@@ -311,7 +311,7 @@ func TestInsecureSeedAndLimit(t *testing.T) {
 	}
 	c := startCoordinatorWith(t, tmpl, 2, &study.Options{InsecureSeed: &seed})
 	st := c.file
-	acc := privacy.NewAccountant(nil)
+	acc := privacy.NewRDP(nil)
 	q := float64(st.ExpectedClients) / float64(len(c.secrets.LHAs))
 	acc.Compose(q, c.srv.PublicStatus().NoiseMultiplier, 1)
 	eps1, _ := acc.Epsilon(st.Delta)

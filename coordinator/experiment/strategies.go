@@ -19,7 +19,7 @@ import (
 // DP-FedAvg with client-level DP, as before the options existed.
 type StrategyOptions struct {
 	// Strategy is fl.FedAvg (default) or fl.MRMTL.
-	Strategy fl.Strategy `json:"strategy,omitempty"`
+	Strategy fl.StrategyName `json:"strategy,omitempty"`
 	// Lambda is MR-MTL's penalty λ ≥ 0 (0 is local training; +Inf is
 	// FedAvg). Ignored under FedAvg.
 	Lambda fl.JSONFloat `json:"lambda,omitempty"`
@@ -112,9 +112,9 @@ type StrategyResult struct {
 	// participation; Epsilon is the coordinator's client-level ε),
 	// "example" (one window of one LHA; the coordinator adds no noise and
 	// Epsilon is "inf"; Example holds each LHA's ε) or "both".
-	Guarantee fl.Guarantee `json:"guarantee"`
-	Strategy  fl.Strategy  `json:"strategy"`
-	Lambda    fl.JSONFloat `json:"lambda,omitempty"`
+	Guarantee fl.Guarantee    `json:"guarantee"`
+	Strategy  fl.StrategyName `json:"strategy"`
+	Lambda    fl.JSONFloat    `json:"lambda,omitempty"`
 	// Example is the local DP-SGD setting and what each LHA spent (nil
 	// under client-level privacy).
 	Example *ExampleResult `json:"example,omitempty"`

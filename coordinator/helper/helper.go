@@ -135,11 +135,11 @@ func epsilonAfter(st *protocol.Study, rounds int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	kind, err := st.AccountantKind()
+	a, err := cfg.Accounting()
 	if err != nil {
 		return 0, err
 	}
-	return privacy.EpsilonFor(kind, cfg.PrivacyEvents(rounds), st.Delta)
+	return privacy.EpsilonAfter(a, cfg.PrivacyEvents(rounds), nil, st.Delta)
 }
 
 // Aggregate serves one round (see the package doc). Refusals are

@@ -43,94 +43,84 @@ import (
 // it. An event's ε is the ε of the LHA whose turn it was, after the turn;
 // the study's ε (EpsilonSpent, /api/status) is the largest over the LHAs.
 
-// cyclicState is the engine's state of a cyclic study.
+// cyclicState is the engine's side of a cyclic study (a stepper: a step
+// is one turn).
 type cyclicState struct {
-	seed  string // the study file's hex SHA-256: the public order's seed
+	e     *Engine
 	n     int
 	turns int // committed turns (hand-offs and missed turns)
 	// acct holds each LHA's own hand-offs (nil without client-level DP).
 	acct *fl.CyclicAccountant
 }
 
-func (e *Engine) isCyclic() bool { return e.cyc != nil }
+func (cs *cyclicState) committed() int { return cs.turns }
 
-// newCyclic prepares the cyclic state of a study whose file hashes to seed.
-func (e *Engine) newCyclic(seed string) error {
-	cfg := e.Config
-	if err := fl.CheckCyclic(cfg); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	e.cyc = &cyclicState{seed: seed, n: cfg.Clients}
-	if cfg.DP {
-		e.cyc.acct = fl.NewCyclicAccountant(cfg.AccountantKind(), cfg.Clients, e.File.Delta)
-	}
-	return nil
+// epsilonSpent is the largest of the LHAs' own ε.
+func (cs *cyclicState) epsilonSpent() float64 { return cs.acct.MaxEpsilon() }
+
+// reset does nothing: a hand-off makes its own one-LHA aggregate (fl.HandOff).
+func (cs *cyclicState) reset() {}
+
+// cyclic returns the study's cyclic state (nil for a study whose LHAs do
+// not train in turn).
+func (e *Engine) cyclic() *cyclicState {
+	c, _ := e.steps.(*cyclicState)
+	return c
 }
 
 // Turn returns round r, position and LHA of turn k (1-based) of a cyclic
 // study; ok is false for a study that is not cyclic.
 func (e *Engine) Turn(k int) (round, pos, lha int, ok bool) {
-	if !e.isCyclic() {
+	if e.cyclic() == nil {
 		return 0, 0, 0, false
 	}
-	round, pos, lha = fl.CyclicTurn(e.cyc.seed, k, e.cyc.n)
+	round, pos, lha = fl.CyclicTurn(e.seed, k, e.Config.Clients)
 	return round, pos, lha, true
 }
 
 // Turns returns the number of turns of a cyclic study (T·N), 0 otherwise.
 func (e *Engine) Turns() int {
-	if !e.isCyclic() {
+	if e.cyclic() == nil {
 		return 0
 	}
-	return e.Config.Rounds * e.cyc.n
+	return e.strategy.Steps(e.Config)
 }
 
 // LHAEpsilon returns LHA lha's own client-level ε in a cyclic study (its
 // own hand-offs only); 0 without client-level DP or outside cyclic FL.
 func (e *Engine) LHAEpsilon(lha int) float64 {
-	if !e.isCyclic() || e.cyc.acct == nil {
-		return 0
+	if c := e.cyclic(); c != nil && c.acct != nil {
+		return c.acct.Epsilon(lha)
 	}
-	return e.cyc.acct.Epsilon(lha)
+	return 0
 }
 
 // LHAHandOffs returns the number of hand-offs in LHA lha's account.
 func (e *Engine) LHAHandOffs(lha int) int {
-	if !e.isCyclic() || e.cyc.acct == nil {
-		return 0
+	if c := e.cyclic(); c != nil && c.acct != nil {
+		return c.acct.Turns(lha)
 	}
-	return e.cyc.acct.Turns(lha)
+	return 0
 }
 
-// cyclicFits reports whether turn k = turns+1 may run: ErrStudyComplete
+// fits reports whether turn k = turns+1 may run: ErrStudyComplete
 // after T·N turns, privacy.ErrBudgetExhausted when the hand-off would take
 // its LHA's own ε above the budget.
-func (e *Engine) cyclicFits() error {
-	k := e.cyc.turns + 1
+func (cs *cyclicState) fits() error {
+	e := cs.e
+	k := cs.turns + 1
 	if k > e.Turns() {
 		return fl.ErrStudyComplete
 	}
-	if e.cyc.acct == nil {
+	if cs.acct == nil {
 		return nil
 	}
-	r, _, lha := fl.CyclicTurn(e.cyc.seed, k, e.cyc.n)
+	r, _, lha := fl.CyclicTurn(e.seed, k, cs.n)
 	c := e.Config.NoiseMultiplierAt(r)
-	if eps := e.cyc.acct.EpsilonIfNext(lha, c); !(eps <= e.File.Epsilon) {
+	if eps := cs.acct.EpsilonIfNext(lha, c); !(eps <= e.File.Epsilon) {
 		return fmt.Errorf("%w: LHA %d's hand-off in round %d would take its ε to %.6g > %.6g", privacy.ErrBudgetExhausted, lha, r, eps, e.File.Epsilon)
 	}
 	return nil
-}
-
-// beginCyclic opens turn k: the one LHA whose turn it is is "sampled".
-func (e *Engine) beginCyclic(t time.Time, online func(lha int) bool) *Round {
-	k := e.cyc.turns + 1
-	_, _, lha := fl.CyclicTurn(e.cyc.seed, k, e.cyc.n)
-	r := &Round{ID: k, Sampled: []int{lha}, Started: t, phase: PhaseOpen,
-		sampled: map[int]bool{lha: true}, done: map[int]bool{}, buffered: map[int][]float64{}}
-	if online != nil && online(lha) {
-		r.Online = 1
-	}
-	return r
 }
 
 // handOffEvent is the public event of turn k handing on model (whose hex
@@ -145,19 +135,12 @@ func (e *Engine) handOffEvent(k int, c, eps float64, hash string) protocol.Event
 	return ev
 }
 
-// handOffConfig is the one-LHA configuration of a hand-off in round r
-// (sensitivity S, divisor 1, noise c_r·S), as fl.HandOff makes it.
-func (e *Engine) handOffConfig(r int) fl.Config {
-	h := e.Config.AtRound(r)
-	h.Clients, h.ExpectedClients = 1, 1
-	return h
-}
-
-// completeCyclic forms, commits and applies turn r's hand-off (see the
+// complete forms, commits and applies turn r's hand-off (see the
 // notes above); r is in phase aggregating.
-func (e *Engine) completeCyclic(r *Round, now func() time.Time) (*Result, error) {
+func (cs *cyclicState) complete(r *Round, now func() time.Time) (*Result, error) {
+	e := cs.e
 	k := r.ID
-	round, _, lha := fl.CyclicTurn(e.cyc.seed, k, e.cyc.n)
+	round, _, lha := fl.CyclicTurn(e.seed, k, cs.n)
 	received := e.State.Global
 	next := slices.Clone(received)
 	var c float64
@@ -177,8 +160,8 @@ func (e *Engine) completeCyclic(r *Round, now func() time.Time) (*Result, error)
 			// HandOff still refuse it, the noise is added all the same and
 			// the hand-off is accounted as one).
 			c = e.Config.NoiseMultiplierAt(round)
-			eps = e.cyc.acct.EpsilonIfNext(lha, c)
-			mech = Mechanism{Gamma: fl.NewAggregator(e.handOffConfig(round), len(next)).Lattice().Gamma, Sampler: privacy.SamplerName}
+			eps = cs.acct.EpsilonIfNext(lha, c)
+			mech = Mechanism{Gamma: fl.NewAggregator(e.strategy.StepConfig(e.Config, round), len(next)).Lattice().Gamma, Sampler: privacy.SamplerName}
 		}
 	}
 	at := now()
@@ -192,9 +175,9 @@ func (e *Engine) completeCyclic(r *Round, now func() time.Time) (*Result, error)
 		return nil, err
 	}
 	if c != 0 {
-		e.cyc.acct.Record(lha, c)
+		cs.acct.Record(lha, c)
 	}
-	e.cyc.turns = k
+	cs.turns = k
 	e.State.Global = next
 	r.phase = PhaseCommitted
 	r.buffered = nil
@@ -203,13 +186,14 @@ func (e *Engine) completeCyclic(r *Round, now func() time.Time) (*Result, error)
 	return &Result{Event: ev, Weights: e.State.Global, Finished: e.finished}, nil
 }
 
-// replayCyclic rebuilds a cyclic study from its committed turns: each
+// replay rebuilds a cyclic study from its committed turns: each
 // event must be turn k of the public timetable, either a hand-off at its
 // round's c_r (recorded in its LHA's account, with the ε that account
 // gives) or a missed turn (c = 0, the previous model's hash, no change to
 // anyone's ε); in research mode the noise stream is advanced past the
 // hand-offs.
-func (e *Engine) replayCyclic(st *State) error {
+func (cs *cyclicState) replay(st *State) error {
+	e := cs.e
 	if len(st.Events) > e.Turns() {
 		return fmt.Errorf("%w: the store holds %d turns, the cyclic study has T·N=%d", ErrMismatch, len(st.Events), e.Turns())
 	}
@@ -220,7 +204,7 @@ func (e *Engine) replayCyclic(st *State) error {
 		if ev.Round != k {
 			return fmt.Errorf("%w: stored turn %d is numbered %d", ErrMismatch, k, ev.Round)
 		}
-		round, _, lha := fl.CyclicTurn(e.cyc.seed, k, e.cyc.n)
+		round, _, lha := fl.CyclicTurn(e.seed, k, cs.n)
 		if ev.SampleRate != 1 || ev.Delta != e.File.Delta {
 			return fmt.Errorf("%w: turn %d has q=%v, δ=%v; a cyclic study has q=1, δ=%v", ErrMismatch, k, ev.SampleRate, ev.Delta, e.File.Delta)
 		}
@@ -235,10 +219,10 @@ func (e *Engine) replayCyclic(st *State) error {
 			return fmt.Errorf("%w: turn %d (round %d) has c=%v, the study has c=%v", ErrMismatch, k, round, ev.NoiseMultiplier, e.Config.NoiseMultiplierAt(round))
 		default:
 			c = ev.NoiseMultiplier
-			eps = e.cyc.acct.EpsilonIfNext(lha, c)
-			e.cyc.acct.Record(lha, c)
+			eps = cs.acct.EpsilonIfNext(lha, c)
+			cs.acct.Record(lha, c)
 			if e.ordered {
-				fl.NewAggregator(e.handOffConfig(round), len(scratch)).Finish(scratch, e.noise)
+				e.strategy.Combine(fl.NewAggregator(e.strategy.StepConfig(e.Config, round), len(scratch)), scratch, e.noise)
 			}
 		}
 		if math.Abs(eps-ev.Epsilon) > 1e-9*math.Max(1, eps) {
@@ -249,7 +233,7 @@ func (e *Engine) replayCyclic(st *State) error {
 		e.log = append(e.log, e.handOffEvent(k, c, ev.Epsilon, ev.ModelSHA256))
 		prev = ev.ModelSHA256
 	}
-	e.cyc.turns = len(st.Events)
+	cs.turns = len(st.Events)
 	if len(st.Events) > 0 {
 		if err := fl.CheckUpdate(st.Model, len(scratch)); err != nil {
 			return fmt.Errorf("%w: the model of turn %d: %w", ErrMismatch, len(st.Events), err)

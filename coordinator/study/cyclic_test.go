@@ -211,7 +211,7 @@ func TestCyclicLiveStudy(t *testing.T) {
 	}
 	// The order of each round is the public permutation.
 	for round := 1; round <= rounds; round++ {
-		order := fl.CyclicOrder(r.e.cyc.seed, round, n)
+		order := fl.CyclicOrder(r.e.seed, round, n)
 		for pos := range n {
 			if _, _, lha, _ := r.e.Turn((round-1)*n + pos + 1); lha != order[pos] {
 				t.Fatalf("round %d position %d: LHA %d, the public order says %d", round, pos, lha, order[pos])

@@ -149,7 +149,9 @@ type Engine struct {
 	noise    *rand.Rand
 	agg      *fl.Aggregator
 	ordered  bool
-	cyc      *cyclicState // strategy "cyclic": a round of the engine is one turn (cyclic.go)
+	strategy fl.Strategy // the study's strategy: who trains in each step, how a step combines
+	steps    stepper     // the strategy's side of the engine: pooled rounds or turns (pooled.go, cyclic.go)
+	seed     string      // the study file's hex SHA-256: the public order's seed
 	now      func() time.Time
 	broken   error
 	// unreleased: the last committed round was committed before a
@@ -251,11 +253,8 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Strategy == string(fl.Cyclic) {
-		if err := e.newCyclic(studyHash); err != nil {
-			return nil, err
-		}
-		e.Study.CyclicSeed = studyHash
+	if err := e.useStrategy(studyHash); err != nil {
+		return nil, err
 	}
 	e.resetAggregate()
 	if err := e.replay(st); err != nil {
@@ -272,67 +271,9 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	return e, nil
 }
 
-// replay rebuilds the engine from the committed rounds: the accountant is
-// recomposed from the events (each must have the study's q and c, and the
-// recorded ε must be what the accountant gives), the global model is the
-// last committed one, and in research mode the random streams are advanced
-// past the committed rounds.
-func (e *Engine) replay(st *State) error {
-	if e.isCyclic() {
-		return e.replayCyclic(st)
-	}
-	q := e.Config.SampleRate()
-	scratch := make([]float64, e.Model.NumParams())
-	if len(st.Events) > e.Config.Rounds {
-		return fmt.Errorf("%w: the store holds %d rounds, the study has T=%d", ErrMismatch, len(st.Events), e.Config.Rounds)
-	}
-	for i, r := range st.Events {
-		if r.Round != i+1 {
-			return fmt.Errorf("%w: stored round %d is numbered %d", ErrMismatch, i+1, r.Round)
-		}
-		c := e.Config.NoiseMultiplierAt(r.Round) // c_t with a noise schedule
-		if r.SampleRate != q || r.NoiseMultiplier != c || r.Delta != e.File.Delta {
-			return fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study has q=%v, c=%v, δ=%v", ErrMismatch, r.Round, r.SampleRate, r.NoiseMultiplier, r.Delta, q, c, e.File.Delta)
-		}
-		if !e.Config.DP {
-			// privacy "example": no noise, no client-level ε (c = 0 checked above).
-			if r.Epsilon != 0 {
-				return fmt.Errorf("%w: round %d of a study with privacy \"example\" records a client-level ε=%v", ErrMismatch, r.Round, r.Epsilon)
-			}
-			e.State.Round = r.Round
-			e.log = append(e.log, exampleEvent(protocol.Event{Round: r.Round, SampleRate: r.SampleRate, Delta: r.Delta, ModelSHA256: r.ModelSHA256}))
-			if e.ordered {
-				e.State.Sample(e.sampling) // the same draws as the round consumed (no noise drawn)
-			}
-			continue
-		}
-		e.State.Accountant.Compose(q, c, 1)
-		e.State.Round = r.Round
-		eps := e.State.EpsilonSpent() // by the study's accountant
-		if math.Abs(eps-r.Epsilon) > 1e-9*math.Max(1, eps) {
-			return fmt.Errorf("%w: round %d recorded ε=%v but the %s accountant gives %v", ErrMismatch, r.Round, r.Epsilon, e.Config.AccountantKind(), eps)
-		}
-		e.log = append(e.log, protocol.Event{Round: r.Round, SampleRate: r.SampleRate, NoiseMultiplier: r.NoiseMultiplier,
-			Epsilon: r.Epsilon, Delta: r.Delta, ModelSHA256: r.ModelSHA256, Accountant: string(e.Config.AccountantKind())})
-		if e.ordered {
-			// Same draws as the round consumed: N uniforms, then one
-			// Gaussian per parameter (the noise of an empty aggregate).
-			e.State.Sample(e.sampling)
-			fl.NewAggregator(e.Config.AtRound(r.Round), len(scratch)).Finish(scratch, e.noise)
-		}
-	}
-	if len(st.Events) > 0 {
-		w := st.Model
-		if err := fl.CheckUpdate(w, len(scratch)); err != nil {
-			return fmt.Errorf("%w: the model of round %d: %w", ErrMismatch, len(st.Events), err)
-		}
-		if h := protocol.HashHex(w); h != st.Events[len(st.Events)-1].ModelSHA256 {
-			return fmt.Errorf("%w: the stored model of round %d has sha256 %s, its event %s", ErrMismatch, len(st.Events), h, st.Events[len(st.Events)-1].ModelSHA256)
-		}
-		e.State.Global = slices.Clone(w)
-	}
-	return nil
-}
+// replay rebuilds the engine from the committed steps (the strategy's
+// side: pooledSteps.replay, cyclicState.replay).
+func (e *Engine) replay(st *State) error { return e.steps.replay(st) }
 
 // checkFinished records the end of the study when no further round fits.
 func (e *Engine) checkFinished() { e.checkFinishedAt(e.now()) }
@@ -341,10 +282,7 @@ func (e *Engine) checkFinishedAt(t time.Time) {
 	if e.finished != "" {
 		return
 	}
-	err := e.State.NextRoundFits()
-	if e.isCyclic() {
-		err = e.cyclicFits()
-	}
+	err := e.steps.fits()
 	switch {
 	case err == nil:
 		return
@@ -375,13 +313,9 @@ func (e *Engine) SetScheduleStart(t0 time.Time) error {
 	return nil
 }
 
-// Rounds returns the number of committed rounds.
-func (e *Engine) Rounds() int {
-	if e.isCyclic() {
-		return e.cyc.turns // a cyclic study's engine rounds are its turns
-	}
-	return e.State.Round
-}
+// Rounds returns the number of committed steps: rounds, or a cyclic
+// study's turns.
+func (e *Engine) Rounds() int { return e.steps.committed() }
 
 // EpsilonSpent returns the client-level ε after the committed rounds (0
 // under privacy "example", which has no client-level guarantee).
@@ -389,10 +323,7 @@ func (e *Engine) EpsilonSpent() float64 {
 	if !e.Config.DP {
 		return 0
 	}
-	if e.isCyclic() {
-		return e.cyc.acct.MaxEpsilon() // the largest of the LHAs' own ε
-	}
-	return e.State.EpsilonSpent()
+	return e.steps.epsilonSpent()
 }
 
 // exampleEvent marks a round of a study with privacy "example": the
@@ -422,13 +353,8 @@ func (e *Engine) Events() []protocol.Event { return slices.Clone(e.log) }
 func (e *Engine) Current() *Round { return e.current }
 
 // resetAggregate discards whatever the aggregator holds and makes a fresh
-// one for the next round (for its c_t under a noise schedule).
-func (e *Engine) resetAggregate() {
-	if e.isCyclic() {
-		return // a hand-off makes its own one-LHA aggregate (fl.HandOff)
-	}
-	e.agg = fl.NewAggregator(e.Config.AtRound(e.State.Round+1), len(e.State.Global))
-}
+// one for the next step (for its c_t under a noise schedule).
+func (e *Engine) resetAggregate() { e.steps.reset() }
 
 // Begin opens the next round: it refuses a round that would exceed the
 // budget or T (ErrFinished, recording the end in the ledger), then draws the
@@ -456,12 +382,9 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 	// (c_t under a noise schedule). Every discarding transition resets it
 	// too, so that no path can count an update twice.
 	e.resetAggregate()
-	if e.isCyclic() {
-		e.current = e.beginCyclic(t, online)
-		return e.current, nil
-	}
-	sampled := e.sample()
-	r := &Round{ID: e.State.Round + 1, Sampled: sampled, Started: t, phase: PhaseOpen,
+	k := e.steps.committed() + 1
+	_, sampled := e.strategy.Plan(e.Config, e.seed, k, e.sample)
+	r := &Round{ID: k, Sampled: sampled, Started: t, phase: PhaseOpen,
 		sampled: make(map[int]bool, len(sampled)), done: make(map[int]bool, len(sampled))}
 	for _, i := range sampled {
 		r.sampled[i] = true
@@ -469,7 +392,9 @@ func (e *Engine) BeginAt(t time.Time, online func(lha int) bool) (*Round, error)
 			r.Online++
 		}
 	}
-	if e.ordered {
+	if e.ordered || e.strategy.Sequential() {
+		// Summed in LHA order at Complete (research mode), or handed
+		// on from the one update of the turn.
 		r.buffered = make(map[int][]float64, len(sampled))
 	}
 	e.current = r
@@ -547,7 +472,7 @@ func (e *Engine) Submit(lha, round int, w []float64) error {
 	if r.done[lha] {
 		return fmt.Errorf("%w: round %d", ErrDuplicate, round)
 	}
-	if e.ordered || e.isCyclic() {
+	if r.buffered != nil {
 		if err := fl.CheckUpdate(w, len(e.State.Global)); err != nil {
 			r.Rejected++
 			return err
@@ -593,26 +518,7 @@ func (e *Engine) CompleteAt(now func() time.Time) (*Result, error) {
 		return nil, ErrStaleRound
 	}
 	r.phase = PhaseAggregating
-	if e.isCyclic() {
-		return e.completeCyclic(r, now)
-	}
-	if e.ordered {
-		for _, i := range r.Sampled {
-			if w, ok := r.buffered[i]; ok {
-				if err := e.agg.Add(w); err != nil {
-					r.Rejected++
-					r.Received--
-				}
-			}
-		}
-	}
-	p, err := e.State.Propose(e.agg, e.noise)
-	if err != nil {
-		e.broken = fmt.Errorf("study: round %d: %w", r.ID, err)
-		e.Abandon()
-		return nil, e.broken
-	}
-	return e.commitPending(r, p, now)
+	return e.steps.complete(r, now)
 }
 
 // commitPending commits the proposed round p of r to the store, then

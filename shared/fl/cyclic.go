@@ -223,11 +223,11 @@ func (a *CyclicAccountant) epsilon(evs []privacy.Event) float64 {
 // notes). Calibrate a cyclic study's schedule with q = 1:
 // privacy.Schedule.Calibrate(kind, ε, δ, 1, T).
 func CyclicEpsilon(cfg Config, delta float64) (float64, error) {
-	cs := make([]float64, cfg.Rounds)
-	for t := range cs {
-		cs[t] = cfg.NoiseMultiplierAt(t + 1)
+	a, err := cfg.Accounting()
+	if err != nil {
+		return 0, err
 	}
-	return privacy.ScheduleEpsilon(cfg.AccountantKind(), 1, cs, delta)
+	return a.Epsilon(CyclicStrategy{}.Events(cfg, cfg.Rounds), delta)
 }
 
 // CyclicEvent is the record of one round of a cyclic study.
@@ -391,4 +391,45 @@ func (s *CyclicSimulation) exampleTurn(t *nn.Trainer, i, round int, model, dst [
 		return fmt.Errorf("fl: cyclic round %d, client %d: %w", round, i, err)
 	}
 	return nil
+}
+
+// CyclicStrategy is cyclic FL (Cyclic; see the notes above): a step is
+// one client's turn in the round's public order, its hand-off the
+// aggregate of one update (handOffConfig), and a client spends its own
+// hand-offs only.
+type CyclicStrategy struct{}
+
+// Name returns Cyclic.
+func (CyclicStrategy) Name() StrategyName { return Cyclic }
+
+// Check is CheckCyclic.
+func (CyclicStrategy) Check(cfg Config) error { return CheckCyclic(cfg) }
+
+// Sequential is true.
+func (CyclicStrategy) Sequential() bool { return true }
+
+// Personal is false.
+func (CyclicStrategy) Personal() bool { return false }
+
+// Steps returns T·N turns.
+func (CyclicStrategy) Steps(cfg Config) int { return cfg.Rounds * cfg.Clients }
+
+// Plan returns the round of turn k and the client whose turn it is
+// (CyclicTurn); no sample is drawn.
+func (CyclicStrategy) Plan(cfg Config, seed string, k int, _ func() []int) (int, []int) {
+	round, _, client := CyclicTurn(seed, k, cfg.Clients)
+	return round, []int{client}
+}
+
+// StepConfig returns the hand-off's one-client configuration.
+func (CyclicStrategy) StepConfig(cfg Config, round int) Config { return handOffConfig(cfg, round) }
+
+// Combine adds the noised change to next (Aggregator.Finish, as HandOff).
+func (CyclicStrategy) Combine(agg *Aggregator, next []float64, noise *rand.Rand) {
+	agg.Finish(next, noise)
+}
+
+// Events returns a client's own hand-offs, one per round at (1, c_t).
+func (CyclicStrategy) Events(cfg Config, rounds int) []privacy.Event {
+	return privacy.RoundEvents(1, cfg.NoiseMultiplier, cfg.NoiseSchedule, rounds)
 }

@@ -43,7 +43,12 @@
 //
 // # Strategies and privacy levels
 //
-// A study's [Strategy] and [Guarantee] choose how clients train. Under
+// A study's [Strategy] (looked up by its [StrategyName] with
+// [LookupStrategy]: [FedAvgStrategy], [MRMTLStrategy], [CyclicStrategy])
+// and [Guarantee] choose how clients train: who trains in each step
+// (Strategy.Plan), how a step's aggregate becomes the next model
+// (Strategy.StepConfig, Strategy.Combine) and what a client spends
+// (Strategy.Events). Under
 // [MRMTL] each client keeps a personal model pulled towards the federated
 // one ([Pull], [Client]); under [ExampleLevel] or [BothLevels] each client
 // trains with local DP-SGD ([LocalDPSGD]: Poisson batches, per-example

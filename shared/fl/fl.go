@@ -76,6 +76,12 @@ func (c Config) AccountantKind() privacy.AccountantKind {
 	return c.Accountant
 }
 
+// Accounting returns the accountant of c (RDP when none is named); an
+// unknown name is an error.
+func (c Config) Accounting() (privacy.Accountant, error) {
+	return privacy.LookupAccountant(c.Accountant)
+}
+
 // SampleRate returns q = m/N.
 func (c Config) SampleRate() float64 {
 	return float64(c.ExpectedClients) / float64(c.Clients)

@@ -77,8 +77,8 @@ func CheckLambda(lambda float64) error {
 // holds everything a client must remember between rounds and nothing the
 // coordinator needs; it is JSON-serialisable.
 type Client struct {
-	Strategy Strategy `json:"strategy"`
-	Lambda   float64  `json:"lambda,omitempty"`
+	Strategy StrategyName `json:"strategy"`
+	Lambda   float64      `json:"lambda,omitempty"`
 	// Personal is the MR-MTL personal model w_k (nil until the first
 	// round the client trains in, and always nil under FedAvg).
 	Personal []float64 `json:"personal,omitempty"`
@@ -90,13 +90,12 @@ type Client struct {
 // NewClient returns a client's state for a study with strategy st
 // (FedAvg or MRMTL), MR-MTL penalty lambda, and local DP-SGD setting ex
 // (nil: none).
-func NewClient(st Strategy, lambda float64, ex *ExampleDP) (*Client, error) {
-	if st == "" {
-		st = FedAvg
+func NewClient(st StrategyName, lambda float64, ex *ExampleDP) (*Client, error) {
+	strategy, err := LookupStrategy(st)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if st != FedAvg && st != MRMTL && st != Cyclic {
-		return nil, fmt.Errorf("%w: strategy %q has no client state here (want fedavg, mrmtl or cyclic)", ErrConfig, st)
-	}
+	st = strategy.Name()
 	if err := CheckLambda(lambda); err != nil {
 		return nil, err
 	}
@@ -125,7 +124,8 @@ func (c *Client) Update(t *nn.Trainer, global, x, y []float64, cfg Config, dst [
 	if len(dst) != len(global) {
 		panic("fl: Client.Update: dst and global lengths differ")
 	}
-	if c.Strategy != MRMTL && c.DPSGD == nil {
+	personal := c.personal()
+	if !personal && c.DPSGD == nil {
 		return LocalUpdateProgress(t, global, x, y, cfg, dst, progress), nil
 	}
 	if c.DPSGD != nil && len(y) > 0 {
@@ -134,7 +134,7 @@ func (c *Client) Update(t *nn.Trainer, global, x, y []float64, cfg Config, dst [
 		}
 	}
 	w := dst
-	if c.Strategy == MRMTL {
+	if personal {
 		if c.Personal == nil {
 			c.Personal = append([]float64(nil), global...)
 		}
@@ -155,7 +155,7 @@ func (c *Client) Update(t *nn.Trainer, global, x, y []float64, cfg Config, dst [
 			t.TrainProgress(w, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate}, progress)
 		}
 	}
-	if c.Strategy == MRMTL {
+	if personal {
 		copy(dst, w)
 	}
 	for i, g := range global {
@@ -165,6 +165,13 @@ func (c *Client) Update(t *nn.Trainer, global, x, y []float64, cfg Config, dst [
 		return privacy.ClipL2(dst, cfg.ClipNorm), nil
 	}
 	return privacy.L2Norm(dst), nil
+}
+
+// personal reports whether the client's strategy keeps a personal model
+// (an unknown name, refused by NewClient, keeps none).
+func (c *Client) personal() bool {
+	st, err := LookupStrategy(c.Strategy)
+	return err == nil && st.Personal()
 }
 
 // Tau returns the MR-MTL training span τ = E·lr of cfg.
@@ -177,7 +184,7 @@ func (c *Client) Tau(cfg Config) float64 {
 // model itself if it never trained), under FedAvg the global model.
 func (c *Client) Model(global []float64, cfg Config, dst []float64) {
 	copy(dst, global)
-	if c.Strategy != MRMTL || c.Personal == nil {
+	if !c.personal() || c.Personal == nil {
 		return
 	}
 	copy(dst, c.Personal)

@@ -32,7 +32,7 @@ func heteroClients(n int, rng *rand.Rand) []ClientData {
 	return cs
 }
 
-func mrmtlSim(clients []ClientData, cfg Config, st Strategy, lambda float64, ex *ExampleDP, workers int) *Simulation {
+func mrmtlSim(clients []ClientData, cfg Config, st StrategyName, lambda float64, ex *ExampleDP, workers int) *Simulation {
 	eps := math.Inf(1)
 	if cfg.DP {
 		eps = 100

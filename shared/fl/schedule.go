@@ -10,10 +10,7 @@ import (
 // NoiseSchedule[t−1] when the study has a schedule, NoiseMultiplier
 // otherwise (0 in non-DP mode).
 func (c Config) NoiseMultiplierAt(round int) float64 {
-	if len(c.NoiseSchedule) > 0 && round >= 1 && round <= len(c.NoiseSchedule) {
-		return c.NoiseSchedule[round-1]
-	}
-	return c.NoiseMultiplier
+	return privacy.MultiplierAt(c.NoiseMultiplier, c.NoiseSchedule, round)
 }
 
 // AtRound returns the constant-noise configuration of round t: c with
@@ -34,11 +31,7 @@ func (c Config) SigmaAt(round int) float64 { return c.AtRound(round).Sigma() }
 // one privacy.Event per run of rounds with the same (q, c_t). Composing
 // them is composing the rounds one by one (privacy.ScheduleEvents).
 func (c Config) PrivacyEvents(rounds int) []privacy.Event {
-	q := c.SampleRate()
-	if len(c.NoiseSchedule) == 0 {
-		return []privacy.Event{{SampleRate: q, NoiseMultiplier: c.NoiseMultiplier, Rounds: rounds}}
-	}
-	return privacy.ScheduleEvents(q, c.NoiseSchedule[:min(rounds, len(c.NoiseSchedule))])
+	return privacy.RoundEvents(c.SampleRate(), c.NoiseMultiplier, c.NoiseSchedule, rounds)
 }
 
 // validateSchedule checks NoiseSchedule (see the field).

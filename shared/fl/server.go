@@ -22,10 +22,13 @@ type Server struct {
 	Global []float64 `json:"global"`
 	// Accountant holds the RDP composed over the committed rounds (nil in
 	// non-DP mode).
-	Accountant *privacy.Accountant `json:"accountant,omitempty"`
+	Accountant *privacy.RDP `json:"accountant,omitempty"`
 	// EpsilonBudget is the ε the study may spend at Delta; +Inf in non-DP mode.
 	EpsilonBudget float64 `json:"-"`
 	Delta         float64 `json:"delta"`
+	// Strategy combines a round's aggregate into the next model
+	// (Strategy.Combine); nil is FedAvg. It is the study's, not state.
+	Strategy Strategy `json:"-"`
 }
 
 type serverJSON struct {
@@ -96,11 +99,11 @@ func (s *Server) validate() error {
 	}
 	// The accountant must be what Round rounds at (q, c) compose to:
 	// otherwise ε would be reported from a history that did not happen.
-	want := privacy.NewAccountant(s.Accountant.Orders())
+	want := privacy.NewRDP(s.Accountant.Orders())
 	for _, e := range s.Config.PrivacyEvents(s.Round) {
 		want.Compose(e.SampleRate, e.NoiseMultiplier, e.Rounds)
 	}
-	got, stored := want.RDP(), s.Accountant.RDP()
+	got, stored := want.Curve(), s.Accountant.Curve()
 	for i := range got {
 		if !(math.Abs(got[i]-stored[i]) <= 1e-9*math.Max(1, math.Abs(got[i]))) && got[i] != stored[i] {
 			return bad("the accountant does not hold %d rounds at q=%v, c=%v (order %d: RDP %v, want %v)",
@@ -160,7 +163,7 @@ func NewServer(cfg Config, global []float64, epsilonBudget, delta float64) (*Ser
 		return nil, fmt.Errorf("%w: %d rounds at q=%.4g, c=%.6g spend ε=%.6g > budget %.6g; raise the noise multiplier or lower the rounds",
 			privacy.ErrBudgetExhausted, cfg.Rounds, cfg.SampleRate(), cfg.NoiseMultiplier, eps, epsilonBudget)
 	}
-	s.Accountant = privacy.NewAccountant(nil)
+	s.Accountant = privacy.NewRDP(nil)
 	return s, nil
 }
 
@@ -189,17 +192,15 @@ func (s *Server) EpsilonSpent() float64 {
 }
 
 // epsilonAfter returns ε at s.Delta after rounds rounds of the study's
-// (q, c) by the configured accountant: for RDP from acc (the accumulated
-// RDP of exactly those rounds; nil: computed afresh), for PLD from the
-// rounds themselves (every round of a study has the same q and c).
-func (s *Server) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
-	if s.Config.AccountantKind() == privacy.AccountantRDP && acc != nil {
-		eps, _ := acc.Epsilon(s.Delta)
-		return eps
-	}
-	eps, err := privacy.EpsilonFor(s.Config.AccountantKind(), s.Config.PrivacyEvents(rounds), s.Delta)
-	if err != nil {
-		return math.NaN() // invalid parameters: the budget gates refuse NaN (!(ε ≤ budget))
+// (q, c_t) by the configured accountant (privacy.EpsilonAfter): acc, if
+// not nil, is the accumulated RDP of exactly those rounds.
+func (s *Server) epsilonAfter(rounds int, acc *privacy.RDP) float64 {
+	a, err := s.Config.Accounting()
+	eps := math.NaN() // invalid parameters: the budget gates refuse NaN (!(ε ≤ budget))
+	if err == nil {
+		if e, err := privacy.EpsilonAfter(a, s.Config.PrivacyEvents(rounds), acc, s.Delta); err == nil {
+			eps = e
+		}
 	}
 	return eps
 }
@@ -230,7 +231,7 @@ func (s *Server) NextRoundFits() error {
 type Pending struct {
 	Event      Event
 	Global     []float64
-	Accountant *privacy.Accountant
+	Accountant *privacy.RDP
 }
 
 // Propose finishes the round held in agg — mean over m plus noise, or the
@@ -251,7 +252,11 @@ func (s *Server) Propose(agg *Aggregator, noise *rand.Rand) (*Pending, error) {
 	}
 	next := make([]float64, len(s.Global))
 	copy(next, s.Global)
-	agg.Finish(next, noise)
+	st := s.Strategy
+	if st == nil {
+		st = FedAvgStrategy{}
+	}
+	st.Combine(agg, next, noise)
 	var gamma float64
 	if s.Config.DP {
 		gamma = agg.Lattice().Gamma

@@ -54,7 +54,7 @@ type Simulation struct {
 	// Strategy, Lambda and Example choose how clients train (see
 	// Simulation.clients in simclients.go): FedAvg ("") or MRMTL with
 	// penalty Lambda, and local DP-SGD with setting Example (nil: none).
-	Strategy Strategy
+	Strategy StrategyName
 	Lambda   float64
 	Example  *ExampleDP
 	// ClientStates holds, after Run, each client's state (personal model,

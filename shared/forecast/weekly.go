@@ -38,6 +38,18 @@ type WeeklyForecaster struct {
 	// change) + e²(model)), the mean squared log errors of both over the
 	// calibrator's lookback (the area's own data only).
 	Blend bool
+	// BlendDays, when above the calibrator's lookback, is the span of past
+	// origins Blend's weight rests on (0: the lookback).
+	BlendDays int
+	// Others are earlier released models of the same network (for example
+	// the previous campaigns'): the forecast change is the mean of the
+	// log-changes of Params and Others (an ensemble of released models is
+	// post-processing; it costs no privacy). Empty: Params alone.
+	Others [][]float64
+	// RampWeeks > 0 damps the forecast change more while the area's own
+	// series is short: the damping is multiplied by min(1, w/RampWeeks),
+	// w the weeks from the area's first day to the origin (0: off).
+	RampWeeks int
 }
 
 // Forecast returns the quantiles of the total reported over origin+1 …
@@ -47,14 +59,19 @@ type WeeklyForecaster struct {
 // short even for that, every quantile is 0.
 func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin time.Time) Quantiles {
 	origin = series.Date(origin)
-	w := *f.Design.Weekly
 	c := f.Calib
-	// Past origins whose target (origin' + 7) is known on origin.
+	span := c.Lookback
+	if f.Blend {
+		span = max(span, f.BlendDays)
+	}
+	// Past origins whose target (origin' + 7) is known on origin; the
+	// ranges use those of the last Lookback days, the blend all of them.
 	var past []time.Time
-	for o := origin.AddDate(0, 0, -6-c.Lookback); !o.After(origin.AddDate(0, 0, -7)); o = o.AddDate(0, 0, 1) {
+	for o := origin.AddDate(0, 0, -6-span); !o.After(origin.AddDate(0, 0, -7)); o = o.AddDate(0, 0, 1) {
 		past = append(past, o)
 	}
-	preds := w.PredictTotals(f.Model, f.Params, r, pub, append(past, origin), f.Design.Damping)
+	first := origin.AddDate(0, 0, -6-c.Lookback)
+	preds := f.predict(r, pub, append(past, origin))
 	last, ok := model.Total7(r, origin)
 	if !ok {
 		return Quantiles{}
@@ -71,7 +88,7 @@ func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin ti
 	var errs []float64
 	for i, o := range past {
 		y, ok := model.Total7(r, o.AddDate(0, 0, 7))
-		if !ok || math.IsNaN(preds[i]) {
+		if !ok || math.IsNaN(preds[i]) || o.Before(first) {
 			continue
 		}
 		p := preds[i]
@@ -89,6 +106,63 @@ func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin ti
 		em.Scale = math.Sqrt(em.Scale*em.Scale + f.Poisson/(math.Max(point, 0)+1))
 	}
 	return em.Quantiles(point)
+}
+
+// predict returns the forecast totals of the windows ending on origins
+// (NaN where the area's series does not cover one): the model's, or the
+// ensemble's mean on the log scale, with the ramped damping.
+func (f WeeklyForecaster) predict(r *series.Region, pub model.Public, origins []time.Time) []float64 {
+	w := *f.Design.Weekly
+	damping := f.Design.Damping
+	if f.RampWeeks > 0 && len(r.Cases) > 0 {
+		weeks := origins[len(origins)-1].Sub(series.Date(r.Start)).Hours() / (24 * 7)
+		damping *= max(0, min(1, weeks/float64(f.RampWeeks)))
+	}
+	params := f.personal(r, pub, origins[len(origins)-1])
+	var preds []float64
+	if w.PersonalReleasedErrors && w.PersonalSteps > 0 {
+		// The past forecasts (the ranges' errors) from the released model,
+		// the origin's from the personalised copy.
+		preds = w.PredictTotals(f.Model, f.Params, r, pub, origins, damping)
+		last := len(origins) - 1
+		preds[last] = w.PredictTotals(f.Model, params, r, pub, origins[last:], damping)[0]
+	} else {
+		preds = w.PredictTotals(f.Model, params, r, pub, origins, damping)
+	}
+	if len(f.Others) == 0 {
+		return preds
+	}
+	for i, p := range preds {
+		preds[i] = math.Log1p(max(p, 0)) // NaN stays NaN
+	}
+	for _, params := range f.Others {
+		for i, p := range w.PredictTotals(f.Model, params, r, pub, origins, damping) {
+			preds[i] += math.Log1p(max(p, 0))
+		}
+	}
+	for i, p := range preds {
+		preds[i] = math.Expm1(p / float64(1+len(f.Others)))
+	}
+	return preds
+}
+
+// personal returns the model the area forecasts with on origin: Params,
+// or with Weekly.PersonalSteps > 0 a copy fine-tuned on the area's own
+// windows known on origin (model.Weekly.Windows reads no later report).
+func (f WeeklyForecaster) personal(r *series.Region, pub model.Public, origin time.Time) []float64 {
+	w := f.Design.Weekly
+	if w.PersonalSteps == 0 {
+		return f.Params
+	}
+	x, y := w.Windows(r, pub, origin)
+	if len(y) == 0 {
+		return f.Params
+	}
+	p := append([]float64(nil), f.Params...)
+	t := nn.NewTrainer(f.Model)
+	t.SetLoss(w.TrainLoss())
+	t.Train(p, x, y, w.PersonalSteps, nn.AdamOptions{LearningRate: w.PersonalRate})
+	return p
 }
 
 // blendLog is exp(w·log(a+1) + (1−w)·log(b+1)) − 1.

@@ -90,17 +90,20 @@ func Preset(name string) (Design, error) {
 
 // ReplayPreset returns the design named name for a deployment over time
 // (fedcast backtest, continuing studies): "weekly" (or "", the default
-// there), "monthly" (the one-month studies' default, Default) or "paper".
+// there), "weekly-squared" (the weekly design before the fourth round of
+// tuning), "monthly" (the one-month studies' default, Default) or "paper".
 func ReplayPreset(name string) (Design, error) {
 	switch name {
 	case "", "weekly":
 		return WeeklyDesign.clone(), nil
+	case "weekly-squared":
+		return WeeklySquared.clone(), nil
 	case "monthly", "default":
 		return Default.clone(), nil
 	case "paper":
 		return Paper.clone(), nil
 	}
-	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"monthly\" or \"paper\")", name)
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-squared\", \"monthly\" or \"paper\")", name)
 }
 
 func (d Design) clone() Design {

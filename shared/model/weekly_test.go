@@ -2,11 +2,13 @@ package model
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -191,7 +193,7 @@ func TestWeeklyNoLookAhead(t *testing.T) {
 }
 
 func TestReplayPreset(t *testing.T) {
-	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "monthly": "default", "default": "default", "paper": "paper"} {
+	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-squared": "weekly-squared", "monthly": "default", "default": "default", "paper": "paper"} {
 		d, err := ReplayPreset(name)
 		if err != nil || d.Name != want {
 			t.Errorf("ReplayPreset(%q) = %q, %v; want %q", name, d.Name, err, want)
@@ -216,9 +218,70 @@ func TestReplayPreset(t *testing.T) {
 	if n := d.Network().NumParams(); n < 500 || n > 700 {
 		t.Errorf("the weekly design has %d parameters, want about 600", n)
 	}
+	// weekly-squared is the weekly design but for the loss.
+	sq, _ := ReplayPreset("weekly-squared")
+	sq.Name, sq.Weekly.Loss = WeeklyDesign.Name, WeeklyDesign.Weekly.Loss
+	if !reflect.DeepEqual(sq, WeeklyDesign) {
+		t.Errorf("weekly-squared %+v differs from the weekly design %+v beyond the loss", sq, WeeklyDesign)
+	}
 	c := WeeklyDesign.clone()
 	c.Weekly.Weeks = 9
 	if WeeklyDesign.Weekly.Weeks == 9 {
 		t.Error("clone shares the Weekly settings")
+	}
+}
+
+// ClipTarget bounds the training targets (only those beyond it change);
+// Loss names the training loss; both are validated.
+func TestWeeklyClipTargetAndLoss(t *testing.T) {
+	// A series doubling every week with a dump of 10⁵ cases: log-changes
+	// of about 0.69 and much larger ones around the dump.
+	a := region("A", "2020-03-01", 200, func(i int) float64 {
+		if i == 150 {
+			return 1e5
+		}
+		return math.Pow(2, float64(i)/7)
+	})
+	w := *WeeklyDesign.Weekly
+	_, y := w.Windows(a, Public{}, date("2020-09-01"))
+	c := w
+	c.ClipTarget = 0.5
+	_, yc := c.Windows(a, Public{}, date("2020-09-01"))
+	if len(y) == 0 || len(y) != len(yc) {
+		t.Fatalf("%d and %d windows", len(y), len(yc))
+	}
+	clipped := 0
+	for i := range y {
+		want := math.Max(-0.5, math.Min(0.5, y[i]))
+		if yc[i] != want {
+			t.Errorf("window %d: target %v clipped to %v, want %v", i, y[i], yc[i], want)
+		}
+		if yc[i] != y[i] {
+			clipped++
+		}
+	}
+	if clipped == 0 {
+		t.Error("no target beyond ±0.5: the test checks nothing")
+	}
+	if w.TrainLoss() != nn.AbsoluteError || WeeklySquared.Weekly.TrainLoss() != nn.SquaredError {
+		t.Error("the weekly design does not train with the absolute error, or weekly-squared not with the squared error")
+	}
+	for _, bad := range []Weekly{{ClipTarget: -1}, {ClipTarget: math.Inf(1)}, {ClipTarget: math.NaN()}, {Loss: "pinball"}} {
+		b := w
+		b.ClipTarget, b.Loss = bad.ClipTarget, bad.Loss
+		if b.Validate() == nil {
+			t.Errorf("clip %v, loss %q accepted", bad.ClipTarget, bad.Loss)
+		}
+	}
+	for _, bad := range []Weekly{{PersonalSteps: -1}, {PersonalSteps: 1001}, {PersonalRate: -0.1}, {PersonalRate: math.NaN()}} {
+		b := w
+		b.PersonalSteps, b.PersonalRate = bad.PersonalSteps, bad.PersonalRate
+		if b.Validate() == nil {
+			t.Errorf("personalisation steps %d, rate %v accepted", bad.PersonalSteps, bad.PersonalRate)
+		}
+	}
+	c.Loss = ""
+	if c.Validate() != nil || c.TrainLoss() != nn.SquaredError {
+		t.Error("loss \"\" is not the squared error")
 	}
 }

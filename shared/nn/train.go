@@ -64,6 +64,33 @@ type Trainer struct {
 	idx  []int32     // scratch: their indices
 
 	fm *fmWork // feature-major workspace of the AVX-512 path (train_avx512_amd64.go)
+
+	loss Loss // the loss minimised (SquaredError unless SetLoss)
+}
+
+// Loss names the loss a Trainer minimises, averaged over samples and
+// outputs.
+type Loss int
+
+const (
+	// SquaredError is (ŷ − y)², torch.nn.MSELoss (the default).
+	SquaredError Loss = iota
+	// AbsoluteError is |ŷ − y|, torch.nn.L1Loss: the pinball loss at level
+	// ½ times 2, whose minimiser is the median of y instead of its mean.
+	// Its derivative is sign(ŷ − y), 0 at ŷ = y as in torch.
+	AbsoluteError
+)
+
+// SetLoss makes the Trainer minimise l from its next call on (Loss,
+// Gradient, Train and their variants). Every kernel set computes the same
+// bits for every loss: the AVX-512 feature-major pass back-propagates
+// through backward, which applies the loss, and step recomputes the
+// reported loss from the sample-major outputs.
+func (t *Trainer) SetLoss(l Loss) {
+	if l != SquaredError && l != AbsoluteError {
+		panic(fmt.Sprintf("nn: unknown loss %d", l))
+	}
+	t.loss = l
 }
 
 // NewTrainer returns a Trainer for m.
@@ -118,8 +145,19 @@ func sqErr(y []float32, get func(i int) float32) float64 {
 	return sum / float64(len(y))
 }
 
+// absErr returns the mean of |out − y| over len(y) values, summed in
+// float64 in index order like sqErr.
+func absErr(y []float32, get func(i int) float32) float64 {
+	sum := 0.0
+	for i, yi := range y {
+		sum += math.Abs(float64(get(i) - yi))
+	}
+	return sum / float64(len(y))
+}
+
 // forward runs the batch (t.x32) through the network with parameters t.p32
-// (t.wt must hold the transposed weights) and returns the MSE against t.y32.
+// (t.wt must hold the transposed weights) and returns the loss (the MSE
+// unless SetLoss) against t.y32.
 func (t *Trainer) forward(n int) float64 {
 	m := t.m
 	L := len(m.sizes) - 1
@@ -132,8 +170,18 @@ func (t *Trainer) forward(n int) float64 {
 		forwardLayer32(cur, prev[:n*fi], wt, b, fi, t.vals, t.idx, l < L)
 		prev = cur
 	}
-	out := prev
-	return sqErr(t.y32[:n*m.Out()], func(i int) float32 { return out[i] })
+	return t.outputLoss(n)
+}
+
+// outputLoss is the loss of the outputs t.act[L] (sample-major) against
+// t.y32.
+func (t *Trainer) outputLoss(n int) float64 {
+	y := t.y32[:n*t.m.Out()]
+	out := t.act[len(t.m.sizes)-1]
+	if t.loss == AbsoluteError {
+		return absErr(y, func(i int) float32 { return out[i] })
+	}
+	return sqErr(y, func(i int) float32 { return out[i] })
 }
 
 // backward writes ∂MSE/∂params into t.grad after forward has run on the
@@ -145,8 +193,21 @@ func (t *Trainer) backward(n int) {
 	// ∂MSE/∂ŷ = (2/N)(ŷ − y), N = n·Out, as in torch's mse_loss_backward.
 	norm := float32(2 / float64(len(y)))
 	dOut := t.del[L][:len(y)]
-	for i, v := range t.act[L][:len(y)] {
-		dOut[i] = norm * (v - y[i])
+	if t.loss == AbsoluteError {
+		// ∂|ŷ − y|/∂ŷ / N = sign(ŷ − y)/N.
+		inv := float32(1 / float64(len(y)))
+		for i, v := range t.act[L][:len(y)] {
+			dOut[i] = 0
+			if v > y[i] {
+				dOut[i] = inv
+			} else if v < y[i] {
+				dOut[i] = -inv
+			}
+		}
+	} else {
+		for i, v := range t.act[L][:len(y)] {
+			dOut[i] = norm * (v - y[i])
+		}
 	}
 	for l := L; l >= 1; l-- {
 		fi, fo := m.sizes[l-1], m.sizes[l]
@@ -181,8 +242,11 @@ func (t *Trainer) prepare() {
 // receives the gradient) and returns the loss.
 func (t *Trainer) step(w *fmWork, n int) float64 {
 	if w != nil {
-		loss := t.fmForward(w, n)
-		t.fmBackward(w, n)
+		loss := t.fmForward(w, n) // the squared error
+		t.fmBackward(w, n)        // copies the outputs into t.act
+		if t.loss != SquaredError {
+			loss = t.outputLoss(n)
+		}
 		return loss
 	}
 	t.prepare()

@@ -137,7 +137,7 @@ func TestRDPMonotoneInOrder(t *testing.T) {
 		for _, c := range []float64{0.3, 0.7, 1, 2.3, 4.88, 8.98, 50} {
 			prev := 0.0
 			for _, a := range orders {
-				r := privacy.RDP(q, c, a)
+				r := privacy.SampledGaussianRDP(q, c, a)
 				if math.IsInf(r, 1) {
 					prev = r
 					continue
@@ -155,8 +155,8 @@ func TestRDPMonotoneInOrder(t *testing.T) {
 func TestRDPContinuityAtIntegers(t *testing.T) {
 	for _, n := range []float64{2, 3, 7, 10} {
 		for _, tc := range []struct{ q, c float64 }{{0.25, 2.3}, {0.5, 0.5}, {0.01, 4}, {0.9, 1}} {
-			mid := privacy.RDP(tc.q, tc.c, n)
-			lo, hi := privacy.RDP(tc.q, tc.c, n-1e-7), privacy.RDP(tc.q, tc.c, n+1e-7)
+			mid := privacy.SampledGaussianRDP(tc.q, tc.c, n)
+			lo, hi := privacy.SampledGaussianRDP(tc.q, tc.c, n-1e-7), privacy.SampledGaussianRDP(tc.q, tc.c, n+1e-7)
 			if !(lo <= mid*(1+1e-9) && mid <= hi*(1+1e-9)) || math.Abs(hi-lo) > 1e-5*mid {
 				t.Errorf("q=%g c=%g around α=%g: %.12g %.12g %.12g", tc.q, tc.c, n, lo, mid, hi)
 			}
@@ -167,21 +167,21 @@ func TestRDPContinuityAtIntegers(t *testing.T) {
 func TestRDPSpecialCases(t *testing.T) {
 	for _, a := range []float64{1.5, 2, 10.9, 64, 1024} {
 		for _, c := range []float64{0.1, 1, 7} {
-			if got, want := privacy.RDP(1, c, a), a/(2*c*c); math.Abs(got-want) > 1e-15*want {
+			if got, want := privacy.SampledGaussianRDP(1, c, a), a/(2*c*c); math.Abs(got-want) > 1e-15*want {
 				t.Errorf("RDP(1, %g, %g) = %g, want α/(2c²) = %g", c, a, got, want)
 			}
 			// q → 1 approaches the closed form.
-			if got, want := privacy.RDP(1-1e-9, c, a), a/(2*c*c); math.Abs(got-want) > 1e-6*want {
+			if got, want := privacy.SampledGaussianRDP(1-1e-9, c, a), a/(2*c*c); math.Abs(got-want) > 1e-6*want {
 				t.Errorf("RDP(1−1e-9, %g, %g) = %g, want ≈ %g", c, a, got, want)
 			}
 		}
-		if got := privacy.RDP(0, 1, a); got != 0 {
+		if got := privacy.SampledGaussianRDP(0, 1, a); got != 0 {
 			t.Errorf("RDP(q=0) = %g", got)
 		}
-		if got := privacy.RDP(0.1, 0, a); !math.IsInf(got, 1) {
+		if got := privacy.SampledGaussianRDP(0.1, 0, a); !math.IsInf(got, 1) {
 			t.Errorf("RDP(c=0) = %g, want +Inf", got)
 		}
-		if got := privacy.RDP(0.1, 1e-200, a); !math.IsInf(got, 1) {
+		if got := privacy.SampledGaussianRDP(0.1, 1e-200, a); !math.IsInf(got, 1) {
 			t.Errorf("RDP(c=1e-200) = %g, want +Inf", got)
 		}
 	}
@@ -189,13 +189,13 @@ func TestRDPSpecialCases(t *testing.T) {
 		{math.NaN(), 1, 2}, {0.1, math.NaN(), 2}, {0.1, 1, math.NaN()},
 		{-0.1, 1, 2}, {1.1, 1, 2}, {0.1, -1, 2}, {0.1, 1, 1}, {0.1, 1, 0.5}, {0.1, 1, math.Inf(1)},
 	} {
-		if got := privacy.RDP(tc[0], tc[1], tc[2]); !math.IsNaN(got) {
+		if got := privacy.SampledGaussianRDP(tc[0], tc[1], tc[2]); !math.IsNaN(got) {
 			t.Errorf("RDP(%v) = %g, want NaN", tc, got)
 		}
 	}
 	// Extreme but valid parameters give a finite, nonnegative value.
 	for _, tc := range [][3]float64{{1e-12, 1, 3.5}, {0.5, 0.05, 2.5}, {1e-6, 1e5, 1.1}, {0.999999, 0.2, 10.9}} {
-		if got := privacy.RDP(tc[0], tc[1], tc[2]); !(got >= 0) || math.IsNaN(got) {
+		if got := privacy.SampledGaussianRDP(tc[0], tc[1], tc[2]); !(got >= 0) || math.IsNaN(got) {
 			t.Errorf("RDP(%v) = %g", tc, got)
 		}
 	}
@@ -237,10 +237,10 @@ func TestEpsilonEdgeCases(t *testing.T) {
 }
 
 func TestComposeHeterogeneous(t *testing.T) {
-	a := privacy.NewAccountant(nil)
+	a := privacy.NewRDP(nil)
 	a.Compose(0.25, 4, 30)
 	a.Compose(0.25, 4, 45)
-	b := privacy.NewAccountant(nil)
+	b := privacy.NewRDP(nil)
 	b.Compose(0.25, 4, 75)
 	ea, oa := a.Epsilon(1e-5)
 	eb, ob := b.Epsilon(1e-5)
@@ -252,20 +252,20 @@ func TestComposeHeterogeneous(t *testing.T) {
 		t.Errorf("package Epsilon %g vs accountant %g", e, eb)
 	}
 	// Mixed (q, c): RDP adds order by order.
-	m := privacy.NewAccountant([]float64{1.5, 2, 8, 32.5})
+	m := privacy.NewRDP([]float64{1.5, 2, 8, 32.5})
 	m.Compose(0.1, 2, 3)
 	m.Compose(0.5, 6, 2)
 	m.Compose(0, 1, 100) // nothing released about anyone
 	m.Compose(0.3, 1, 0) // zero steps
 	m.Compose(1, 3, 2)   // unsampled rounds: every order proven
 	for i, o := range m.Orders() {
-		want := 3*privacy.RDP(0.1, 2, o) + 2*privacy.RDP(0.5, 6, o) + 2*privacy.RDP(1, 3, o)
+		want := 3*privacy.SampledGaussianRDP(0.1, 2, o) + 2*privacy.SampledGaussianRDP(0.5, 6, o) + 2*privacy.SampledGaussianRDP(1, 3, o)
 		if o != math.Floor(o) {
 			// Fractional orders of subsampled releases are not proven:
 			// the accountant keeps them unbounded (skipped by Epsilon).
 			want = math.Inf(1)
 		}
-		if got := m.RDP()[i]; !(math.Abs(got-want) <= 1e-13*want || got == want) {
+		if got := m.Curve()[i]; !(math.Abs(got-want) <= 1e-13*want || got == want) {
 			t.Errorf("order %g: RDP %g, want %g", o, got, want)
 		}
 	}
@@ -287,31 +287,31 @@ func TestComposePanics(t *testing.T) {
 					t.Errorf("Compose(%v, %v, %d): panic %v", tc.q, tc.c, tc.steps, r)
 				}
 			}()
-			privacy.NewAccountant(nil).Compose(tc.q, tc.c, tc.steps)
+			privacy.NewRDP(nil).Compose(tc.q, tc.c, tc.steps)
 		}()
 	}
 	defer func() {
 		if recover() == nil {
-			t.Error("NewAccountant with order 1 did not panic")
+			t.Error("NewRDP with order 1 did not panic")
 		}
 	}()
-	privacy.NewAccountant([]float64{1, 2})
+	privacy.NewRDP([]float64{1, 2})
 }
 
 func TestAccountantJSONRoundTrip(t *testing.T) {
 	for _, orders := range [][]float64{nil, {1.25, 2, 7.5, 100}} {
-		a := privacy.NewAccountant(orders)
+		a := privacy.NewRDP(orders)
 		a.Compose(0.25, 4.8828125, 40)
 		a.Compose(0.1, 1.3, 7)
 		b, err := json.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back privacy.Accountant
+		var back privacy.RDP
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		ra, rb := a.RDP(), back.RDP()
+		ra, rb := a.Curve(), back.Curve()
 		for i := range ra {
 			if ra[i] != rb[i] || a.Orders()[i] != back.Orders()[i] {
 				t.Fatalf("round trip changed order %d: %v/%v → %v/%v", i, a.Orders()[i], ra[i], back.Orders()[i], rb[i])
@@ -327,15 +327,15 @@ func TestAccountantJSONRoundTrip(t *testing.T) {
 		}
 	}
 	// +Inf survives the round trip.
-	a := privacy.NewAccountant([]float64{2, 3})
+	a := privacy.NewRDP([]float64{2, 3})
 	a.Compose(0.5, 0, 1)
 	b, err := json.Marshal(a)
 	if err != nil || !strings.Contains(string(b), `"+Inf"`) {
 		t.Fatalf("marshal +Inf: %s, %v", b, err)
 	}
-	var back privacy.Accountant
-	if err := json.Unmarshal(b, &back); err != nil || !math.IsInf(back.RDP()[0], 1) {
-		t.Fatalf("unmarshal +Inf: %v %v", back.RDP(), err)
+	var back privacy.RDP
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsInf(back.Curve()[0], 1) {
+		t.Fatalf("unmarshal +Inf: %v %v", back.Curve(), err)
 	}
 	for _, bad := range []string{
 		`{"orders":[2,3],"rdp":[1]}`,
@@ -346,7 +346,7 @@ func TestAccountantJSONRoundTrip(t *testing.T) {
 		`{"orders":[2,3],"rdp":["x",2]}`,
 		`[1,2]`,
 	} {
-		var a privacy.Accountant
+		var a privacy.RDP
 		if err := json.Unmarshal([]byte(bad), &a); err == nil {
 			t.Errorf("Unmarshal(%s) accepted", bad)
 		} else if !strings.HasPrefix(err.Error(), "privacy: ") {
@@ -356,7 +356,7 @@ func TestAccountantJSONRoundTrip(t *testing.T) {
 }
 
 func TestClone(t *testing.T) {
-	a := privacy.NewAccountant(nil)
+	a := privacy.NewRDP(nil)
 	a.Compose(0.25, 4, 10)
 	b := a.Clone()
 	b.Compose(0.25, 4, 10)

@@ -86,7 +86,7 @@ func BenchmarkEpsilonCached(b *testing.B) { benchEpsilon(b, false) }
 func BenchmarkAccountantCompose(b *testing.B) {
 	for _, c := range benchC {
 		b.Run(fmt.Sprintf("c=%g", c), func(b *testing.B) {
-			a := privacy.NewAccountant(nil)
+			a := privacy.NewRDP(nil)
 			for b.Loop() {
 				a.Compose(0.25, c, 1)
 			}
@@ -109,7 +109,7 @@ func BenchmarkNoiseMultiplier(b *testing.B) {
 
 func BenchmarkRDPFractional(b *testing.B) {
 	for b.Loop() {
-		privacy.RDP(0.25, 4.8828125, 3.7)
+		privacy.SampledGaussianRDP(0.25, 4.8828125, 3.7)
 	}
 }
 

@@ -177,7 +177,7 @@ func (s *scratch) bounds() {
 }
 
 // curveCacheSize is the number of (q, c) curves over DefaultOrders kept by
-// Epsilon and Accountant.Compose. A coordinator or simulation calls them
+// Epsilon and RDP.Compose. A coordinator or simulation calls them
 // with the same (q, c) round after round; a few entries cover several
 // studies run side by side.
 const curveCacheSize = 8

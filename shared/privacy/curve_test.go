@@ -160,7 +160,7 @@ func TestEpsilonCacheConcurrent(t *testing.T) {
 					return
 				}
 				if r.IntN(10) == 0 {
-					NewAccountant(nil).Compose(0.25, k.c, 1)
+					NewRDP(nil).Compose(0.25, k.c, 1)
 				}
 			}
 		}()

@@ -53,7 +53,7 @@ func discreteSubsampledRDP(q, sigma float64, mu int, alpha float64) (fwd, rev fl
 // TestDiscreteSubsampledRDP checks docs/privacy.md's claims numerically in
 // one dimension: for the Poisson-subsampled discrete Gaussian with integer
 // shift μ and σ = c·μ, the direction D_α(P‖P₀) equals the continuous
-// Sampled Gaussian's RDP (privacy.RDP(q, c, α), which the accountant uses)
+// Sampled Gaussian's RDP (privacy.SampledGaussianRDP(q, c, α), which the accountant uses)
 // to relative 1e-9 at integer and fractional orders, and the other
 // direction is not larger. Deterministic (no sampling).
 func TestDiscreteSubsampledRDP(t *testing.T) {
@@ -62,7 +62,7 @@ func TestDiscreteSubsampledRDP(t *testing.T) {
 			sigma := c * float64(mu)
 			for _, alpha := range []float64{2, 3.5, 10, 10.9, 32, 63} {
 				for _, q := range []float64{0.01, 0.25} {
-					want := privacy.RDP(q, c, alpha)
+					want := privacy.SampledGaussianRDP(q, c, alpha)
 					fwd, rev := discreteSubsampledRDP(q, sigma, mu, alpha)
 					if math.IsInf(want, 1) || want > 50 {
 						continue // beyond any useful order: exp overflows the direct sum

@@ -72,13 +72,13 @@
 // # Composition and conversion
 //
 // RDP composes additively at each order, also for different (q, c) per
-// round (Accountant.Compose). Balle, Barthe, Gaboardi, Hsu and Sato,
+// round (RDP.Compose). Balle, Barthe, Gaboardi, Hsu and Sato,
 // "Hypothesis Testing Interpretations and Rényi Differential Privacy"
 // (AISTATS 2020, Theorem 21; paper S2 Theorem 3) convert (α, ρ)-RDP to
 //
 //	ε = ρ + log((α−1)/α) − (log δ + log α)/(α−1),
 //
-// and Accountant.Epsilon reports the minimum over its orders (clamped at 0)
+// and RDP.Epsilon reports the minimum over its orders (clamped at 0)
 // and the order that attains it. DefaultOrders are 1.1 … 10.9 (step 0.1),
 // 11 … 63, 64, 128, 256, 512, 1024; the fractional ones count only while
 // every composed round is unsampled (q = 1): for 0 < q < 1 only integer
@@ -126,9 +126,15 @@
 // PLDNoiseMultiplier calibrates c with the pessimistic ε, starting from the
 // RDP answer.
 //
-// AccountantKind ("rdp" | "pld") names the accountant for other packages:
-// EpsilonFor and NoiseMultiplierFor dispatch on it, Params.Accountant
-// selects the one Validate checks with.
+// Accountant is the interface both implement (RDPAccountant,
+// PLDAccountant): compose events into ε for δ, and calibrate c for a
+// budget. AccountantKind ("rdp" | "pld") is an accountant's name in study
+// files and flags; LookupAccountant finds it in the registry (kind.go),
+// EpsilonFor and NoiseMultiplierFor go through it, Schedule.Calibrate
+// calibrates a noise schedule with it, and Params.Accountant selects the
+// one Validate checks with. EpsilonAfter is the one computation of a
+// study's running ε (coordinator, LHA, helper); MultiplierAt and
+// RoundEvents the one reading of its noise multipliers.
 //
 // # Speed
 //
@@ -161,7 +167,7 @@
 // # Example
 //
 //	c, err := privacy.NoiseMultiplier(2, 1e-5, 0.25, 75) // ε = 2, δ = 1e-5, q = 0.25, T = 75
-//	acc := privacy.NewAccountant(nil)
+//	acc := privacy.NewRDP(nil)
 //	for range 75 {
 //		acc.Compose(0.25, c, 1) // one round
 //	}

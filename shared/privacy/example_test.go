@@ -39,8 +39,8 @@ func ExampleNoiseMultiplier() {
 
 // Heterogeneous rounds compose order by order; the state survives a
 // restart through JSON.
-func ExampleAccountant() {
-	acc := privacy.NewAccountant(nil)
+func ExampleRDP() {
+	acc := privacy.NewRDP(nil)
 	acc.Compose(0.25, 8.984375, 50) // 50 rounds at the ε = 1 noise level
 	acc.Compose(0.25, 4.8828125, 5) // 5 noisier rounds
 	eps, order := acc.Epsilon(1e-5)

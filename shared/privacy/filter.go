@@ -14,7 +14,7 @@ import (
 // adaptive sequence is (α, B(α))-RDP, and so (ε, δ)-DP with ε the budget
 // B(α) converts to.
 //
-// Ordinary composition (Accountant, PLD) assumes the number of rounds and
+// Ordinary composition (RDP, PLD) assumes the number of rounds and
 // their noise were fixed in advance. A study whose lifetime budget is
 // raised after its results were seen (a top-up) chose its later rounds
 // adaptively: it is accounted by a filter at one order, never by PLD, and
@@ -29,13 +29,13 @@ type Filter struct {
 	budget float64 // B(α): the RDP at α that converts to ε at δ
 	spent  float64 // Σ RDP at α of the admitted mechanisms
 	delta  float64
-	acct   *Accountant // one order: the RDP curve of a (q, c) at α
+	acct   *RDP // one order: the RDP curve of a (q, c) at α
 }
 
 // NewFilter returns an empty filter at order (in (1, MaxOrder]) whose
 // fixed overall budget is (eps, delta): it admits mechanisms while their
 // RDP at order sums to at most B = ε − log((α−1)/α) + (log δ + log α)/(α−1),
-// the RDP whose conversion (Balle et al. 2020, as Accountant.Epsilon) is ε.
+// the RDP whose conversion (Balle et al. 2020, as RDP.Epsilon) is ε.
 func NewFilter(eps, delta, order float64) (*Filter, error) {
 	if err := firstErr(CheckEpsilon(eps), CheckDelta(delta)); err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func NewFilter(eps, delta, order float64) (*Filter, error) {
 		return nil, fmt.Errorf("%w: filter order %v outside (1, %d]", ErrInvalidParameter, order, MaxOrder)
 	}
 	b := eps - math.Log((order-1)/order) + (math.Log(delta)+math.Log(order))/(order-1)
-	return &Filter{order: order, budget: b, delta: delta, acct: NewAccountant([]float64{order})}, nil
+	return &Filter{order: order, budget: b, delta: delta, acct: NewRDP([]float64{order})}, nil
 }
 
 // Order returns the filter's order α.
@@ -53,9 +53,9 @@ func (f *Filter) Order() float64 { return f.order }
 // Cost returns the RDP at the filter's order of rounds releases of the
 // Sampled Gaussian Mechanism (q, c). Invalid arguments panic, as Compose.
 func (f *Filter) Cost(q, c float64, rounds int) float64 {
-	a := NewAccountant([]float64{f.order})
+	a := NewRDP([]float64{f.order})
 	a.Compose(q, c, rounds)
-	return a.RDP()[0]
+	return a.Curve()[0]
 }
 
 // Admits reports whether rounds more releases of (q, c) keep the filter

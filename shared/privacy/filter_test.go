@@ -18,7 +18,7 @@ func TestFilterMatchesOneOrderAccountant(t *testing.T) {
 	if err := f.Spend(q, c, 30); err != nil {
 		t.Fatal(err)
 	}
-	a := NewAccountant([]float64{order})
+	a := NewRDP([]float64{order})
 	a.Compose(q, c, 30)
 	want, _ := a.Epsilon(delta)
 	if got := f.Epsilon(); math.Abs(got-want) > 1e-12*want {

@@ -66,7 +66,7 @@ func TestPlanSharing(t *testing.T) {
 	for _, c := range []float64{0.6, 2.3, 8.98} {
 		p.eval(0.25, c, out, s)
 		for i, a := range p.orders {
-			if r := RDP(0.25, c, a); math.Abs(r-out[i]) > 1e-13*r {
+			if r := SampledGaussianRDP(0.25, c, a); math.Abs(r-out[i]) > 1e-13*r {
 				t.Errorf("c=%g order %v: plan %v, RDP %v", c, a, out[i], r)
 			}
 		}
@@ -78,7 +78,7 @@ func TestPlanSharing(t *testing.T) {
 	for _, q := range []float64{0.25, 1} {
 		d.eval(q, 2.3, out, ds)
 		for i, a := range d.orders {
-			want := RDP(q, 2.3, a)
+			want := SampledGaussianRDP(q, 2.3, a)
 			if q < 1 && a != math.Floor(a) {
 				want = math.Inf(1)
 			}

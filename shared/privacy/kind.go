@@ -3,61 +3,152 @@ package privacy
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 )
 
 // AccountantKind names a privacy accountant: how a study converts its
 // releases into (ε, δ). Other packages pick an accountant by this name (the
-// study file's "accountant", the CLI's --accountant).
+// study file's "accountant", the CLI's --accountant); LookupAccountant
+// turns it into the Accountant.
 type AccountantKind string
 
 const (
-	// AccountantRDP is the Rényi-DP accountant (Accountant, Epsilon, NoiseMultiplier):
-	// an upper bound, fast, and the paper's choice.
+	// AccountantRDP is the Rényi-DP accountant (RDPAccountant; the running
+	// state RDP, Epsilon, NoiseMultiplier): an upper bound, fast, and the
+	// paper's choice.
 	AccountantRDP AccountantKind = "rdp"
-	// AccountantPLD is the privacy-loss-distribution accountant (PLDEpsilon,
-	// PLDNoiseMultiplier): a pessimistic numerical value within its reported
-	// discretisation error of the exact ε, 7–8 % less noise than RDP for the
-	// same (ε, δ) at the paper's settings.
+	// AccountantPLD is the privacy-loss-distribution accountant
+	// (PLDAccountant; PLDEpsilon, PLDNoiseMultiplier): a pessimistic
+	// numerical value within its reported discretisation error of the exact
+	// ε, 7–8 % less noise than RDP for the same (ε, δ) at the paper's
+	// settings.
 	AccountantPLD AccountantKind = "pld"
 )
 
 // DefaultAccountant is the accountant used when none is named.
 const DefaultAccountant = AccountantRDP
 
-// ParseAccountantKind returns the kind named s ("rdp" or "pld"); the empty
-// string gives DefaultAccountant.
+// Accountant turns a study's privacy events (runs of releases of the
+// Sampled Gaussian Mechanism) into (ε, δ)-DP and calibrates the noise for
+// a budget. A new accountant is a type implementing it plus its entry in
+// accountants (below); every study setting, flag and check that names an
+// accountant then knows it.
+type Accountant interface {
+	// Kind is the accountant's name in study files and on the command line.
+	Kind() AccountantKind
+	// Epsilon composes events and returns ε at δ: an upper bound on the
+	// exact ε (the value budgets are checked against). No rounds give 0.
+	// Invalid arguments give an error wrapping ErrInvalidParameter.
+	Epsilon(events []Event, delta float64) (float64, error)
+	// NoiseMultiplier returns the smallest noise multiplier c (to the
+	// accountant's precision, on the safe side) such that rounds releases
+	// at sampling rate q are (targetEps, delta)-DP by Epsilon; +Inf gives 0.
+	// Errors wrap ErrInvalidParameter or ErrUnreachable.
+	NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error)
+}
+
+// accountants is the registry of the accountants fedcast knows, by name,
+// in the order help texts list them.
+var accountants = []Accountant{RDPAccountant{}, PLDAccountant{}}
+
+// LookupAccountant returns the accountant named kind; "" gives
+// DefaultAccountant. An unknown name is an error wrapping
+// ErrInvalidParameter that lists the known ones.
+func LookupAccountant(kind AccountantKind) (Accountant, error) {
+	if kind == "" {
+		kind = DefaultAccountant
+	}
+	return lookupAccountant(kind)
+}
+
+// lookupAccountant returns the registered accountant named kind.
+func lookupAccountant(kind AccountantKind) (Accountant, error) {
+	names := make([]string, len(accountants))
+	for i, a := range accountants {
+		if a.Kind() == kind {
+			return a, nil
+		}
+		names[i] = fmt.Sprintf("%q", a.Kind())
+	}
+	list := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return nil, fmt.Errorf("%w: accountant %q, must be %s", ErrInvalidParameter, string(kind), list)
+}
+
+// AccountantKinds lists the registered accountants' names, in the order
+// help texts show them.
+func AccountantKinds() []AccountantKind {
+	out := make([]AccountantKind, len(accountants))
+	for i, a := range accountants {
+		out[i] = a.Kind()
+	}
+	return out
+}
+
+// ParseAccountantKind returns the kind named s (a registered accountant:
+// "rdp" or "pld"); the empty string gives DefaultAccountant.
 func ParseAccountantKind(s string) (AccountantKind, error) {
-	switch AccountantKind(s) {
-	case "":
-		return DefaultAccountant, nil
-	case AccountantRDP, AccountantPLD:
-		return AccountantKind(s), nil
+	a, err := LookupAccountant(AccountantKind(s))
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("%w: accountant %q, must be %q or %q", ErrInvalidParameter, s, AccountantRDP, AccountantPLD)
+	return a.Kind(), nil
 }
 
-// Check returns an error wrapping ErrInvalidParameter unless k is AccountantRDP or AccountantPLD.
+// Check returns an error wrapping ErrInvalidParameter unless k names a
+// registered accountant.
 func (k AccountantKind) Check() error {
-	if k != AccountantRDP && k != AccountantPLD {
-		return fmt.Errorf("%w: accountant %q, must be %q or %q", ErrInvalidParameter, string(k), AccountantRDP, AccountantPLD)
-	}
-	return nil
+	_, err := lookupAccountant(k)
+	return err
 }
 
-// EpsilonFor returns ε at δ of the composition of events with accountant
-// kind. For RDP the events are composed additively over DefaultOrders
-// (Accountant.Compose); for PLD it is PLDEpsilon's pessimistic ε. No rounds
-// give 0. Invalid arguments give an error wrapping ErrInvalidParameter.
+// EpsilonFor returns ε at δ of the composition of events with the
+// accountant named kind (its Accountant.Epsilon). No rounds give 0.
+// Invalid arguments give an error wrapping ErrInvalidParameter.
 func EpsilonFor(kind AccountantKind, events []Event, delta float64) (float64, error) {
-	if err := kind.Check(); err != nil {
+	a, err := lookupAccountant(kind)
+	if err != nil {
 		return 0, err
 	}
+	return a.Epsilon(events, delta)
+}
+
+// NoiseMultiplierFor returns the smallest noise multiplier c such that
+// rounds releases with sampling rate q are (targetEps, delta)-DP according
+// to the accountant named kind (its Accountant.NoiseMultiplier).
+func NoiseMultiplierFor(kind AccountantKind, targetEps, delta, q float64, rounds int) (float64, error) {
+	a, err := lookupAccountant(kind)
+	if err != nil {
+		return 0, err
+	}
+	return a.NoiseMultiplier(targetEps, delta, q, rounds)
+}
+
+// EpsilonAfter returns ε at δ after the releases events by accountant a,
+// the one computation of a study's running ε (coordinator, LHA, helper).
+// running, if not nil, is the RDP state composed round by round over
+// exactly those events: the RDP accountant reads ε from it (the value the
+// ledger recorded, bit for bit); other accountants compose the events.
+func EpsilonAfter(a Accountant, events []Event, running *RDP, delta float64) (float64, error) {
+	if _, ok := a.(RDPAccountant); ok && running != nil {
+		eps, _ := running.Epsilon(delta)
+		return eps, nil
+	}
+	return a.Epsilon(events, delta)
+}
+
+// RDPAccountant is the Rényi-DP accountant (AccountantRDP): events are
+// composed additively over DefaultOrders (RDP.Compose) and converted once
+// (Balle et al. 2020); a single event takes the cached curve (Epsilon).
+type RDPAccountant struct{}
+
+// Kind returns AccountantRDP.
+func (RDPAccountant) Kind() AccountantKind { return AccountantRDP }
+
+// Epsilon composes events over DefaultOrders and returns ε at δ.
+func (RDPAccountant) Epsilon(events []Event, delta float64) (float64, error) {
 	if err := checkPLDArgs(events, delta, DefaultPLDInterval); err != nil {
 		return 0, err
-	}
-	if kind == AccountantPLD {
-		return pldEpsilonCached(events, delta), nil
 	}
 	var nonzero []Event
 	for _, e := range events {
@@ -73,7 +164,7 @@ func EpsilonFor(kind AccountantKind, events []Event, delta float64) (float64, er
 		eps, _ := Epsilon(e.SampleRate, e.NoiseMultiplier, e.Rounds, delta)
 		return eps, nil
 	}
-	a := NewAccountant(nil)
+	a := NewRDP(nil)
 	for _, e := range nonzero {
 		a.Compose(e.SampleRate, e.NoiseMultiplier, e.Rounds)
 	}
@@ -81,17 +172,29 @@ func EpsilonFor(kind AccountantKind, events []Event, delta float64) (float64, er
 	return eps, nil
 }
 
-// NoiseMultiplierFor returns the smallest noise multiplier c such that
-// rounds releases with sampling rate q are (targetEps, delta)-DP according
-// to accountant kind: NoiseMultiplier for RDP, PLDNoiseMultiplier for PLD.
-func NoiseMultiplierFor(kind AccountantKind, targetEps, delta, q float64, rounds int) (float64, error) {
-	if err := kind.Check(); err != nil {
+// NoiseMultiplier is the package's NoiseMultiplier.
+func (RDPAccountant) NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
+	return NoiseMultiplier(targetEps, delta, q, rounds)
+}
+
+// PLDAccountant is the privacy-loss-distribution accountant
+// (AccountantPLD): PLDEpsilon's pessimistic ε, PLDNoiseMultiplier.
+type PLDAccountant struct{}
+
+// Kind returns AccountantPLD.
+func (PLDAccountant) Kind() AccountantKind { return AccountantPLD }
+
+// Epsilon returns PLDEpsilon's pessimistic ε of events at δ.
+func (PLDAccountant) Epsilon(events []Event, delta float64) (float64, error) {
+	if err := checkPLDArgs(events, delta, DefaultPLDInterval); err != nil {
 		return 0, err
 	}
-	if kind == AccountantPLD {
-		return PLDNoiseMultiplier(targetEps, delta, q, rounds)
-	}
-	return NoiseMultiplier(targetEps, delta, q, rounds)
+	return pldEpsilonCached(events, delta), nil
+}
+
+// NoiseMultiplier is PLDNoiseMultiplier.
+func (PLDAccountant) NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
+	return PLDNoiseMultiplier(targetEps, delta, q, rounds)
 }
 
 // pldRelPrecision is the relative width of PLDNoiseMultiplier's final

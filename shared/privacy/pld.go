@@ -434,17 +434,64 @@ var chernoffLambdas = []float64{0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}
 // into one complex one.
 func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool) {
 	var out [2]composed
-	var base, kl, ku [2]int
-	width := 0
+	w, ok := pldWindow(pmfs, counts, h)
+	if !ok {
+		return out, false
+	}
+	n := 2
+	for n < w.width {
+		n <<= 1
+	}
+	fftErr := fftAllowance(pmfs, counts, n)
+	buf := spectraProduct(pmfs, counts, n)
+	var infP [2]float64
+	for d := range 2 {
+		keep := 1.0
+		for i, p := range pmfs {
+			keep *= math.Pow(1-p[d].inf, float64(counts[i]))
+		}
+		infP[d] = 1 - keep
+	}
+	for d := range 2 {
+		m := make([]float64, w.ku[d]-w.kl[d]+1)
+		off := ((w.kl[d]-w.base[d])%n + n) % n
+		for j := range m {
+			z := buf[(off+j)%n]
+			v := real(z)
+			if d == 1 {
+				v = imag(z)
+			}
+			m[j] = math.Max(v, 0)
+		}
+		out[d] = composed{
+			h: h, kl: w.kl[d], m: m, inf: infP[d],
+			// Mass outside the window (≤ 2·pldTail, possibly aliased into
+			// it) and the FFT's rounding: Σ|err| ≤ √n·‖err‖₂.
+			allowance: 2*pldTail + math.Sqrt(float64(n))*fftErr,
+		}
+	}
+	return out, true
+}
+
+// composeWindow is the composed grid's window per direction (0 remove, 1
+// add): loss indices kl … ku, the index base of the composed grid's first
+// point, and the widest window.
+type composeWindow struct {
+	base, kl, ku [2]int
+	width        int
+}
+
+// pldWindow finds the Chernoff window of the composition: the finite
+// part's mass above it and below it is < pldTail each. ok is false when
+// the window needs more than maxPLDFFT points.
+func pldWindow(pmfs [][2]lossPMF, counts []int, h float64) (w composeWindow, ok bool) {
 	for d := range 2 {
 		hiMax, loMin := 0, 0
 		for i, p := range pmfs {
-			base[d] += counts[i] * p[d].k0
+			w.base[d] += counts[i] * p[d].k0
 			hiMax += counts[i] * (p[d].k0 + len(p[d].m) - 1)
 			loMin += counts[i] * p[d].k0
 		}
-		// Chernoff window: the finite part's mass above U and below L is
-		// < pldTail each.
 		up, lo := math.Inf(1), math.Inf(-1)
 		lt := math.Log(pldTail)
 		for _, lam := range chernoffLambdas {
@@ -456,37 +503,32 @@ func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool)
 			up = math.Min(up, (su-lt)/lam)
 			lo = math.Max(lo, -(sl-lt)/lam)
 		}
-		ku[d] = hiMax
+		w.ku[d] = hiMax
 		if !math.IsInf(up, 0) && !math.IsNaN(up) && up/h < float64(hiMax) {
-			ku[d] = int(math.Ceil(up / h))
+			w.ku[d] = int(math.Ceil(up / h))
 		}
-		kl[d] = loMin
+		w.kl[d] = loMin
 		if !math.IsInf(lo, 0) && !math.IsNaN(lo) && lo/h > float64(loMin) {
-			kl[d] = int(math.Floor(lo / h))
+			w.kl[d] = int(math.Floor(lo / h))
 		}
-		if kl[d] > ku[d] {
-			kl[d] = ku[d]
+		if w.kl[d] > w.ku[d] {
+			w.kl[d] = w.ku[d]
 		}
-		if float64(ku[d])-float64(kl[d]) >= maxPLDFFT {
-			return out, false
+		if float64(w.ku[d])-float64(w.kl[d]) >= maxPLDFFT {
+			return w, false
 		}
-		width = max(width, ku[d]-kl[d]+1)
+		w.width = max(w.width, w.ku[d]-w.kl[d]+1)
 	}
-	n := 2
-	for n < width {
-		n <<= 1
-	}
+	return w, true
+}
 
-	accA := make([]complex128, n) // product of the remove spectra
-	accB := make([]complex128, n) // product of the add spectra
-	for k := range accA {
-		accA[k], accB[k] = 1, 1
-	}
-	// Rounding allowance: each forward transform errs by at most
-	// log₂n·pldFFTUnit·‖y‖₂ (norms of the unnormalised transform divided
-	// by √n); the spectra have modulus ≤ 1, so raising to the power T and
-	// multiplying multiplies the relative error by at most the number of
-	// factors; the inverse adds its own log₂n·pldFFTUnit.
+// fftAllowance is the rounding allowance of an FFT composition of size n:
+// each forward transform errs by at most log₂n·pldFFTUnit·‖y‖₂ (norms of
+// the unnormalised transform divided by √n); the spectra have modulus
+// ≤ 1, so raising to the power T and multiplying multiplies the relative
+// error by at most the number of factors; the inverse adds its own
+// log₂n·pldFFTUnit.
+func fftAllowance(pmfs [][2]lossPMF, counts []int, n int) float64 {
 	logn := float64(bits.Len(uint(n)) - 1)
 	var l2 float64
 	total := 0
@@ -500,8 +542,19 @@ func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool)
 		l2 = math.Max(l2, math.Sqrt(s))
 		total += counts[i]
 	}
-	fftErr := (float64(total)*(logn+4) + logn + 4) * pldFFTUnit * math.Max(l2, 1e-3)
+	return (float64(total)*(logn+4) + logn + 4) * pldFFTUnit * math.Max(l2, 1e-3)
+}
 
+// spectraProduct returns the inverse FFT of the product of the events'
+// spectra, each raised to its count: the remove composition in the real
+// parts, the add composition in the imaginary parts, loss index K at
+// (K − base) mod n.
+func spectraProduct(pmfs [][2]lossPMF, counts []int, n int) []complex128 {
+	accA := make([]complex128, n) // product of the remove spectra
+	accB := make([]complex128, n) // product of the add spectra
+	for k := range accA {
+		accA[k], accB[k] = 1, 1
+	}
 	buf := make([]complex128, n)
 	for i, p := range pmfs {
 		clear(buf)
@@ -535,35 +588,7 @@ func composePair(pmfs [][2]lossPMF, counts []int, h float64) ([2]composed, bool)
 		buf[k] = accA[k] + complex(0, 1)*accB[k]
 	}
 	fft(buf, true)
-
-	var infP [2]float64
-	for d := range 2 {
-		keep := 1.0
-		for i, p := range pmfs {
-			keep *= math.Pow(1-p[d].inf, float64(counts[i]))
-		}
-		infP[d] = 1 - keep
-	}
-	for d := range 2 {
-		w := ku[d] - kl[d] + 1
-		m := make([]float64, w)
-		off := ((kl[d]-base[d])%n + n) % n
-		for j := range m {
-			z := buf[(off+j)%n]
-			v := real(z)
-			if d == 1 {
-				v = imag(z)
-			}
-			m[j] = math.Max(v, 0)
-		}
-		out[d] = composed{
-			h: h, kl: kl[d], m: m, inf: infP[d],
-			// Mass outside the window (≤ 2·pldTail, possibly aliased into
-			// it) and the FFT's rounding: Σ|err| ≤ √n·‖err‖₂.
-			allowance: 2*pldTail + math.Sqrt(float64(n))*fftErr,
-		}
-	}
-	return out, true
+	return buf
 }
 
 func cmplxConj(z complex128) complex128 { return complex(real(z), -imag(z)) }

@@ -334,7 +334,7 @@ func TestAccountantKinds(t *testing.T) {
 		t.Errorf("PLD ε=%g not below RDP ε=%g", p, r)
 	}
 	// Heterogeneous RDP: the sum of the parts' RDP.
-	a := NewAccountant(nil)
+	a := NewRDP(nil)
 	a.Compose(0.1, 1, 10)
 	a.Compose(0.2, 2, 5)
 	want, _ := a.Epsilon(1e-5)

@@ -13,7 +13,7 @@ import (
 // argument, not a proof. Without sampling (q = 1) the mechanism is the
 // Gaussian mechanism, whose Rényi-DP α/(2c²) is proven for every real α.
 //
-// So every ε that gates, calibrates or is shown (Accountant, Epsilon,
+// So every ε that gates, calibrates or is shown (RDP, Epsilon,
 // NoiseMultiplier, EpsilonFor, ScheduleEpsilon, and through them the study
 // file, the budget gate, the page's recomputation and simulate) uses the
 // integer orders of DefaultOrders when 0 < q < 1 and every order when

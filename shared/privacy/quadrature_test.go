@@ -101,7 +101,7 @@ func TestRDPAgainstQuadrature(t *testing.T) {
 	for _, alpha := range []float64{1.5, 2, 3.7, 8, 32, 128} {
 		for _, q := range []float64{0.01, 0.1, 0.5} {
 			for _, c := range []float64{0.5, 1, 4} {
-				got := privacy.RDP(q, c, alpha)
+				got := privacy.SampledGaussianRDP(q, c, alpha)
 				want := renyiQuad(q, c, alpha, true)
 				rel := math.Abs(got-want) / want
 				worst = math.Max(worst, rel)
@@ -126,7 +126,7 @@ func TestRDPFractionalAgainstQuadrature(t *testing.T) {
 		{0.25, 2.3, 1.05}, {0.25, 2.3, 4.8}, {0.5, 0.7, 2.25}, {0.9, 1, 5.5},
 		{0.25, 8.984375, 17.5}, {0.01, 0.3, 6.3}, {0.3, 3, 100.5},
 	} {
-		got := privacy.RDP(tc.q, tc.c, tc.alpha)
+		got := privacy.SampledGaussianRDP(tc.q, tc.c, tc.alpha)
 		want := renyiQuad(tc.q, tc.c, tc.alpha, true)
 		if rel := math.Abs(got-want) / want; !(rel <= 1e-6) {
 			t.Errorf("RDP(%g, %g, %g) = %.12g, quadrature %.12g (rel %.3g)", tc.q, tc.c, tc.alpha, got, want, rel)

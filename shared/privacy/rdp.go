@@ -8,7 +8,7 @@ import (
 	"sort"
 )
 
-// MaxOrder is the largest Rényi order an Accountant or RDP accepts.
+// MaxOrder is the largest Rényi order an RDP state or SampledGaussianRDP accepts.
 const MaxOrder = 1 << 16
 
 // DefaultOrders returns the Rényi orders fedcast accounts at (spec §6):
@@ -39,7 +39,7 @@ func DefaultOrders() []float64 {
 	return append(o, 64, 128, 256, 512, 1024)
 }
 
-// RDP returns ξ(α), the Rényi-DP of order α of ONE application of the
+// SampledGaussianRDP returns ξ(α), the Rényi-DP of order α of ONE application of the
 // Sampled Gaussian Mechanism with Poisson sampling rate q and noise
 // multiplier c (noise standard deviation in units of the L2 sensitivity):
 //
@@ -49,14 +49,14 @@ func DefaultOrders() []float64 {
 // series (see the package documentation). Special cases: q = 0 → 0;
 // q = 1 → α/(2c²); c = 0 (with q > 0) → +Inf. If the fractional series
 // cannot be certified to relative accuracy 1e-12 the order is reported as
-// +Inf (Accountant.Epsilon then skips it). Invalid arguments (NaN, q outside
+// +Inf (RDP.Epsilon then skips it). Invalid arguments (NaN, q outside
 // [0, 1], c < 0, α ≤ 1 or α > MaxOrder) give NaN.
 //
 // For fractional α with 0 < q < 1 the value is that of the formula, which
 // bounds the mechanism's Rényi-DP only by an argument (Mironov et al. 2019
 // prove it for integer α): the accountants, the calibration and the budget
 // gate never use it (see ArguedEpsilon).
-func RDP(q, c, alpha float64) float64 {
+func SampledGaussianRDP(q, c, alpha float64) float64 {
 	if !(alpha > 1 && alpha <= MaxOrder) || !(q >= 0 && q <= 1) || !(c >= 0) {
 		return math.NaN()
 	}

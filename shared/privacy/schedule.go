@@ -34,7 +34,7 @@ import (
 //
 // The rounds are composed exactly: the RDP of round t, ξ_t(α) of the
 // Sampled Gaussian Mechanism SG(q, c_t), is summed at every order α and the
-// sum converted once (Accountant.Compose, Balle et al. 2020), or, with the
+// sum converted once (RDP.Compose, Balle et al. 2020), or, with the
 // PLD accountant, the privacy-loss distributions of all rounds are
 // convolved (PLDEpsilon over heterogeneous events). The budget is never
 // split into per-round (ε_t, δ_t) and added up: that is valid but loose,
@@ -225,15 +225,23 @@ func ScheduleEvents(q float64, cs []float64) []Event {
 }
 
 // ScheduleEpsilon returns ε at δ of the rounds with multipliers cs at
-// sampling rate q, composed exactly by accountant kind (summed RDP at every
-// order, or PLD composition; see Schedule). Errors wrap ErrInvalidParameter.
+// sampling rate q, composed exactly by the accountant named kind (its
+// Accountant.Epsilon; see Schedule). Errors wrap ErrInvalidParameter.
 func ScheduleEpsilon(kind AccountantKind, q float64, cs []float64, delta float64) (float64, error) {
+	a, err := lookupAccountant(kind)
+	if err != nil {
+		return 0, err
+	}
+	return scheduleEpsilon(a, q, cs, delta)
+}
+
+func scheduleEpsilon(a Accountant, q float64, cs []float64, delta float64) (float64, error) {
 	for i, c := range cs {
 		if err := CheckNoiseMultiplier(c); err != nil {
 			return 0, fmt.Errorf("round %d: %w", i+1, err)
 		}
 	}
-	return EpsilonFor(kind, ScheduleEvents(q, cs), delta)
+	return a.Epsilon(ScheduleEvents(q, cs), delta)
 }
 
 // scheduleRelPrecision is the relative width of Calibrate's final bracket
@@ -251,7 +259,8 @@ const scheduleRelPrecision = 1e-7
 // Errors wrap ErrSchedule, ErrInvalidParameter, ErrUnreachable or
 // ErrBudgetExhausted.
 func (s Schedule) Calibrate(kind AccountantKind, targetEps, delta, q float64, rounds int) ([]float64, error) {
-	if err := kind.Check(); err != nil {
+	a, err := lookupAccountant(kind)
+	if err != nil {
 		return nil, err
 	}
 	if err := CheckEpsilon(targetEps); err != nil {
@@ -270,7 +279,7 @@ func (s Schedule) Calibrate(kind AccountantKind, targetEps, delta, q float64, ro
 		}
 	}
 	if !s.Calibrated() {
-		eps, err := ScheduleEpsilon(kind, q, shape, delta)
+		eps, err := scheduleEpsilon(a, q, shape, delta)
 		if err != nil {
 			return nil, err
 		}
@@ -280,8 +289,10 @@ func (s Schedule) Calibrate(kind AccountantKind, targetEps, delta, q float64, ro
 		}
 		return shape, nil
 	}
-	if s.IsConstant() && kind == AccountantRDP {
-		c, err := NoiseMultiplier(targetEps, delta, q, rounds)
+	if _, rdp := a.(RDPAccountant); rdp && s.IsConstant() {
+		// RDP's own calibration of one c is exact for a constant
+		// schedule (other accountants search the scale below).
+		c, err := a.NoiseMultiplier(targetEps, delta, q, rounds)
 		if err != nil {
 			return nil, err
 		}
@@ -295,7 +306,7 @@ func (s Schedule) Calibrate(kind AccountantKind, targetEps, delta, q float64, ro
 	// eval reports whether scale k meets the target, and f = log ε(k) −
 	// log target (±Inf when ε is 0 or +Inf), used only to place points.
 	eval := func(k float64) (bool, float64) {
-		eps, err := ScheduleEpsilon(kind, q, scaled(shape, k), delta)
+		eps, err := scheduleEpsilon(a, q, scaled(shape, k), delta)
 		if err != nil {
 			return false, math.Inf(1)
 		}
@@ -369,4 +380,26 @@ func scaled(shape []float64, k float64) []float64 {
 		out[i] = k * v
 	}
 	return out
+}
+
+// MultiplierAt returns c_t, the noise multiplier of round t (1-based) of a
+// study with noise multiplier c and, if not empty, the calibrated schedule
+// (schedule[t−1]; c for a round outside it). The one reading of a study's
+// noise: coordinator, LHA and helper all call it.
+func MultiplierAt(c float64, schedule []float64, round int) float64 {
+	if round >= 1 && round <= len(schedule) {
+		return schedule[round-1]
+	}
+	return c
+}
+
+// RoundEvents returns the privacy events of the first rounds rounds of a
+// study with sampling rate q, noise multiplier c and, if not empty, the
+// calibrated schedule: one Event per run of rounds with the same c_t
+// (ScheduleEvents). Composing them is composing the rounds one by one.
+func RoundEvents(q, c float64, schedule []float64, rounds int) []Event {
+	if len(schedule) == 0 {
+		return []Event{{SampleRate: q, NoiseMultiplier: c, Rounds: rounds}}
+	}
+	return ScheduleEvents(q, schedule[:min(rounds, len(schedule))])
 }

@@ -160,7 +160,7 @@ func TestScheduleCalibration(t *testing.T) {
 			continue
 		}
 		// The same ε from composing round by round.
-		a := NewAccountant(nil)
+		a := NewRDP(nil)
 		var split float64
 		for _, c := range cs {
 			a.Compose(tc.q, c, 1)

@@ -49,7 +49,7 @@ type StudyStrategy struct {
 }
 
 // StrategyKind returns the strategy (FedAvg when empty).
-func (p StrategyParams) StrategyKind() (fl.Strategy, error) {
+func (p StrategyParams) StrategyKind() (fl.StrategyName, error) {
 	st, err := fl.ParseStrategy(p.Strategy)
 	if err != nil {
 		return "", fmt.Errorf("protocol: study: %w", err)

@@ -70,7 +70,7 @@ func (st Study) FilterOrder() float64 {
 	if len(st.TopUps) > 0 {
 		return st.TopUps[0].Order
 	}
-	a := privacy.NewAccountant(nil)
+	a := privacy.NewRDP(nil)
 	for _, e := range st.PlannedEvents() {
 		a.Compose(e.SampleRate, e.NoiseMultiplier, e.Rounds)
 	}

@@ -101,11 +101,11 @@ func (s *Session) fits(round int, limit float64, obs Observer) bool {
 	next := s.acct.Clone()
 	own := append([]float64(nil), s.cyc.own...)
 	s.mu.Unlock()
-	next.Compose(s.study.SampleRate, noiseAt(s.study, round), 1)
+	next.Compose(s.study.SampleRate, s.noiseAt(round), 1)
 	eps := s.lifetimeEpsilon(round, s.epsilonAfter(round, next))
 	if s.isCyclic() {
 		r, _ := s.turn(round)
-		eps = s.ownEpsilon(append(own, noiseAt(s.study, r)))
+		eps = s.ownEpsilon(append(own, s.noiseAt(r)))
 	}
 	// !(eps <= limit), not eps > limit: a NaN on either side sits out.
 	if !(eps <= limit) {

@@ -29,7 +29,9 @@ type cyclicState struct {
 	own   []float64 // the noise multipliers of this LHA's released hand-offs
 }
 
-func (s *Session) isCyclic() bool { return s.study.Strategy == string(fl.Cyclic) }
+// isCyclic reports whether the study's LHAs train in turn (its strategy
+// is sequential: cyclic FL).
+func (s *Session) isCyclic() bool { return s.trains != nil && s.trains.Sequential() }
 
 // checkCyclic checks a cyclic study's announcement: q = 1 (m = N), a
 // timetable seed, and this LHA's index among the N.
@@ -58,7 +60,7 @@ func (s *Session) ownEpsilon(own []float64) float64 {
 	if len(own) == 0 {
 		return 0
 	}
-	eps, err := privacy.EpsilonFor(s.kind, privacy.ScheduleEvents(1, own), s.study.Delta)
+	eps, err := s.accountant.Epsilon(privacy.ScheduleEvents(1, own), s.study.Delta)
 	if err != nil {
 		return math.Inf(1) // cannot account: over every budget
 	}
@@ -80,16 +82,16 @@ func (s *Session) cyclicEvent(ev protocol.Event, check bool) error {
 		s.events = append(s.events, ev)
 		return nil
 	}
-	if ev.Guarantee != "" || (ev.Accountant != "" && ev.Accountant != string(s.kind)) {
+	if ev.Guarantee != "" || (ev.Accountant != "" && ev.Accountant != string(s.accountant.Kind())) {
 		return fmt.Errorf("%w: turn %d reports guarantee %q, accountant %q", ErrBudgetMismatch, ev.Round, ev.Guarantee, ev.Accountant)
 	}
-	c := noiseAt(st, round)
+	c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseMultipliers, round)
 	switch ev.NoiseMultiplier {
 	case c:
 		if mine {
 			s.cyc.own = append(s.cyc.own, c)
 			if local := s.ownEpsilon(s.cyc.own); check && ev.Epsilon < local-1e-9*math.Max(1, local) {
-				return fmt.Errorf("%w: turn %d: coordinator reports ε=%v for this LHA's hand-offs, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.kind)
+				return fmt.Errorf("%w: turn %d: coordinator reports ε=%v for this LHA's hand-offs, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.accountant.Kind())
 			}
 		}
 	case 0:

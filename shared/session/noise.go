@@ -18,8 +18,9 @@ import (
 // valid multipliers whose smallest is c (fl.Config.Validate), and its ε is
 // the exact composition of its rounds.
 func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
-	if _, err := fl.ParseStrategy(st.Strategy); err != nil {
-		return fmt.Errorf("strategy %q: this client takes part in DP-FedAvg, MR-MTL and cyclic studies only", st.Strategy)
+	strategy, err := fl.LookupStrategy(fl.StrategyName(st.Strategy))
+	if err != nil {
+		return fmt.Errorf("this client cannot take part: %w", err)
 	}
 	if !st.ClientLevelDP() {
 		// privacy "example": no client-level noise or budget may be
@@ -58,7 +59,14 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	eps, err := privacy.EpsilonFor(kind, cfg.PrivacyEvents(st.Rounds), st.Delta)
+	a, err := privacy.LookupAccountant(kind)
+	if err != nil {
+		return err
+	}
+	// A client that takes part in every round: the strategy's events
+	// (the same T rounds at (q, c_t) for every strategy today, q = 1 for
+	// cyclic hand-offs).
+	eps, err := a.Epsilon(strategy.Events(cfg, st.Rounds), st.Delta)
 	if err != nil {
 		return err
 	}
@@ -71,18 +79,12 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 
 // noiseAt returns the noise multiplier the study announced for round
 // (1-based): c_round of its noise schedule, or its one c.
-func noiseAt(st protocol.Study, round int) float64 {
-	if round >= 1 && round <= len(st.NoiseMultipliers) {
-		return st.NoiseMultipliers[round-1]
-	}
-	return st.NoiseMultiplier
+func (s *Session) noiseAt(round int) float64 {
+	return privacy.MultiplierAt(s.study.NoiseMultiplier, s.study.NoiseMultipliers, round)
 }
 
 // studyEvents returns the privacy events of the study's first rounds
 // rounds at the announced q and c_t.
-func studyEvents(st protocol.Study, rounds int) []privacy.Event {
-	if len(st.NoiseMultipliers) == 0 {
-		return []privacy.Event{{SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, Rounds: rounds}}
-	}
-	return privacy.ScheduleEvents(st.SampleRate, st.NoiseMultipliers[:min(rounds, len(st.NoiseMultipliers))])
+func (s *Session) studyEvents(rounds int) []privacy.Event {
+	return privacy.RoundEvents(s.study.SampleRate, s.study.NoiseMultiplier, s.study.NoiseMultipliers, rounds)
 }

@@ -28,7 +28,7 @@ func scheduledStudy(t *testing.T) protocol.Study {
 // releasedAt is round r's event as a coordinator following the schedule
 // cs would release it (cs[i] for round i+1, ε composed over rounds 1…r).
 func releasedAt(st protocol.Study, r int, cs []float64, w []float64) protocol.Event {
-	acc := privacy.NewAccountant(nil)
+	acc := privacy.NewRDP(nil)
 	for _, c := range cs[:r] {
 		acc.Compose(st.SampleRate, c, 1)
 	}

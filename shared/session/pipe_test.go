@@ -118,7 +118,7 @@ func (c coordinator) pickedRounds(st protocol.Study, w [][]float64, release func
 // released is round r's event and model as a coordinator releases them,
 // with ε from the study's accountant.
 func released(st protocol.Study, r int, w []float64) *protocol.RoundResult {
-	acc := privacy.NewAccountant(nil)
+	acc := privacy.NewRDP(nil)
 	acc.Compose(st.SampleRate, st.NoiseMultiplier, r)
 	eps, _ := acc.Epsilon(st.Delta)
 	return &protocol.RoundResult{Weights: w, Event: protocol.Event{Round: r, SampleRate: st.SampleRate,

@@ -47,7 +47,7 @@ func secureReport(st *protocol.Study, round, lha int, update []float64) ([]byte,
 	}
 	k := make([]int64, st.Params)
 	if update != nil {
-		enc, err := secagg.NewEncoder(st.ClipNorm, noiseAt(*st, round))
+		enc, err := secagg.NewEncoder(st.ClipNorm, privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseMultipliers, round))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadStudy, err)
 		}
@@ -109,11 +109,11 @@ func (s *Session) PublicEpsilon() float64 {
 	if s.study.Helper == nil || len(s.events) == 0 {
 		return 0
 	}
-	evs := studyEvents(s.study, len(s.events))
+	evs := s.studyEvents(len(s.events))
 	for i := range evs {
 		evs[i].NoiseMultiplier = secagg.PublicNoiseMultiplier(evs[i].NoiseMultiplier)
 	}
-	eps, err := privacy.EpsilonFor(s.kind, evs, s.study.Delta)
+	eps, err := s.accountant.Epsilon(evs, s.study.Delta)
 	if err != nil {
 		return math.Inf(1)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -160,12 +159,13 @@ type Session struct {
 	state  string
 	mlp    *nn.MLP
 
-	mu      sync.Mutex
-	global  []float64
-	events  []protocol.Event
-	acct    *privacy.Accountant
-	kind    privacy.AccountantKind // the study's accountant
-	sampled map[int]bool           // rounds this LHA sent a real update in
+	mu         sync.Mutex
+	global     []float64
+	events     []protocol.Event
+	acct       *privacy.RDP
+	accountant privacy.Accountant // the study's accountant
+	trains     fl.Strategy        // the study's strategy: how its LHAs train together
+	sampled    map[int]bool       // rounds this LHA sent a real update in
 	// answered are the rounds this LHA sent a frame in (update or dummy),
 	// on any connection: each round is answered once.
 	answered map[int]bool
@@ -313,7 +313,11 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
-		if st.Strategy == string(fl.Cyclic) {
+		trains, err := fl.LookupStrategy(fl.StrategyName(st.Strategy)) // checked by checkPrivacy
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadStudy, err)
+		}
+		if trains.Sequential() {
 			i, err := checkCyclic(st, w)
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrBadStudy, err)
@@ -328,8 +332,9 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			s.cyc = cyclicState{index: i} // the LHA's number, in its reports' IDs
 		}
 		s.study, s.agreed, s.mlp, s.lha = st, st, mlp, w.LHA
-		s.acct = privacy.NewAccountant(nil)
-		s.kind = kind
+		s.acct = privacy.NewRDP(nil)
+		s.accountant, _ = privacy.LookupAccountant(kind) // parsed above
+		s.trains = trains
 		s.setClient(client)
 		s.accountJoinedLate(len(w.Log), w.State)
 		s.rememberAccount()
@@ -347,7 +352,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		// (one PLD computation instead of one per round: slow in wasm);
 		// ε grows with the rounds, so that is the claim that bounds the
 		// others.
-		if _, err := s.event(ev, s.kind == privacy.AccountantRDP || i == len(w.Log)-1); err != nil {
+		if _, err := s.event(ev, s.accountant.Kind() == privacy.AccountantRDP || i == len(w.Log)-1); err != nil {
 			return err
 		}
 	}
@@ -376,7 +381,7 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	}
 	// c is the round's own multiplier under a noise schedule: a round
 	// whose c departs from the announced schedule is refused.
-	if c := noiseAt(st, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
+	if c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseMultipliers, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
 		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v for it",
 			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, c, st.Delta)
 	}
@@ -392,12 +397,12 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	if ev.Guarantee != "" {
 		return false, fmt.Errorf("%w: round %d reports guarantee %q in a study with privacy %q", ErrBudgetMismatch, ev.Round, ev.Guarantee, st.Privacy)
 	}
-	if ev.Accountant != "" && ev.Accountant != string(s.kind) {
-		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.kind)
+	if ev.Accountant != "" && ev.Accountant != string(s.accountant.Kind()) {
+		return false, fmt.Errorf("%w: round %d accounted with %q, the study announced %q", ErrBudgetMismatch, ev.Round, ev.Accountant, s.accountant.Kind())
 	}
 	s.acct.Compose(ev.SampleRate, ev.NoiseMultiplier, 1)
 	if local := s.epsilonAfter(ev.Round, s.acct); check && ev.Epsilon < local-1e-9*math.Max(1, local) {
-		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.kind)
+		return false, fmt.Errorf("%w: round %d: coordinator reports ε=%v, recomputed here %v (%s)", ErrBudgetMismatch, ev.Round, ev.Epsilon, local, s.accountant.Kind())
 	}
 	s.events = append(s.events, ev)
 	return false, nil
@@ -459,12 +464,8 @@ func (s *Session) LocalEpsilon() float64 {
 // epsilonAfter returns ε at the study's δ after rounds rounds of its
 // (q, c_t) by the study's accountant: for RDP from acc (the accumulated RDP
 // of exactly those rounds), for PLD from the rounds themselves.
-func (s *Session) epsilonAfter(rounds int, acc *privacy.Accountant) float64 {
-	if s.kind == privacy.AccountantRDP {
-		eps, _ := acc.Epsilon(s.study.Delta)
-		return eps
-	}
-	eps, err := privacy.EpsilonFor(s.kind, studyEvents(s.study, rounds), s.study.Delta)
+func (s *Session) epsilonAfter(rounds int, acc *privacy.RDP) float64 {
+	eps, err := privacy.EpsilonAfter(s.accountant, s.studyEvents(rounds), acc, s.study.Delta)
 	if err != nil {
 		return math.Inf(1) // cannot account: treat as over every budget
 	}
@@ -583,196 +584,4 @@ func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) 
 		return ErrNoData
 	}
 	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: in}, obs)
-}
-
-func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) error {
-	cfg, err := s.study.FLConfig()
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadStudy, err)
-	}
-	cfg.Accountant = s.kind
-	tr := nn.NewTrainer(s.mlp)
-	limit := s.agreedLimit()
-	set := func(st State) {
-		if obs.State != nil {
-			obs.State(st)
-		}
-	}
-	flush := func() {
-		s.mu.Lock()
-		p := s.pending
-		s.pending = nil
-		s.mu.Unlock()
-		for _, o := range p {
-			if obs.Sent != nil {
-				obs.Sent(o)
-			}
-		}
-	}
-	if err := s.sendReady(ctx); err != nil {
-		return err
-	}
-	flush()
-	if s.state == protocol.StateFinished {
-		set(StateFinished)
-	} else {
-		set(StateWaiting)
-	}
-	backoff := 100 * time.Millisecond
-	for {
-		m, err := read(ctx, s.ws, s.limit)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			var pe *protocol.Error
-			if errors.As(err, &pe) || errors.Is(err, protocol.ErrMalformed) || errors.Is(err, protocol.ErrNotFinite) || errors.Is(err, protocol.ErrVersion) {
-				s.ws.Close(ClosePolicyViolation, "bad frame")
-				return err
-			}
-			if s.Finished() != nil {
-				return nil
-			}
-			if s.opt.ReconnectMax < 0 {
-				return fmt.Errorf("session: connection lost: %w", err)
-			}
-			set(StateReconnecting)
-			if err := s.reconnect(ctx, &backoff); err != nil {
-				return err
-			}
-			s.mu.Lock()
-			s.unacked, s.acked = nil, nil // their answers went with the old connection
-			s.mu.Unlock()
-			flush()
-			set(StateWaiting)
-			continue
-		}
-		backoff = 100 * time.Millisecond
-		switch m := m.(type) {
-		case *protocol.RoundResult:
-			known, err := s.event(m.Event, true)
-			if err != nil {
-				s.ws.Close(ClosePolicyViolation, "check failed")
-				return err
-			}
-			s.mu.Lock()
-			s.global = m.Weights
-			if m.Schedule != nil {
-				s.schedule = m.Schedule
-			}
-			sampled := s.sampled[m.Event.Round]
-			counted := s.acked
-			s.acked = nil
-			s.mu.Unlock()
-			// An update acknowledged before its round's release and not
-			// refused before it (the coordinator sends refusals just
-			// ahead of the release) was counted.
-			for _, f := range counted {
-				if obs.Accepted != nil && !f.dummy {
-					obs.Accepted(f.round)
-				}
-			}
-			if obs.Result != nil {
-				obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
-					LocalEpsilon: s.LocalEpsilon(), PublicEpsilon: s.PublicEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
-			}
-			if !known {
-				set(StateWaiting)
-			}
-		case *protocol.RoundStart:
-			if err := s.answer(ctx, tr, cfg, m, s.refresh(m.Round, &data), limit, obs, set); err != nil {
-				return err
-			}
-		case *protocol.Accepted:
-			s.accepted(m, obs)
-		case *protocol.Finished:
-			s.mu.Lock()
-			s.finished = m
-			s.mu.Unlock()
-			set(StateFinished)
-			s.ws.Close(CloseNormal, "")
-			return nil
-		case *protocol.Error:
-			if m.Code.Fatal() {
-				s.ws.Close(CloseAbort, "")
-				return m
-			}
-			s.refused(m, obs)
-		default:
-			return fmt.Errorf("%w: unexpected %s from the coordinator", protocol.ErrMalformed, m.Type())
-		}
-	}
-}
-
-// accepted takes the coordinator's acknowledgement of a frame.
-func (s *Session) accepted(m *protocol.Accepted, obs Observer) {
-	if m.Round > 0 { // a coordinator that says which round
-		if obs.Accepted != nil {
-			obs.Accepted(m.Round)
-		}
-		return
-	}
-	// The coordinator acknowledges every frame at once, in order: this is
-	// the oldest frame not yet acknowledged.
-	s.mu.Lock()
-	if len(s.unacked) > 0 {
-		s.acked = append(s.acked, s.unacked[0])
-		s.unacked = s.unacked[1:]
-	}
-	s.mu.Unlock()
-}
-
-// refused takes a non-fatal coordinator error. A refusal resolves the
-// update it names; a stale_round for round 0 (frames that arrived while no
-// round took updates) resolves every acknowledged one.
-func (s *Session) refused(m *protocol.Error, obs Observer) {
-	s.mu.Lock()
-	var refused []sentFrame
-	switch {
-	case m.Round > 0:
-		s.acked = slices.DeleteFunc(s.acked, func(f sentFrame) bool { return f.round == m.Round })
-	case m.Code == protocol.CodeStaleRound:
-		refused, s.acked = s.acked, nil
-	}
-	if m.Code == protocol.CodeRoundAbandoned {
-		// Nothing of the round was released: it opens again, and this
-		// LHA answers it again.
-		delete(s.answered, m.Round)
-		delete(s.sampled, m.Round)
-	}
-	s.mu.Unlock()
-	if obs.Error != nil {
-		for _, f := range refused {
-			if !f.dummy {
-				obs.Error(&protocol.Error{Code: m.Code, Round: f.round, Message: m.Message})
-			}
-		}
-		obs.Error(m)
-	}
-}
-
-func (s *Session) reconnect(ctx context.Context, backoff *time.Duration) error {
-	s.ws.Close(CloseAbort, "")
-	maxWait := s.opt.ReconnectMax
-	if maxWait == 0 {
-		maxWait = 5 * time.Second
-	}
-	for {
-		t := time.NewTimer(*backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		*backoff = min(2**backoff, maxWait)
-		err := s.connect(ctx)
-		if err == nil {
-			return nil
-		}
-		var pe *protocol.Error
-		if errors.As(err, &pe) || errors.Is(err, ErrModelChanged) || errors.Is(err, ErrBudgetMismatch) || errors.Is(err, ErrBadStudy) {
-			return err
-		}
-	}
 }

@@ -112,7 +112,7 @@ func (s *Session) ExampleBudget() (b ExampleBudget, ok bool) {
 func (s *Session) Personal() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.strategy.client != nil && s.strategy.client.Strategy == fl.MRMTL
+	return s.strategy.client != nil && s.trains.Personal()
 }
 
 // GlobalModel returns a copy of the latest global model received.
@@ -126,7 +126,7 @@ func (s *Session) GlobalModel() []float64 {
 func (s *Session) forecastModel() []float64 {
 	out := append([]float64(nil), s.global...)
 	c := s.strategy.client
-	if c == nil || c.Strategy != fl.MRMTL || s.strategy.personal == nil || len(out) == 0 {
+	if c == nil || !s.trains.Personal() || s.strategy.personal == nil || len(out) == 0 {
 		return out
 	}
 	cfg, err := s.study.FLConfig()

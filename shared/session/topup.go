@@ -79,7 +79,7 @@ func (s *Session) lifetimeEpsilon(round int, eps float64) float64 {
 	if len(s.study.TopUps) == 0 {
 		return eps
 	}
-	f, err := privacy.FilterEpsilon(studyEvents(s.study, round), s.study.Delta, s.study.FilterOrder())
+	f, err := privacy.FilterEpsilon(s.studyEvents(round), s.study.Delta, s.study.FilterOrder())
 	if err != nil {
 		return math.Inf(1) // cannot account: over every limit
 	}

@@ -8,14 +8,14 @@ import (
 	"sync"
 )
 
-// Accountant accumulates the Rényi-DP of a sequence of Sampled Gaussian
+// RDP accumulates the Rényi-DP of a sequence of Sampled Gaussian
 // releases at a fixed list of orders and converts it to (ε, δ)-DP.
 //
 // Its state (orders and accumulated RDP per order) is explicit and
 // round-trips through MarshalJSON/UnmarshalJSON, so a coordinator can
-// persist it beside its privacy ledger. An Accountant is not safe for
+// persist it beside its privacy ledger. An RDP is not safe for
 // concurrent use; Clone it to hand a copy to another goroutine.
-type Accountant struct {
+type RDP struct {
 	orders []float64
 	rdp    []float64
 	plan   *plan
@@ -28,23 +28,23 @@ var defaultPlan = sync.OnceValue(func() *plan {
 	return p
 })
 
-// NewAccountant returns an empty accountant over orders (each in
+// NewRDP returns an empty accountant over orders (each in
 // (1, MaxOrder]; it panics otherwise). nil means DefaultOrders().
-func NewAccountant(orders []float64) *Accountant {
+func NewRDP(orders []float64) *RDP {
 	var p *plan
 	if orders == nil {
 		p = defaultPlan()
 	} else {
 		p = newPlan(orders)
 	}
-	return &Accountant{orders: p.orders, rdp: make([]float64, len(p.orders)), plan: p}
+	return &RDP{orders: p.orders, rdp: make([]float64, len(p.orders)), plan: p}
 }
 
 // Orders returns a copy of the accountant's Rényi orders.
-func (a *Accountant) Orders() []float64 { return append([]float64(nil), a.orders...) }
+func (a *RDP) Orders() []float64 { return append([]float64(nil), a.orders...) }
 
-// RDP returns a copy of the accumulated RDP, one value per order.
-func (a *Accountant) RDP() []float64 { return append([]float64(nil), a.rdp...) }
+// Curve returns a copy of the accumulated RDP, one value per order.
+func (a *RDP) Curve() []float64 { return append([]float64(nil), a.rdp...) }
 
 // Compose adds steps releases of the Sampled Gaussian Mechanism with
 // sampling rate q and noise multiplier c: steps·ξ(α) per order (RDP
@@ -53,7 +53,7 @@ func (a *Accountant) RDP() []float64 { return append([]float64(nil), a.rdp...) }
 // (NaN, q ∉ [0, 1], c < 0, steps < 0): validate them first with the Check
 // functions. Accountants over DefaultOrders take the RDP curve from the
 // package's cache of recent (q, c) pairs (see Epsilon).
-func (a *Accountant) Compose(q, c float64, steps int) {
+func (a *RDP) Compose(q, c float64, steps int) {
 	if !(q >= 0 && q <= 1) || !(c >= 0) || steps < 0 {
 		panic(fmt.Sprintf("privacy: Compose(q=%v, c=%v, steps=%d): need q ∈ [0,1], c ≥ 0, steps ≥ 0", q, c, steps))
 	}
@@ -89,7 +89,7 @@ func (a *Accountant) Compose(q, c float64, steps int) {
 // q = 0 rounds) the result is (0, NaN): the releases did not depend on
 // anyone's data. δ = 0, or no finite order, gives (+Inf, NaN); δ that is NaN,
 // negative or ≥ 1 gives (NaN, NaN): the conversion needs δ ∈ (0, 1).
-func (a *Accountant) Epsilon(delta float64) (eps, order float64) {
+func (a *RDP) Epsilon(delta float64) (eps, order float64) {
 	return epsilonFrom(a.plan, a.rdp, delta)
 }
 
@@ -122,8 +122,8 @@ func epsilonFrom(p *plan, rdp []float64, delta float64) (eps, order float64) {
 }
 
 // Clone returns an independent copy of a.
-func (a *Accountant) Clone() *Accountant {
-	return &Accountant{orders: a.orders, rdp: a.RDP(), plan: a.plan}
+func (a *RDP) Clone() *RDP {
+	return &RDP{orders: a.orders, rdp: a.Curve(), plan: a.plan}
 }
 
 type jsonFloat float64
@@ -160,7 +160,7 @@ type accountantJSON struct {
 // MarshalJSON encodes the state as {"orders": [...], "rdp": [...]}; an
 // order with unbounded RDP is written as the string "+Inf". Numbers are
 // written with the shortest representation that round-trips exactly.
-func (a *Accountant) MarshalJSON() ([]byte, error) {
+func (a *RDP) MarshalJSON() ([]byte, error) {
 	v := accountantJSON{Orders: a.orders, RDP: make([]jsonFloat, len(a.rdp))}
 	for i, r := range a.rdp {
 		v.RDP[i] = jsonFloat(r)
@@ -171,7 +171,7 @@ func (a *Accountant) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON restores a state written by MarshalJSON. It rejects
 // mismatched lengths, orders outside (1, MaxOrder] and RDP values that are
 // negative or NaN.
-func (a *Accountant) UnmarshalJSON(b []byte) error {
+func (a *RDP) UnmarshalJSON(b []byte) error {
 	var v accountantJSON
 	if err := json.Unmarshal(b, &v); err != nil {
 		return fmt.Errorf("privacy: decode accountant: %w", err)
@@ -195,7 +195,7 @@ func (a *Accountant) UnmarshalJSON(b []byte) error {
 	} else {
 		p = newPlan(v.Orders)
 	}
-	*a = Accountant{orders: p.orders, rdp: rdp, plan: p}
+	*a = RDP{orders: p.orders, rdp: rdp, plan: p}
 	return nil
 }
 
@@ -213,7 +213,7 @@ func equalOrders(a, b []float64) bool {
 
 // Epsilon returns the ε (and the minimising order) of rounds releases of
 // the Sampled Gaussian Mechanism (q, c) at δ, over DefaultOrders. Invalid
-// arguments give (NaN, NaN); see Accountant.Epsilon for δ.
+// arguments give (NaN, NaN); see RDP.Epsilon for δ.
 //
 // The RDP curves of the last few (q, c) pairs are cached (see
 // curveCacheSize), and orders that provably cannot attain the minimum are

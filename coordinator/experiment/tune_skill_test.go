@@ -1,0 +1,144 @@
+package experiment
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fedcast/fedcast/coordinator/backtest"
+	"github.com/fedcast/fedcast/shared/model"
+)
+
+// The fourth round's harness of the weekly design (docs/results.md, "Design
+// over time", fourth round): each variant replayed by `fedcast backtest`'s
+// replay on the history file from 2020-05-04 (15 campaigns, lifetime ε = 2)
+// for each noise seed, scored on the choosing origins 2020-05-04 …
+// 2021-01-25 only, overall and per quarter. Run it with
+//
+//	GOEXPERIMENT=simd FEDCAST_TUNE_SKILL=1 go test ./coordinator/experiment -run TestTuneSkill -v -timeout 1h
+//
+// FEDCAST_TUNE_SKILL_VARIANTS is a comma-separated list of variants (default
+// all of skillVariants); "a+b" applies a and b together. FEDCAST_TUNE_SEEDS
+// the noise seeds (default 1,2), FEDCAST_TUNE_EPS one ε (default 2),
+// FEDCAST_TUNE_PERIOD "history" (default) or "synthetic" (the synthetic
+// check: one 400-area outbreak, scored on its last 16 origins). The
+// held-out origins (2021-02-01 on) are never scored here.
+
+// skillVariants are the fourth round's variants, each one change from the
+// weekly design.
+var skillVariants = map[string]otVariant{
+	"weekly":  {"weekly", func(*model.Design) {}, nil},
+	"ens2":    {"ens2", func(*model.Design) {}, func(w *backtest.WeeklyDesign) { w.Ensemble = 2 }},
+	"ens3":    {"ens3", func(*model.Design) {}, func(w *backtest.WeeklyDesign) { w.Ensemble = 3 }},
+	"blend84": {"blend84", func(*model.Design) {}, func(w *backtest.WeeklyDesign) { w.Blend, w.BlendDays = true, 84 }},
+	"ramp":    {"ramp", func(*model.Design) {}, func(w *backtest.WeeklyDesign) { w.RampWeeks = 26 }},
+	"tclip":   {"tclip", weekly(func(w *model.Weekly) { w.ClipTarget = 0.5 }), nil},
+	"l1":      {"l1", weekly(func(w *model.Weekly) { w.Loss = "absolute" }), nil},
+	// The fifth round's, each one change from the weekly design as the
+	// fourth round left it (absolute error).
+	"d07":     {"d07", func(d *model.Design) { d.Damping = 0.7 }, nil},
+	"d1":      {"d1", func(d *model.Design) { d.Damping = 1 }, nil},
+	"lr003":   {"lr003", func(d *model.Design) { d.LearningRate = 0.003 }, nil},
+	"pers30":  {"pers30", weekly(func(w *model.Weekly) { w.PersonalSteps = 30 }), nil},
+	"pers100": {"pers100", weekly(func(w *model.Weekly) { w.PersonalSteps = 100 }), nil},
+	"L56":     {"L56", func(*model.Design) {}, calibLookback(56)},
+	// The sixth round's.
+	"pers30r":    {"pers30r", weekly(func(w *model.Weekly) { w.PersonalSteps, w.PersonalReleasedErrors = 30, true }), nil},
+	"pers30-L56": {"pers30-L56", weekly(func(w *model.Weekly) { w.PersonalSteps = 30 }), calibLookback(56)},
+}
+
+// skillOrder lists the fourth round's variants (the default of
+// FEDCAST_TUNE_SKILL_VARIANTS); the fifth round ran
+// weekly,d07,d1,lr003,pers30,pers100,L56, the sixth pers30r,pers30-L56.
+const skillOrder = "weekly,ens2,ens3,blend84,ramp,tclip,l1"
+
+// skillVariant returns the variant "a+b+…" of skillVariants.
+func skillVariant(t *testing.T, name string) (set func(*model.Design), setW func(*backtest.WeeklyDesign)) {
+	var parts []otVariant
+	for _, n := range strings.Split(name, "+") {
+		v, ok := skillVariants[n]
+		if !ok {
+			t.Fatalf("FEDCAST_TUNE_SKILL_VARIANTS: unknown variant %q (want some of %s)", n, skillOrder)
+		}
+		parts = append(parts, v)
+	}
+	set = func(d *model.Design) {
+		for _, v := range parts {
+			v.set(d)
+		}
+	}
+	setW = func(w *backtest.WeeklyDesign) {
+		for _, v := range parts {
+			if v.setW != nil {
+				v.setW(w)
+			}
+		}
+	}
+	return set, setW
+}
+
+// skillPeriods are the choosing origins' quarters (2021Q1: January only).
+var skillPeriods = []struct{ name, from, to string }{
+	{"2020Q2", "2020-04-01", "2020-06-30"},
+	{"2020Q3", "2020-07-01", "2020-09-30"},
+	{"2020Q4", "2020-10-01", "2020-12-31"},
+	{"2021Q1", "2021-01-01", "2021-01-31"},
+}
+
+func TestTuneSkill(t *testing.T) {
+	if os.Getenv("FEDCAST_TUNE_SKILL") == "" {
+		t.Skip("the weekly design's fourth tuning round: set FEDCAST_TUNE_SKILL=1 (seconds per replay with GOEXPERIMENT=simd)")
+	}
+	eps, err := strconv.ParseFloat(cmpOr(os.Getenv("FEDCAST_TUNE_EPS"), "2"), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []uint64
+	for _, s := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_SEEDS"), "1,2"), ",") {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("FEDCAST_TUNE_SEEDS: %v", err)
+		}
+		seeds = append(seeds, v)
+	}
+	period := cmpOr(os.Getenv("FEDCAST_TUNE_PERIOD"), "history")
+	d, state, pop, from, to := otInput(t, period)
+	last := to
+	if period == "history" {
+		from, last = day("2020-05-04"), day("2021-01-25")
+	}
+	for _, name := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_SKILL_VARIANTS"), skillOrder), ",") {
+		set, setW := skillVariant(t, name)
+		var wis, c95, worst float64
+		for _, seed := range seeds {
+			des, _ := model.ReplayPreset("weekly")
+			set(&des)
+			wd, err := backtest.NewWeeklyDesign(des, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			setW(wd)
+			res, err := backtest.Run(backtest.Options{Cases: d, AreaState: state, Population: pop, From: from, To: to,
+				Epsilon: eps, Delta: 1e-5, Design: wd, Seed: &seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := otScores(t, res, d, from, last)
+			line := fmt.Sprintf("%-14s seed %d %3.0f s  choosing %s", name, seed, res.Seconds, otLine(s))
+			w := 0.0
+			if period == "history" {
+				for _, q := range skillPeriods {
+					qs := otScores(t, res, d, maxTime(from, day(q.from)), minTime(last, day(q.to)))
+					line += fmt.Sprintf(" | %s %.3f", q.name, qs.RelativeWIS)
+					w = max(w, qs.RelativeWIS)
+				}
+			}
+			t.Log(line)
+			n := float64(len(seeds))
+			wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
+		}
+		t.Logf("%-14s mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, len(seeds), wis, c95, worst)
+	}
+}

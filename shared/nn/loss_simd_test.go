@@ -1,0 +1,35 @@
+//go:build goexperiment.simd && amd64
+
+package nn
+
+import "testing"
+
+// TestAbsoluteErrorKernelsSameBits: training with the absolute error gives
+// the same loss and parameters, bit for bit, on the scalar, AVX2 and
+// AVX-512 kernels (the last through the feature-major path for batches up
+// to fmMaxBatch), as the squared error does.
+func TestAbsoluteErrorKernelsSameBits(t *testing.T) {
+	for _, n := range []int{13, 180, fmMaxBatch + 5} {
+		m, p0, x, y := problem(11, n, 16, 32, 1)
+		run := func() ([]float64, float64) {
+			p := append([]float64(nil), p0...)
+			tr := NewTrainer(m)
+			tr.SetLoss(AbsoluteError)
+			loss := tr.Train(p, x, y, 30, AdamOptions{LearningRate: 0.01})
+			return p, loss
+		}
+		var want []float64
+		var wantLoss float64
+		withKernels("scalar", func() { want, wantLoss = run() })
+		for _, k := range []string{"avx2", "avx512"} {
+			var got []float64
+			var gotLoss float64
+			if !withKernels(k, func() { got, gotLoss = run() }) {
+				continue
+			}
+			if !sameBits(t, k+" loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, k+" trained parameters", got, want) {
+				t.Fatalf("%s: batch of %d", k, n)
+			}
+		}
+	}
+}
