@@ -8,9 +8,11 @@
 // Tests:
 //
 //   - TestEquivalence400: 400 LHAs, one German county each, November 2020,
-//     against `fedcast serve --insecure-seed`: the released final model is
-//     bit for bit the one fl.Simulation computes in process for the same
-//     seed and windows, and ε is privacy.Epsilon(q, c, T, δ);
+//     against `fedcast serve --insecure-seed`: every released model is bit
+//     for bit the one the study run in process releases for the same seed
+//     and windows (study.InProcess, the driver of `fedcast simulate`; and
+//     fl.Simulation, the transport-free reference loop), and ε is
+//     privacy.Epsilon(q, c, T, δ);
 //   - TestSigkillResume: `fedcast serve` is SIGKILLed at random moments and
 //     in the gap between the ledger commit and the broadcast (the server's
 //     test-only server.PauseAfterCommitEnv hook), restarted on the same

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
@@ -52,8 +53,11 @@ func referenceClients(t *testing.T, data *series.Dataset) []fl.ClientData {
 // TestEquivalence400 runs the November 2020 study with 400 LHAs (one
 // county each) through the real `fedcast serve --insecure-seed` process and
 // 400 client sessions over loopback websockets, and checks the released
-// model bit for bit against fl.Simulation with the same seed. Reduced:
-// T = 3 rounds; FEDCAST_ACCEPTANCE=1: the paper's T = 75.
+// models bit for bit against the study run in process with the same seed
+// and study file: on study.InProcess (the same Coordinator over a loopback,
+// the driver `fedcast simulate` runs) and on fl.Simulation (the
+// transport-free reference loop). Reduced: T = 3 rounds;
+// FEDCAST_ACCEPTANCE=1: the paper's T = 75.
 func TestEquivalence400(t *testing.T) {
 	data, err := series.ReadFile(filepath.Join(dataDir(t), "county_cases_daily.csv"))
 	if err != nil {
@@ -165,6 +169,15 @@ func TestEquivalence400(t *testing.T) {
 		t.Fatal(err)
 	}
 	simTime := time.Since(t0)
+	inEvents, inFinal := inProcessReference(t, studyPath, seed, ref)
+	if !slices.Equal(inFinal, res.Global) {
+		t.Errorf("the in-process driver's final model differs from fl.Simulation's")
+	}
+	for r, ev := range exp.Rounds {
+		if r >= len(inEvents) || ev.ModelSHA256 != inEvents[r].ModelSHA256 || ev.Epsilon != inEvents[r].Epsilon {
+			t.Errorf("round %d: the live ledger and the in-process driver released different rounds", r+1)
+		}
+	}
 
 	wantEps, _ := privacy.Epsilon(q, c, rounds, paperDelta)
 	differing, maxDiff := 0, 0.0
@@ -208,4 +221,38 @@ func TestEquivalence400(t *testing.T) {
 		"updates_sent": totalUpdates, "final_model_sha256": final.ModelSHA256, "simulation_sha256": protocol.HashHex(res.Global),
 		"parameters_differing": differing, "live_seconds": live.Seconds(), "simulation_seconds": simTime.Seconds(),
 	})
+}
+
+// inProcessReference runs the study file at path in process, as `fedcast
+// simulate` runs a study: the engine opened on a MemStore in research
+// mode with seed (so its initial model, sampling and noise are serve's
+// with --insecure-seed), driven by study.InProcess, each LHA training on
+// its reference windows. It returns the released rounds and the final
+// model.
+func inProcessReference(t *testing.T, path string, seed uint64, ref []fl.ClientData) ([]protocol.Event, []float64) {
+	t.Helper()
+	f, raw, err := study.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := study.Open(f, raw, &study.MemStore{}, &study.Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainers := make([]*nn.Trainer, 2)
+	var events []protocol.Event
+	drv := &study.InProcess{Engine: e, Workers: len(trainers),
+		Train: func(w, lha, _ int, global, dst []float64) bool {
+			if trainers[w] == nil {
+				trainers[w] = nn.NewTrainer(e.Model)
+			}
+			fl.LocalUpdate(trainers[w], global, ref[lha].X, ref[lha].Y, e.Config, dst)
+			return true
+		},
+		OnRound: func(ev protocol.Event, _ []float64) { events = append(events, ev) }}
+	final, err := drv.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, final
 }

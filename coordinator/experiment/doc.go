@@ -4,6 +4,18 @@
 // final global model on the pooled test windows. It is what
 // "fedcast simulate" runs, and it writes the results as JSON and figures.
 //
+// # One round driver
+//
+// Each study runs on the live study's Coordinator (coordinator/study,
+// study.InProcess), as `fedcast serve` runs one: the run's setting becomes
+// a study file (Config.studyFile, the one mapping), the engine holds it in
+// memory in research mode, and every area is an LHA in process that gets
+// round_start, trains (fl.LocalUpdate, or its MR-MTL and local DP-SGD
+// state) and sends its update as a frame; the released round_result is
+// what the run evaluates. Cyclic FL alone still runs on
+// fl.CyclicSimulation (its turn order comes from the run's seed, a live
+// study's from its file's hash).
+//
 // # Reproducibility
 //
 // Run r of an experiment seeded with s uses fl.RunSeed(s, r) for its

@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -341,83 +342,13 @@ func (r *Report) intervalFigures(dir string) ([]string, error) {
 		files = append(files, written...)
 		return err
 	}
-	type series struct {
-		label string
-		get   func(Result) metrics.Summary
-		ref   float64
-	}
-	for _, f := range []struct {
-		name, title, ylabel string
-		lines               []series
-	}{
-		{"interval_coverage", "Coverage of the forecast ranges (mean ± sd across runs; nominal dashed)", "share of outcomes inside",
-			[]series{{"95 % range", func(r Result) metrics.Summary { return r.Coverage95 }, 0.95},
-				{"50 % range", func(r Result) metrics.Summary { return r.Coverage50 }, 0.5}}},
-		{"relative_wis", "Relative WIS against the hub-style baseline (mean ± sd)", "relative WIS (below 1: better)",
-			[]series{{"quantile forecasts", func(r Result) metrics.Summary { return r.RelativeWIS }, 1}}},
-	} {
-		p := plot.New()
-		p.Title.Text = f.title
-		p.X.Label.Text = "privacy budget ε (log scale; non-DP at the right)"
-		p.Y.Label.Text = f.ylabel
-		p.X.Scale = plot.LogScale{}
-		p.Add(plotter.NewGrid())
-		n := 0
-		var xs plotter.XYs
-		for i, s := range f.lines {
-			var pts plotter.XYs
-			var errs plotter.YErrors
-			for _, res := range r.Results {
-				e := float64(res.Epsilon)
-				if math.IsInf(e, 1) {
-					e = nonDPx(r.Results)
-				}
-				m := s.get(res)
-				if math.IsNaN(m.Mean) {
-					continue
-				}
-				pts = append(pts, plotter.XY{X: e, Y: m.Mean})
-				errs = append(errs, struct{ Low, High float64 }{m.SD, m.SD})
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			xs = pts
-			l, sc, err := newLinePoints(pts)
-			if err != nil {
-				return files, err
-			}
-			col := palette[i%len(palette)]
-			l.Color, sc.GlyphStyle.Color = col, col
-			eb := &plotter.YErrorBars{XYs: pts, YErrors: errs}
-			eb.LineStyle.Color = col
-			eb.CapWidth = vg.Points(5)
-			level := s.ref
-			ref := plotter.NewFunction(func(float64) float64 { return level })
-			ref.Color = col
-			ref.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			p.Add(l, sc, eb, ref)
-			p.Legend.Add(s.label, l, sc)
-			n++
+	for _, f := range intervalByEps {
+		p, err := r.intervalEpsFigure(f)
+		if err != nil {
+			return files, err
 		}
-		if n == 0 {
+		if p == nil {
 			continue
-		}
-		ticks := epsTicks(xs)
-		for i := range ticks {
-			if ticks[i].Value == nonDPx(r.Results) && hasNonDP(r.Results) {
-				ticks[i].Label = "non-DP"
-			}
-		}
-		p.X.Tick.Marker = ticks
-		p.Legend.Top = true
-		widenLogX(p, xs)
-		if f.name == "interval_coverage" {
-			p.Y.Min, p.Y.Max = 0, 1
-			p.Legend.Top = false // the 95 % line runs along the top
-		} else {
-			p.Y.Min = math.Min(p.Y.Min, 0.8)
-			p.Y.Max = math.Max(p.Y.Max, 1.1)
 		}
 		if err := save(p, f.name); err != nil {
 			return files, err
@@ -427,36 +358,149 @@ func (r *Report) intervalFigures(dir string) ([]string, error) {
 		if res.Intervals == nil || len(res.Intervals.PIT) != forecast.PITBins {
 			continue
 		}
-		p := plot.New()
-		p.Title.Text = "PIT histogram, " + epsLabel(float64(res.Epsilon)) + " (all runs; flat = calibrated)"
-		p.X.Label.Text = "position of the outcome in the forecast distribution"
-		p.Y.Label.Text = "density (share ÷ bin width)"
-		var hs plotter.XYs
-		for b := range forecast.PITBins {
-			lo, hi := forecast.PITEdges[b], forecast.PITEdges[b+1]
-			dens := res.Intervals.PIT[b] / (hi - lo)
-			hs = append(hs, plotter.XY{X: lo, Y: dens}, plotter.XY{X: hi, Y: dens})
-		}
-		l, err := plotter.NewLine(hs)
+		p, err := pitFigure(res)
 		if err != nil {
 			return files, err
 		}
-		l.Color = palette[0]
-		l.Width = vg.Points(2)
-		one, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 1}})
-		if err != nil {
-			return files, err
-		}
-		one.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		p.Add(plotter.NewGrid(), l, one)
-		p.Legend.Add("observed", l)
-		p.Legend.Add("calibrated", one)
-		p.Legend.Top = true
 		if err := save(p, "pit_eps_"+fileEps(float64(res.Epsilon))); err != nil {
 			return files, err
 		}
 	}
 	return files, nil
+}
+
+// intervalLine is one summary drawn against ε, with its reference level
+// (dashed).
+type intervalLine struct {
+	label string
+	get   func(Result) metrics.Summary
+	ref   float64
+}
+
+// intervalFigure is a figure of summaries against ε.
+type intervalFigure struct {
+	name, title, ylabel string
+	lines               []intervalLine
+}
+
+// intervalByEps are the interval figures drawn against ε.
+var intervalByEps = []intervalFigure{
+	{"interval_coverage", "Coverage of the forecast ranges (mean ± sd across runs; nominal dashed)", "share of outcomes inside",
+		[]intervalLine{{"95 % range", func(r Result) metrics.Summary { return r.Coverage95 }, 0.95},
+			{"50 % range", func(r Result) metrics.Summary { return r.Coverage50 }, 0.5}}},
+	{"relative_wis", "Relative WIS against the hub-style baseline (mean ± sd)", "relative WIS (below 1: better)",
+		[]intervalLine{{"quantile forecasts", func(r Result) metrics.Summary { return r.RelativeWIS }, 1}}},
+}
+
+// intervalEpsFigure draws figure f against ε (nil: no result has a value
+// to draw).
+func (r *Report) intervalEpsFigure(f intervalFigure) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = f.title
+	p.X.Label.Text = "privacy budget ε (log scale; non-DP at the right)"
+	p.Y.Label.Text = f.ylabel
+	p.X.Scale = plot.LogScale{}
+	p.Add(plotter.NewGrid())
+	n := 0
+	var xs plotter.XYs
+	for i, s := range f.lines {
+		pts, err := r.addIntervalLine(p, s, palette[i%len(palette)])
+		if err != nil {
+			return nil, err
+		}
+		if len(pts) > 0 {
+			xs = pts
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	ticks := epsTicks(xs)
+	for i := range ticks {
+		if ticks[i].Value == nonDPx(r.Results) && hasNonDP(r.Results) {
+			ticks[i].Label = "non-DP"
+		}
+	}
+	p.X.Tick.Marker = ticks
+	p.Legend.Top = true
+	widenLogX(p, xs)
+	if f.name == "interval_coverage" {
+		p.Y.Min, p.Y.Max = 0, 1
+		p.Legend.Top = false // the 95 % line runs along the top
+	} else {
+		p.Y.Min = math.Min(p.Y.Min, 0.8)
+		p.Y.Max = math.Max(p.Y.Max, 1.1)
+	}
+	return p, nil
+}
+
+// addIntervalLine adds line s (mean ± sd per ε, and its dashed reference
+// level) to p in colour col and returns its points (none: nothing drawn).
+func (r *Report) addIntervalLine(p *plot.Plot, s intervalLine, col color.Color) (plotter.XYs, error) {
+	var pts plotter.XYs
+	var errs plotter.YErrors
+	for _, res := range r.Results {
+		e := float64(res.Epsilon)
+		if math.IsInf(e, 1) {
+			e = nonDPx(r.Results)
+		}
+		m := s.get(res)
+		if math.IsNaN(m.Mean) {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: e, Y: m.Mean})
+		errs = append(errs, struct{ Low, High float64 }{m.SD, m.SD})
+	}
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	l, sc, err := newLinePoints(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.Color, sc.GlyphStyle.Color = col, col
+	eb := &plotter.YErrorBars{XYs: pts, YErrors: errs}
+	eb.LineStyle.Color = col
+	eb.CapWidth = vg.Points(5)
+	level := s.ref
+	ref := plotter.NewFunction(func(float64) float64 { return level })
+	ref.Color = col
+	ref.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	p.Add(l, sc, eb, ref)
+	p.Legend.Add(s.label, l, sc)
+	return pts, nil
+}
+
+// pitFigure draws res's PIT histogram against the flat line of a
+// calibrated forecast.
+func pitFigure(res Result) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "PIT histogram, " + epsLabel(float64(res.Epsilon)) + " (all runs; flat = calibrated)"
+	p.X.Label.Text = "position of the outcome in the forecast distribution"
+	p.Y.Label.Text = "density (share ÷ bin width)"
+	var hs plotter.XYs
+	for b := range forecast.PITBins {
+		lo, hi := forecast.PITEdges[b], forecast.PITEdges[b+1]
+		dens := res.Intervals.PIT[b] / (hi - lo)
+		hs = append(hs, plotter.XY{X: lo, Y: dens}, plotter.XY{X: hi, Y: dens})
+	}
+	l, err := plotter.NewLine(hs)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = palette[0]
+	l.Width = vg.Points(2)
+	one, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	one.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	p.Add(plotter.NewGrid(), l, one)
+	p.Legend.Add("observed", l)
+	p.Legend.Add("calibrated", one)
+	p.Legend.Top = true
+	return p, nil
 }
 
 // nonDPx is where non-DP is drawn on a log ε axis: twice the largest

@@ -67,15 +67,7 @@ func (o *StrategyOptions) strategyDefaults(delta float64) error {
 		o.ExampleEpsilon, o.ExampleDelta, o.ExampleRate, o.ExampleClip = 0, 0, 0, 0
 		return nil
 	}
-	if o.ExampleDelta == 0 {
-		o.ExampleDelta = delta
-	}
-	if o.ExampleRate == 0 {
-		o.ExampleRate = fl.DefaultExampleSampleRate
-	}
-	if o.ExampleClip == 0 {
-		o.ExampleClip = fl.DefaultExampleClip
-	}
+	o.ExampleDelta, o.ExampleRate, o.ExampleClip = fl.ExampleDefaults(o.ExampleDelta, o.ExampleRate, o.ExampleClip, delta)
 	if o.Privacy == fl.BothLevels && !(o.ExampleEpsilon > 0) {
 		return fmt.Errorf("experiment: privacy %q needs the example-level ε of each LHA (> 0)", o.Privacy)
 	}
@@ -172,9 +164,9 @@ type personalOutcome struct {
 }
 
 // evaluatePersonal predicts every test window with the model of its own
-// LHA (sim.PersonalModel) and returns the metrics, with the example-level
+// LHA (lhas.personalModel) and returns the metrics, with the example-level
 // ε each LHA spent.
-func evaluatePersonal(sim *fl.Simulation, global []float64, m *nn.MLP, f model.Features, damping float64, rd *runData) personalOutcome {
+func evaluatePersonal(l *lhas, global []float64, m *nn.MLP, f model.Features, damping float64, rd *runData) personalOutcome {
 	var out personalOutcome
 	byName := map[string]int{}
 	for k, name := range rd.trainNames {
@@ -186,7 +178,7 @@ func evaluatePersonal(sim *fl.Simulation, global []float64, m *nn.MLP, f model.F
 	for a, idx := range rd.testIdx {
 		k, ok := byName[rd.areaNames[a]]
 		if ok {
-			sim.PersonalModel(k, global, w)
+			l.personalModel(k, global, w)
 		} else {
 			copy(w, global) // an area without training windows has no personal model
 		}
@@ -195,7 +187,7 @@ func evaluatePersonal(sim *fl.Simulation, global []float64, m *nn.MLP, f model.F
 		}
 	}
 	out.result = metrics.Compute(rd.testY, pred)
-	for _, c := range sim.ClientStates {
+	for _, c := range l.states {
 		if c.DPSGD != nil {
 			out.spent = append(out.spent, c.DPSGD.Spent())
 		}

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/fedcast/fedcast/shared/fl"
@@ -51,35 +50,4 @@ func (c *Config) calibrate(r *Result, sched privacy.Schedule, eps, q float64) er
 	}
 	r.EpsilonSpent = fl.JSONFloat(spent)
 	return nil
-}
-
-// run trains one study with cfg's strategy and returns the final model:
-// sim as it is for FedAvg, or a cyclic study with sim's model, setting,
-// clients, seed and local DP-SGD (sim.OnRound sees each round's record and
-// model). Under local DP-SGD a cyclic run leaves each client's own
-// accountant in sim.ClientStates (no personal model: every LHA forecasts
-// with the model of the last turn).
-func (c *Config) run(ctx context.Context, sim *fl.Simulation) ([]float64, error) {
-	if c.Strategy == fl.Cyclic {
-		cyc := &fl.CyclicSimulation{
-			Model: sim.Model, Config: sim.Config, Clients: sim.Clients, Initial: sim.Initial,
-			Epsilon: sim.Epsilon, Delta: sim.Delta, Seed: sim.Seed, Example: sim.Example,
-			OnRound: func(e fl.CyclicEvent, g []float64) {
-				if sim.OnRound != nil {
-					sim.OnRound(fl.Event{Round: e.Round, SampleRate: 1, NoiseMultiplier: e.NoiseMultiplier, Epsilon: e.Epsilon, Delta: e.Delta}, g)
-				}
-			},
-		}
-		w, _, err := cyc.Run(ctx)
-		sim.ClientStates = nil
-		for _, l := range cyc.Locals {
-			sim.ClientStates = append(sim.ClientStates, &fl.Client{Strategy: fl.FedAvg, DPSGD: l})
-		}
-		return w, err
-	}
-	srv, err := sim.Run(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return srv.Global, nil
 }

@@ -97,7 +97,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, l.Store(), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, l.Store(), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,14 +2,12 @@ package study
 
 import (
 	"fmt"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/fedcast/fedcast/coordinator/ledger"
-	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // BenchmarkAggregateRound measures one round of 2,500 updates of the
@@ -26,30 +24,19 @@ func BenchmarkAggregateRound(b *testing.B) {
 	const n = 2500
 	for _, mode := range []string{"secure", "insecure-seed"} {
 		b.Run(fmt.Sprintf("%s/updates=%d", mode, n), func(b *testing.B) {
-			f, _, err := Create(CreateOptions{Names: benchNames(n), Template: File{
-				Settings: protocol.Settings{
-					Name:            "bench",
-					Epsilon:         10,
-					Rounds:          1000,
-					ExpectedClients: n,
-					RoundLength:     Duration(time.Minute),
-				},
-			}})
+			f, _, err := Create(CreateOptions{Names: benchNames(n), Template: File{Settings: protocol.Settings{Name: "bench", Epsilon: 10, Rounds: 1000,
+				ExpectedClients: n, RoundLength: Duration(time.Minute)}}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			raw, _ := f.Marshal()
-			l, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
+			l := openLedger(b, filepath.Join(b.TempDir(), "ledger.db"))
 			var opt Options
 			if mode != "secure" {
 				seed := uint64(1)
 				opt.InsecureSeed = &seed
 			}
-			e, err := Open(f, raw, ledgerStore{l}, &opt)
+			e, err := Open(f, raw, l, &opt)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,10 +17,14 @@ type ClientData struct {
 	X, Y []float64
 }
 
-// Simulation runs a whole study in process: the paper's experiments, and
-// the reference the coordinator's live runs are checked against. For a given
-// Seed its result does not depend on Workers: each client's update is
-// computed independently and the updates are summed in client order.
+// Simulation runs a whole study in process, transport-free: the reference
+// loop that tests check the study engine against (bit for bit in research
+// mode). No command runs it: `fedcast simulate` and `fedcast backtest`
+// drive the study engine's Coordinator with their LHAs in process
+// (coordinator/study.InProcess), so that a round feature is written once.
+// For a given Seed its result does not depend on Workers: each client's
+// update is computed independently and the updates are summed in client
+// order.
 type Simulation struct {
 	// Model is the architecture. Required.
 	Model *nn.MLP

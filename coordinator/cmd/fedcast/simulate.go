@@ -47,143 +47,227 @@ the first's; the scale is calibrated to each ε) or an explicit list c1,c2,…,c
 
 func runSimulate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "simulate", simulateUsage)
-	cases := fs.String("cases", "", "case CSV (date,region,cases); empty: built-in synthetic outbreak")
-	counties := fs.String("counties", "", "population CSV (county_id,name,state,population) for the strata")
-	from := fs.String("from", "", "first day of the study window, YYYY-MM-DD (inclusive); empty: all data")
-	to := fs.String("to", "", "last day of the study window, YYYY-MM-DD (inclusive); empty: all data")
-	epsList := fs.String("epsilon", "1,2,inf", "comma-separated privacy budgets ε; 'inf' is non-DP")
-	runs := fs.Int("runs", 1, "runs per ε (independent seeds)")
-	preset := fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)")
-	history := fs.Int("history", 0, "input days H of each window (default: the preset's, 13 or 10)")
-	rounds := fs.Int("rounds", 0, "federated rounds T (default: the preset's, 5 or 75)")
-	m := fs.Int("clients-per-round", 0, "expected clients per round m, q = m/N (default: the preset's, all areas or 100)")
-	epochs := fs.Int("local-epochs", 0, "local full-batch Adam steps E per round (default: the preset's, 30)")
-	clip := fs.Float64("clip", 0, "L2 clip bound S of each client update (default: the preset's, 0.5)")
-	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
-	lr := fs.Float64("learning-rate", 0, "Adam learning rate (default: the preset's, 0.001 for both)")
-	hidden := fs.String("hidden", "", "hidden layer widths, e.g. 128,64,32; 'none' is a linear model (default: the preset's)")
-	features := fs.String("features", "", "what the network reads: log-change or counts (default: the preset's)")
-	damping := fs.Float64("damping", 0, "factor in (0, 1] on the forecast change of a log-change model (default: the preset's)")
-	split := fs.String("split", "temporal", "per-area train/test split: temporal (last 10 % of windows test) or random (the paper's code)")
-	smoothing := fs.String("smoothing", "centered", "7-day moving average: centered (paper) or trailing")
-	seed := fs.Uint64("seed", 1, "seed of the experiment (run r uses a seed derived from it)")
-	jsonOut := fs.String("json", "", "write the results as JSON to this file")
-	outDir := fs.String("out", "", "write report.json and the figures (PNG and SVG) into this directory")
-	workers := fs.Int("workers", 0, "goroutines training, shared by the runs and the clients within them (0: one per core)")
-	evalEvery := fs.Int("eval-every", 5, "record test MAPE every this many rounds (convergence)")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	acct := fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld")
-	point := fs.String("point-forecast", experiment.PointModel, "point forecaster the quantile forecasts wrap: model (the trained model) or persistence (last value; no training)")
-	hubDir := fs.String("hub", "", "write the first run's test-period quantile forecasts per ε as hub CSV files into this directory")
-	readStrategy := strategyFlags(fs)
-	noiseSchedule := fs.String("noise-schedule", privacy.RuleConstant, "per-round noise multipliers: constant, linear:r, step:j,r, geometric:r or c1,c2,…,cT")
+	f := newSimulateFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	strategy, err := readStrategy()
+	cfg, design, err := f.config(fs)
 	if err != nil {
 		return err
 	}
-	kind, err := privacy.ParseAccountantKind(*acct)
+	if err := f.loadData(env, fs, &cfg, &design); err != nil {
+		return err
+	}
+	cfg.ClientsPerRound = design.ExpectedClients(len(cfg.Data.Regions))
+	if !*f.quiet {
+		cfg.Progress = env.Stderr
+		fmt.Fprintf(env.Stderr, "simulate: %d ε × %d runs; progress below, one line per finished run\n", len(cfg.Epsilons), *f.runs)
+	}
+	rep, err := experiment.Run(ctx, cfg)
 	if err != nil {
-		return usagef("use --accountant rdp or --accountant pld", "%v", err)
+		return err
 	}
-	if _, err := privacy.ParseSchedule(*noiseSchedule); err != nil {
-		return usagef("e.g. --noise-schedule linear:0.5 (less noise in the last round) or --noise-schedule step:5,0.8", "%v", err)
+	return f.write(env, rep)
+}
+
+// simulateFlags are simulate's flags.
+type simulateFlags struct {
+	cases         *string
+	counties      *string
+	from          *string
+	to            *string
+	epsList       *string
+	runs          *int
+	preset        *string
+	history       *int
+	rounds        *int
+	m             *int
+	epochs        *int
+	clip          *float64
+	delta         *float64
+	lr            *float64
+	hidden        *string
+	features      *string
+	damping       *float64
+	split         *string
+	smoothing     *string
+	seed          *uint64
+	jsonOut       *string
+	outDir        *string
+	workers       *int
+	evalEvery     *int
+	quiet         *bool
+	acct          *string
+	point         *string
+	hubDir        *string
+	readStrategy  func() (experiment.StrategyOptions, error)
+	noiseSchedule *string
+}
+
+// newSimulateFlags defines simulate's flags on fs.
+func newSimulateFlags(fs *flag.FlagSet) *simulateFlags {
+	return &simulateFlags{
+		cases:         fs.String("cases", "", "case CSV (date,region,cases); empty: built-in synthetic outbreak"),
+		counties:      fs.String("counties", "", "population CSV (county_id,name,state,population) for the strata"),
+		from:          fs.String("from", "", "first day of the study window, YYYY-MM-DD (inclusive); empty: all data"),
+		to:            fs.String("to", "", "last day of the study window, YYYY-MM-DD (inclusive); empty: all data"),
+		epsList:       fs.String("epsilon", "1,2,inf", "comma-separated privacy budgets ε; 'inf' is non-DP"),
+		runs:          fs.Int("runs", 1, "runs per ε (independent seeds)"),
+		preset:        fs.String("preset", "default", "study design: default (fedcast's) or paper (every setting of the paper)"),
+		history:       fs.Int("history", 0, "input days H of each window (default: the preset's, 13 or 10)"),
+		rounds:        fs.Int("rounds", 0, "federated rounds T (default: the preset's, 5 or 75)"),
+		m:             fs.Int("clients-per-round", 0, "expected clients per round m, q = m/N (default: the preset's, all areas or 100)"),
+		epochs:        fs.Int("local-epochs", 0, "local full-batch Adam steps E per round (default: the preset's, 30)"),
+		clip:          fs.Float64("clip", 0, "L2 clip bound S of each client update (default: the preset's, 0.5)"),
+		delta:         fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee"),
+		lr:            fs.Float64("learning-rate", 0, "Adam learning rate (default: the preset's, 0.001 for both)"),
+		hidden:        fs.String("hidden", "", "hidden layer widths, e.g. 128,64,32; 'none' is a linear model (default: the preset's)"),
+		features:      fs.String("features", "", "what the network reads: log-change or counts (default: the preset's)"),
+		damping:       fs.Float64("damping", 0, "factor in (0, 1] on the forecast change of a log-change model (default: the preset's)"),
+		split:         fs.String("split", "temporal", "per-area train/test split: temporal (last 10 % of windows test) or random (the paper's code)"),
+		smoothing:     fs.String("smoothing", "centered", "7-day moving average: centered (paper) or trailing"),
+		seed:          fs.Uint64("seed", 1, "seed of the experiment (run r uses a seed derived from it)"),
+		jsonOut:       fs.String("json", "", "write the results as JSON to this file"),
+		outDir:        fs.String("out", "", "write report.json and the figures (PNG and SVG) into this directory"),
+		workers:       fs.Int("workers", 0, "goroutines training, shared by the runs and the clients within them (0: one per core)"),
+		evalEvery:     fs.Int("eval-every", 5, "record test MAPE every this many rounds (convergence)"),
+		quiet:         fs.Bool("quiet", false, "no progress on stderr"),
+		acct:          fs.String("accountant", string(privacy.DefaultAccountant), "privacy accountant that calibrates the noise: rdp or pld"),
+		point:         fs.String("point-forecast", experiment.PointModel, "point forecaster the quantile forecasts wrap: model (the trained model) or persistence (last value; no training)"),
+		hubDir:        fs.String("hub", "", "write the first run's test-period quantile forecasts per ε as hub CSV files into this directory"),
+		readStrategy:  strategyFlags(fs),
+		noiseSchedule: fs.String("noise-schedule", privacy.RuleConstant, "per-round noise multipliers: constant, linear:r, step:j,r, geometric:r or c1,c2,…,cT"),
 	}
-	eps, err := parseEpsilons(*epsList)
+}
+
+// config reads the flags into the experiment's setting and the design it
+// starts from (the preset with the flags' overrides), or a usage error.
+func (f *simulateFlags) config(fs *flag.FlagSet) (experiment.Config, model.Design, error) {
+	grid, design, err := f.design(fs)
 	if err != nil {
-		return usagef("example: --epsilon 0.5,1,2,inf", "%v", err)
-	}
-	if *point != experiment.PointModel && *point != experiment.PointPersistence {
-		return usagef("use --point-forecast model or --point-forecast persistence", "unknown point forecaster %q", *point)
-	}
-	design, err := model.Preset(*preset)
-	if err == nil && design.Features == model.Lipschitz {
-		err = fmt.Errorf("simulate does not bound the layers' norms: measure the publishable design with 'fedcast backtest --preset lipschitz'")
-	}
-	if err != nil {
-		return usagef("use --preset default or --preset paper", "%v", err)
-	}
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"runs", *runs}, {"history", *history}, {"rounds", *rounds}, {"clients-per-round", *m}, {"local-epochs", *epochs}, {"eval-every", *evalEvery}} {
-		if c.v < 1 && (flagSet(fs, c.name) || c.name == "runs" || c.name == "eval-every") {
-			return usagef("", "--%s must be at least 1, got %d", c.name, c.v)
-		}
-	}
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"clip", *clip}, {"learning-rate", *lr}} {
-		if flagSet(fs, c.name) && !(c.v > 0 && !math.IsInf(c.v, 0)) {
-			return usagef("", "--%s must be a number > 0, got %v", c.name, c.v)
-		}
-	}
-	if *history > 0 {
-		design.History = *history
-	}
-	if *rounds > 0 {
-		design.Rounds = *rounds
-	}
-	if *m > 0 {
-		design.ClientsPerRound = *m
-	}
-	if *epochs > 0 {
-		design.LocalEpochs = *epochs
-	}
-	if *clip > 0 {
-		design.Clip = *clip
-	}
-	if *lr > 0 {
-		design.LearningRate = *lr
-	}
-	if flagSet(fs, "hidden") {
-		if design.Hidden, err = parseHidden(*hidden); err != nil {
-			return usagef("e.g. --hidden 128,64,32 or --hidden none", "%v", err)
-		}
-	}
-	if flagSet(fs, "features") {
-		if design.Features, err = model.Parse(*features); err != nil {
-			return usagef("use --features log-change or --features counts", "%v", err)
-		}
-	}
-	if flagSet(fs, "damping") {
-		if err := model.CheckDamping(*damping); err != nil {
-			return usagef("e.g. --damping 0.5", "%v", err)
-		}
-		design.Damping = *damping
+		return grid, design, err
 	}
 	cfg := experiment.Config{
 		Damping: design.Damping, History: design.History,
-		Epsilons: eps, Runs: *runs, Rounds: design.Rounds, LocalEpochs: design.LocalEpochs,
-		Clip: design.Clip, Delta: *delta, LearningRate: design.LearningRate, Seed: *seed, Workers: *workers, EvalEvery: *evalEvery,
+		Epsilons: grid.Epsilons, Runs: *f.runs, Rounds: design.Rounds, LocalEpochs: design.LocalEpochs,
+		Clip: design.Clip, Delta: *f.delta, LearningRate: design.LearningRate, Seed: *f.seed, Workers: *f.workers, EvalEvery: *f.evalEvery,
 		Hidden: design.Hidden, Features: design.Features, Preset: design.Name,
-		CasesFile: *cases, PopulationFile: *counties, Accountant: kind, PointForecast: *point,
-		StrategyOptions: strategy, NoiseSchedule: *noiseSchedule,
+		CasesFile: *f.cases, PopulationFile: *f.counties, Accountant: grid.Accountant, PointForecast: *f.point,
+		StrategyOptions: grid.StrategyOptions, NoiseSchedule: *f.noiseSchedule,
 	}
-	if cfg.Split, err = series.ParseSplit(*split); err != nil {
-		return usagef("use --split temporal or --split random", "%v", err)
+	if cfg.Split, err = series.ParseSplit(*f.split); err != nil {
+		return cfg, design, usagef("use --split temporal or --split random", "%v", err)
 	}
-	switch *smoothing {
+	switch *f.smoothing {
 	case "centered", "centred":
 		cfg.Smoothing = series.Centered
 	case "trailing":
 		cfg.Smoothing = series.Trailing
 	default:
-		return usagef("use --smoothing centered or --smoothing trailing", "unknown smoothing %q", *smoothing)
+		return cfg, design, usagef("use --smoothing centered or --smoothing trailing", "unknown smoothing %q", *f.smoothing)
 	}
-	if cfg.From, err = parseDay(*from, "--from"); err != nil {
-		return err
+	if cfg.From, err = parseDay(*f.from, "--from"); err != nil {
+		return cfg, design, err
 	}
-	if cfg.To, err = parseDay(*to, "--to"); err != nil {
-		return err
+	if cfg.To, err = parseDay(*f.to, "--to"); err != nil {
+		return cfg, design, err
 	}
 	if !cfg.From.IsZero() && !cfg.To.IsZero() && cfg.To.Before(cfg.From) {
-		return usagef("", "--to %s is before --from %s", *to, *from)
+		return cfg, design, usagef("", "--to %s is before --from %s", *f.to, *f.from)
 	}
-	if *cases == "" {
+	return cfg, design, nil
+}
+
+// design reads the strategy, accountant, noise schedule, ε grid and point
+// forecaster, and the preset with the flags' overrides; the Config it
+// returns holds the grid, the accountant and the strategy.
+func (f *simulateFlags) design(fs *flag.FlagSet) (experiment.Config, model.Design, error) {
+	var cfg experiment.Config
+	var design model.Design
+	strategy, err := f.readStrategy()
+	if err != nil {
+		return cfg, design, err
+	}
+	kind, err := privacy.ParseAccountantKind(*f.acct)
+	if err != nil {
+		return cfg, design, usagef("use --accountant rdp or --accountant pld", "%v", err)
+	}
+	if _, err := privacy.ParseSchedule(*f.noiseSchedule); err != nil {
+		return cfg, design, usagef("e.g. --noise-schedule linear:0.5 (less noise in the last round) or --noise-schedule step:5,0.8", "%v", err)
+	}
+	eps, err := parseEpsilons(*f.epsList)
+	if err != nil {
+		return cfg, design, usagef("example: --epsilon 0.5,1,2,inf", "%v", err)
+	}
+	if *f.point != experiment.PointModel && *f.point != experiment.PointPersistence {
+		return cfg, design, usagef("use --point-forecast model or --point-forecast persistence", "unknown point forecaster %q", *f.point)
+	}
+	design, err = model.Preset(*f.preset)
+	if err == nil && design.Features == model.Lipschitz {
+		err = fmt.Errorf("simulate does not bound the layers' norms: measure the publishable design with 'fedcast backtest --preset lipschitz'")
+	}
+	if err != nil {
+		return cfg, design, usagef("use --preset default or --preset paper", "%v", err)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"runs", *f.runs}, {"history", *f.history}, {"rounds", *f.rounds}, {"clients-per-round", *f.m}, {"local-epochs", *f.epochs}, {"eval-every", *f.evalEvery}} {
+		if c.v < 1 && (flagSet(fs, c.name) || c.name == "runs" || c.name == "eval-every") {
+			return cfg, design, usagef("", "--%s must be at least 1, got %d", c.name, c.v)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"clip", *f.clip}, {"learning-rate", *f.lr}} {
+		if flagSet(fs, c.name) && !(c.v > 0 && !math.IsInf(c.v, 0)) {
+			return cfg, design, usagef("", "--%s must be a number > 0, got %v", c.name, c.v)
+		}
+	}
+	if *f.history > 0 {
+		design.History = *f.history
+	}
+	if *f.rounds > 0 {
+		design.Rounds = *f.rounds
+	}
+	if *f.m > 0 {
+		design.ClientsPerRound = *f.m
+	}
+	if *f.epochs > 0 {
+		design.LocalEpochs = *f.epochs
+	}
+	if *f.clip > 0 {
+		design.Clip = *f.clip
+	}
+	if *f.lr > 0 {
+		design.LearningRate = *f.lr
+	}
+	if flagSet(fs, "hidden") {
+		if design.Hidden, err = parseHidden(*f.hidden); err != nil {
+			return cfg, design, usagef("e.g. --hidden 128,64,32 or --hidden none", "%v", err)
+		}
+	}
+	if flagSet(fs, "features") {
+		if design.Features, err = model.Parse(*f.features); err != nil {
+			return cfg, design, usagef("use --features log-change or --features counts", "%v", err)
+		}
+	}
+	if flagSet(fs, "damping") {
+		if err := model.CheckDamping(*f.damping); err != nil {
+			return cfg, design, usagef("e.g. --damping 0.5", "%v", err)
+		}
+		design.Damping = *f.damping
+	}
+	cfg = experiment.Config{Epsilons: eps, Accountant: kind, StrategyOptions: strategy}
+	return cfg, design, nil
+}
+
+// loadData reads the cases (or makes the built-in synthetic outbreak)
+// and the populations into cfg; with the synthetic outbreak the design's
+// m shrinks to a quarter of its areas unless --clients-per-round is set.
+func (f *simulateFlags) loadData(env *Env, fs *flag.FlagSet, cfg *experiment.Config, design *model.Design) error {
+	if *f.cases == "" {
 		d, areas, err := synth.Generate(synth.Options{Seed: 1})
 		if err != nil {
 			return err
@@ -198,52 +282,51 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 			design.ClientsPerRound = len(areas) / 4
 		}
 	} else {
-		if cfg.Data, err = readCases(env, *cases, false, cfg.From, cfg.To); err != nil {
-			return err
-		}
-	}
-	if *counties != "" {
-		f, err := os.Open(*counties)
+		d, err := readCases(env, *f.cases, false, cfg.From, cfg.To)
 		if err != nil {
 			return err
 		}
-		cfg.Populations, err = series.ParsePopulations(f, *counties)
-		f.Close()
+		cfg.Data = d
+	}
+	if *f.counties != "" {
+		r, err := os.Open(*f.counties)
+		if err != nil {
+			return err
+		}
+		cfg.Populations, err = series.ParsePopulations(r, *f.counties)
+		r.Close()
 		if err != nil {
 			return err
 		}
 	}
-	cfg.ClientsPerRound = design.ExpectedClients(len(cfg.Data.Regions))
-	if !*quiet {
-		cfg.Progress = env.Stderr
-		fmt.Fprintf(env.Stderr, "simulate: %d ε × %d runs; progress below, one line per finished run\n", len(eps), *runs)
-	}
-	rep, err := experiment.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// write prints the table and writes the JSON, hub files and figures the
+// flags ask for.
+func (f *simulateFlags) write(env *Env, rep *experiment.Report) error {
 	if err := rep.WriteTable(env.Stdout); err != nil {
 		return err
 	}
-	if *jsonOut != "" {
-		if err := writeFileAtomic(*jsonOut, rep.WriteJSON); err != nil {
+	if *f.jsonOut != "" {
+		if err := writeFileAtomic(*f.jsonOut, rep.WriteJSON); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote %s\n", *jsonOut)
+		fmt.Fprintf(env.Stderr, "wrote %s\n", *f.jsonOut)
 	}
-	if *hubDir != "" {
-		files, err := rep.WriteHub(*hubDir)
+	if *f.hubDir != "" {
+		files, err := rep.WriteHub(*f.hubDir)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote %d hub files into %s\n", len(files), *hubDir)
+		fmt.Fprintf(env.Stderr, "wrote %d hub files into %s\n", len(files), *f.hubDir)
 	}
-	if *outDir != "" {
-		files, err := rep.WriteFiles(*outDir)
+	if *f.outDir != "" {
+		files, err := rep.WriteFiles(*f.outDir)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "wrote %d files into %s\n", len(files), *outDir)
+		fmt.Fprintf(env.Stderr, "wrote %d files into %s\n", len(files), *f.outDir)
 	}
 	return nil
 }
