@@ -74,25 +74,11 @@ func TestInsecureNeedsConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, insecure := range []bool{false, true} {
-		st := protocol.Study{
-			Layers:       []int{10, 1},
-			Params:       11,
+		st := protocol.Study{Layers: []int{10, 1}, Params: 11,
 			InsecureSeed: insecure,
-			Settings: protocol.Settings{
-				Epsilon:       3,
-				Delta:         1e-5,
-				Rounds:        2,
-				History:       10,
-				Horizon:       7,
-				Smoothing:     "centered",
-				TrainFraction: 0.9,
-				LocalEpochs:   3,
-				LearningRate:  0.01,
-				ClipNorm:      1,
-				RoundLength:   protocol.Duration(60000 * time.Millisecond),
-				RoundSlack:    protocol.Duration(6000 * time.Millisecond),
-			},
-		}
+			Settings: protocol.Settings{Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+				TrainFraction: 0.9, LocalEpochs: 3, LearningRate: 0.01, ClipNorm: 1,
+				RoundLength: protocol.Duration(60000 * time.Millisecond), RoundSlack: protocol.Duration(6000 * time.Millisecond)}}
 		s := &JoinState{Phase: PhaseReady, Welcome: &protocol.Welcome{Study: st}, session: &fakeSession{}}
 		s.LoadFile("lha.csv", csv)
 		if s.Windows == 0 || s.PerRound != s.Windows || s.RoundEstimate <= 0 || s.WouldMiss() {

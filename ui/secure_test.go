@@ -10,14 +10,9 @@ import (
 
 func TestSecureWords(t *testing.T) {
 	key, _ := secagg.GenerateKey()
-	st := &protocol.Study{
-		NoiseMultiplier: 1,
-		Params:          241,
-		Helper:          &protocol.Helper{URL: "https://helper.example.org:8090", PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
-		Settings: protocol.Settings{
-			ClipNorm: 0.5,
-		},
-	}
+	st := &protocol.Study{NoiseMultiplier: 1, Params: 241,
+		Helper:   &protocol.Helper{URL: "https://helper.example.org:8090", PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
+		Settings: protocol.Settings{ClipNorm: 0.5}}
 	w := Secure(st, "coordinator.example.org")
 	for _, c := range []struct{ got, want string }{
 		{w.Who, "helper run by Helper e.V. at helper.example.org:8090"},

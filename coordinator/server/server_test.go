@@ -100,17 +100,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := seed
-	f := start(t, study.File{
-		Settings: protocol.Settings{
-			Name:            "e2e",
-			Epsilon:         4,
-			Rounds:          5,
-			ExpectedClients: 4,
-			Hidden:          []int{16, 8},
-			LocalEpochs:     10,
-			RoundLength:     study.Duration(1500 * time.Millisecond),
-		},
-	}, lhaNames(n), &s)
+	f := start(t, study.File{Settings: protocol.Settings{Name: "e2e", Epsilon: 4, Rounds: 5, ExpectedClients: 4, Hidden: []int{16, 8},
+		LocalEpochs: 10, RoundLength: study.Duration(1500 * time.Millisecond)}}, lhaNames(n), &s)
 
 	var wg sync.WaitGroup
 	sessions := make([]*session.Session, n)
@@ -313,19 +304,9 @@ func expectClosed(r *raw) websocket.StatusCode {
 // short schedule (L = 400 ms), with StartQuorum 1 (LHA 1 may stay
 // offline).
 func hostile(t *testing.T) *fixture {
-	return start(t, study.File{
-		StartQuorum: 1,
-		Settings: protocol.Settings{
-			Name:            "hostile",
-			Epsilon:         10,
-			Rounds:          40,
-			ExpectedClients: 2,
-			Hidden:          []int{4},
-			LocalEpochs:     1,
-			RoundLength:     study.Duration(400 * time.Millisecond),
-			RoundSlack:      study.Duration(100 * time.Millisecond),
-		},
-	}, lhaNames(2), nil)
+	return start(t, study.File{StartQuorum: 1,
+		Settings: protocol.Settings{Name: "hostile", Epsilon: 10, Rounds: 40, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}}, lhaNames(2), nil)
 }
 
 // inWindow reads c's messages until the round_start of the round that is
@@ -635,17 +616,9 @@ func TestStatusEndpoints(t *testing.T) {
 }
 
 func TestResumeResendsCommittedModel(t *testing.T) {
-	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(2), Template: study.File{
-		StartQuorum: 1,
-		Settings: protocol.Settings{
-			Epsilon:         10,
-			Rounds:          4,
-			ExpectedClients: 2,
-			Hidden:          []int{4},
-			LocalEpochs:     1,
-			RoundLength:     study.Duration(300 * time.Millisecond),
-		},
-	}})
+	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(2), Template: study.File{StartQuorum: 1,
+		Settings: protocol.Settings{Epsilon: 10, Rounds: 4,
+			ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(300 * time.Millisecond)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -723,17 +696,8 @@ func dialStatus(t *testing.T, f *fixture, token string) int {
 // the limit the address gets HTTP 429 before any upgrade, but a valid
 // token from the same address is still accepted.
 func TestFailedAuthLimit(t *testing.T) {
-	f := start(t, study.File{
-		Settings: protocol.Settings{
-			Name:            "bounds",
-			Epsilon:         10,
-			Rounds:          3,
-			ExpectedClients: 2,
-			Hidden:          []int{4},
-			LocalEpochs:     1,
-			RoundLength:     study.Duration(time.Hour),
-		},
-	}, lhaNames(2), nil, func(o *Options) {
+	f := start(t, study.File{Settings: protocol.Settings{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}}, lhaNames(2), nil, func(o *Options) {
 		o.MaxFailedAuth = 2
 	})
 	for i := range 2 {

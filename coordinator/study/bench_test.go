@@ -2,12 +2,13 @@ package study
 
 import (
 	"fmt"
-	"github.com/fedcast/fedcast/shared/protocol"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // BenchmarkAggregateRound measures one round of 2,500 updates of the

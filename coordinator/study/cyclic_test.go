@@ -23,16 +23,8 @@ func cyclicFile(t *testing.T, n, rounds int, p protocol.StrategyParams) (*File, 
 	}
 	f, _, err := Create(CreateOptions{Names: names(n), Template: File{
 		StrategyParams: p,
-		Settings: protocol.Settings{
-			Name:            "cyclic",
-			Epsilon:         eps,
-			Rounds:          rounds,
-			ExpectedClients: n,
-			History:         4,
-			Horizon:         2,
-			Hidden:          []int{4},
-			LocalEpochs:     2,
-			LearningRate:    0.01,
+		Settings: protocol.Settings{Name: "cyclic", Epsilon: eps, Rounds: rounds, ExpectedClients: n, History: 4, Horizon: 2,
+			Hidden: []int{4}, LocalEpochs: 2, LearningRate: 0.01,
 		},
 	}})
 	if err != nil {

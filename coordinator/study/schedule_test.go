@@ -17,17 +17,8 @@ import (
 func scheduled(t *testing.T, n int, spec string) (*File, []byte) {
 	t.Helper()
 	f, s, err := Create(CreateOptions{Names: names(n), Template: File{
-		Settings: protocol.Settings{
-			Name:            "test",
-			Epsilon:         3,
-			Rounds:          6,
-			ExpectedClients: n / 2,
-			History:         4,
-			Horizon:         2,
-			Hidden:          []int{8, 4},
-			LocalEpochs:     5,
-			LearningRate:    0.01,
-			NoiseSchedule:   spec,
+		Settings: protocol.Settings{Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
+			Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, NoiseSchedule: spec,
 		},
 	}})
 	if err != nil {
@@ -132,15 +123,8 @@ func TestNoiseScheduleFileChecks(t *testing.T) {
 		}
 	}
 	// A list over the budget is refused when the study is created.
-	if _, _, err := Create(CreateOptions{Names: names(4), Template: File{
-		Settings: protocol.Settings{
-			Name:            "x",
-			Epsilon:         1,
-			Rounds:          2,
-			ExpectedClients: 2,
-			NoiseSchedule:   "0.5,0.5",
-		},
-	}}); !errors.Is(err, privacy.ErrBudgetExhausted) {
+	if _, _, err := Create(CreateOptions{Names: names(4), Template: File{Settings: protocol.Settings{Name: "x", Epsilon: 1, Rounds: 2, ExpectedClients: 2,
+		NoiseSchedule: "0.5,0.5"}}}); !errors.Is(err, privacy.ErrBudgetExhausted) {
 		t.Errorf("over-budget list: %v", err)
 	}
 }

@@ -31,16 +31,8 @@ func names(n int) []string {
 func small(t testing.TB, n int) (*File, []byte, *Secrets) {
 	t.Helper()
 	f, s, err := Create(CreateOptions{Names: names(n), Template: File{
-		Settings: protocol.Settings{
-			Name:            "test",
-			Epsilon:         3,
-			Rounds:          6,
-			ExpectedClients: n / 2,
-			History:         4,
-			Horizon:         2,
-			Hidden:          []int{8, 4},
-			LocalEpochs:     5,
-			LearningRate:    0.01,
+		Settings: protocol.Settings{Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
+			Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01,
 		},
 	}})
 	if err != nil {

@@ -9,24 +9,10 @@ import (
 )
 
 func TestStudyMappings(t *testing.T) {
-	st := Study{
-		Clients:         20,
-		NoiseMultiplier: 1.3,
-		Settings: Settings{
-			ExpectedClients: 5,
-			Rounds:          7,
-			ClipNorm:        0.5,
-			LocalEpochs:     3,
-			LearningRate:    0.01,
-			History:         10,
-			Horizon:         7,
-			Smoothing:       "trailing",
-			From:            "2020-03-01",
-			To:              "2020-06-30",
-			RoundLength:     Duration(90_000 * time.Millisecond),
-			RoundSlack:      Duration(9_000 * time.Millisecond),
-		},
-	}
+	st := Study{Clients: 20, NoiseMultiplier: 1.3,
+		Settings: Settings{ExpectedClients: 5, Rounds: 7, ClipNorm: 0.5, LocalEpochs: 3,
+			LearningRate: 0.01, History: 10, Horizon: 7, Smoothing: "trailing", From: "2020-03-01", To: "2020-06-30",
+			RoundLength: Duration(90_000 * time.Millisecond), RoundSlack: Duration(9_000 * time.Millisecond)}}
 	cfg, err := st.FLConfig()
 	if err != nil {
 		t.Fatal(err)

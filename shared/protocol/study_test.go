@@ -16,35 +16,16 @@ import (
 // validStudy is a study every check accepts: N=4 LHAs, m=2, H=13 into
 // 16 hidden units, 90 s rounds.
 func validStudy() protocol.Study {
-	return protocol.Study{
-		Protocol:        protocol.Version,
-		Clients:         4,
-		SampleRate:      0.5,
-		NoiseMultiplier: 1.1,
-		Layers:          []int{13, 16, 1},
-		Params:          241,
-		Helper:          &protocol.Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}},
-		Settings: protocol.Settings{
-			Name:            "Kreise",
-			Epsilon:         2,
-			Delta:           1e-5,
-			Rounds:          5,
-			ExpectedClients: 2,
-			ClipNorm:        0.5,
-			LocalEpochs:     30,
-			LearningRate:    0.001,
-			History:         13,
-			Horizon:         7,
-			Smoothing:       "centered",
-			TrainFraction:   0.9,
-			Features:        "log-change",
-			Damping:         0.5,
-			RoundLength:     protocol.Duration(90000 * time.Millisecond),
-			RoundSlack:      protocol.Duration(9000 * time.Millisecond),
-			Accountant:      "rdp",
-			Hidden:          []int{16},
-		},
-	}
+	return protocol.Study{Protocol: protocol.Version,
+		Clients: 4, SampleRate: 0.5, NoiseMultiplier: 1.1,
+		Layers: []int{13, 16, 1}, Params: 241,
+		Helper: &protocol.Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}},
+		Settings: protocol.Settings{Name: "Kreise", Epsilon: 2, Delta: 1e-5, Rounds: 5,
+			ExpectedClients: 2, ClipNorm: 0.5,
+			LocalEpochs: 30, LearningRate: 0.001, History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
+			Features: "log-change", Damping: 0.5,
+			RoundLength: protocol.Duration(90000 * time.Millisecond), RoundSlack: protocol.Duration(9000 * time.Millisecond), Accountant: "rdp",
+			Hidden: []int{16}}}
 }
 
 // Every field of the study value is part of its identity: changing any

@@ -10,32 +10,15 @@ import (
 )
 
 func hashStudy() Study {
-	return Study{
-		Protocol:        3,
-		Clients:         3,
-		SampleRate:      1,
-		NoiseMultiplier: 1.234567,
-		Layers:          []int{13, 16, 1},
-		Params:          241,
-		Helper:          &Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}, Operator: "Helper e.V."},
-		Settings: Settings{
-			Name:            "Kreis <A> & B",
-			Epsilon:         1,
-			Delta:           1e-5,
-			Rounds:          5,
-			ExpectedClients: 3,
-			ClipNorm:        0.5,
-			LocalEpochs:     30,
-			LearningRate:    0.001,
-			History:         13,
-			Horizon:         7,
-			Smoothing:       "centered",
-			TrainFraction:   0.9,
-			RoundLength:     Duration(90000 * time.Millisecond),
-			RoundSlack:      Duration(9000 * time.Millisecond),
-			Hidden:          []int{16},
-		},
-	}
+	return Study{Protocol: 3, Clients: 3,
+		SampleRate: 1, NoiseMultiplier: 1.234567,
+		Layers: []int{13, 16, 1}, Params: 241,
+		Helper: &Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}, Operator: "Helper e.V."},
+		Settings: Settings{Name: "Kreis <A> & B", Epsilon: 1, Delta: 1e-5, Rounds: 5, ExpectedClients: 3,
+			ClipNorm: 0.5, LocalEpochs: 30, LearningRate: 0.001,
+			History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
+			RoundLength: Duration(90000 * time.Millisecond), RoundSlack: Duration(9000 * time.Millisecond),
+			Hidden: []int{16}}}
 }
 
 func TestStudyCanonicalJSON(t *testing.T) {

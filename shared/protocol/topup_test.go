@@ -19,28 +19,12 @@ func topUpStudy(t *testing.T) Study {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Study{
-		Protocol:        Version,
-		Clients:         4,
-		SampleRate:      q,
-		NoiseMultiplier: c,
-		Layers:          []int{7, 1},
-		Params:          8,
-		Settings: Settings{
-			Name:            "topup",
-			Epsilon:         2,
-			Delta:           delta,
-			Rounds:          12,
-			Campaigns:       3,
-			Every:           Duration(3600000 * time.Millisecond),
-			ExpectedClients: 2,
-			ClipNorm:        1,
-			LocalEpochs:     1,
-			LearningRate:    0.01,
-			History:         7,
-			Horizon:         7,
-		},
-	}
+	return Study{Protocol: Version,
+		Clients: 4, SampleRate: q, NoiseMultiplier: c,
+		Layers: []int{7, 1}, Params: 8,
+		Settings: Settings{Name: "topup", Epsilon: 2, Delta: delta, Rounds: 12, Campaigns: 3, Every: Duration(3600000 * time.Millisecond),
+			ExpectedClients: 2, ClipNorm: 1, LocalEpochs: 1, LearningRate: 0.01,
+			History: 7, Horizon: 7}}
 }
 
 func TestTopUpRaisesBudgetAndComposesToIt(t *testing.T) {
