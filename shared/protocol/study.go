@@ -290,6 +290,8 @@ func (s *Study) checkSchedule() error {
 		return bad("rounds", "is %d, must be in [1, %d]", s.Rounds, uint32(MaxRound))
 	case c < 0:
 		return bad("campaigns", "is %d, must be 0 or more", c)
+	case every < 0:
+		return bad("every", "is %v, must be ≥ 0", every)
 	case c <= 1:
 		if every != 0 && c == 0 {
 			return bad("every", "is set (%v) but campaigns is not: give both, e.g. \"campaigns\": 4, \"every\": \"168h\"", every)

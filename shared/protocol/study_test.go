@@ -104,6 +104,7 @@ func TestStudyValidate(t *testing.T) {
 		{"rounds", func(s *protocol.Study) { s.Campaigns, s.Every = 2, protocol.Duration(1e9*time.Millisecond) }},
 		{"every", func(s *protocol.Study) { s.Rounds, s.Campaigns, s.Every = 4, 2, protocol.Duration(90*time.Second) }},
 		{"every", func(s *protocol.Study) { s.Every = protocol.Duration(1e9 * time.Millisecond) }},
+		{"every", func(s *protocol.Study) { s.Campaigns, s.Every = 1, protocol.Duration(-time.Hour) }},
 		{"public_inputs", func(s *protocol.Study) {
 			w := model.WeeklyDesign.Weekly
 			s.Features, s.Weekly, s.History, s.Smoothing = string(model.WeeklyTotal), w, w.Inputs(), "trailing"
