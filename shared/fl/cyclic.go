@@ -2,6 +2,7 @@ package fl
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -138,7 +139,8 @@ func HandOff(cfg Config, round int, received, trained, next []float64, noise *ra
 
 // CyclicAccountant keeps each client's own privacy account in a cyclic
 // study: client i's accountant composes the hand-offs client i produced and
-// nothing else. Its fields are exported and it round-trips through JSON.
+// nothing else. Its fields are exported and it round-trips through JSON;
+// HandOffs changes through Record only.
 type CyclicAccountant struct {
 	Kind  privacy.AccountantKind `json:"accountant"`
 	Delta float64                `json:"delta"`
@@ -146,7 +148,12 @@ type CyclicAccountant struct {
 	// order, as runs of equal c (q = 1).
 	HandOffs [][]privacy.Event `json:"hand_offs"`
 
-	memo map[string]float64
+	// memo holds the ε of each account seen (by key: clients with the
+	// same hand-offs share it); own[i] client i's ε when known[i] (a
+	// study's ε, the largest, is asked for at every turn).
+	memo  map[string]float64
+	own   []float64
+	known []bool
 }
 
 // NewCyclicAccountant returns empty accounts for clients clients.
@@ -157,6 +164,9 @@ func NewCyclicAccountant(kind privacy.AccountantKind, clients int, delta float64
 // Record adds one hand-off of client i with noise multiplier c.
 func (a *CyclicAccountant) Record(i int, c float64) {
 	a.HandOffs[i] = appendHandOff(a.HandOffs[i], c)
+	if i < len(a.known) {
+		a.known[i] = false
+	}
 }
 
 func appendHandOff(evs []privacy.Event, c float64) []privacy.Event {
@@ -180,7 +190,13 @@ func (a *CyclicAccountant) Turns(i int) int {
 // Epsilon returns client i's ε at Delta: the exact composition of its own
 // hand-offs by the accountant (0 before its first).
 func (a *CyclicAccountant) Epsilon(i int) float64 {
-	return a.epsilon(a.HandOffs[i])
+	if len(a.known) != len(a.HandOffs) {
+		a.own, a.known = make([]float64, len(a.HandOffs)), make([]bool, len(a.HandOffs))
+	}
+	if !a.known[i] {
+		a.own[i], a.known[i] = a.epsilon(a.HandOffs[i]), true
+	}
+	return a.own[i]
 }
 
 // EpsilonIfNext returns client i's ε after one more hand-off with noise
@@ -202,8 +218,13 @@ func (a *CyclicAccountant) epsilon(evs []privacy.Event) float64 {
 	if len(evs) == 0 {
 		return 0
 	}
-	key := fmt.Sprint(evs)
-	if e, ok := a.memo[key]; ok {
+	key := make([]byte, 0, 24*len(evs))
+	for _, e := range evs {
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(e.SampleRate))
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(e.NoiseMultiplier))
+		key = binary.LittleEndian.AppendUint64(key, uint64(e.Rounds))
+	}
+	if e, ok := a.memo[string(key)]; ok {
 		return e
 	}
 	e, err := privacy.EpsilonFor(a.Kind, evs, a.Delta)
@@ -213,7 +234,7 @@ func (a *CyclicAccountant) epsilon(evs []privacy.Event) float64 {
 	if a.memo == nil {
 		a.memo = map[string]float64{}
 	}
-	a.memo[key] = e
+	a.memo[string(key)] = e
 	return e
 }
 
