@@ -3,11 +3,7 @@
 package main
 
 import (
-	"context"
-
-	"github.com/coder/websocket"
-
-	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/internal/wsconn"
 	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/ui"
 )
@@ -33,42 +29,4 @@ func accountStore() session.AccountStore {
 // dial opens the browser's WebSocket to the coordinator (coder/websocket's
 // js build wraps it) as a session.Conn, offering protocols (the
 // session's, with its join token).
-func dial(ctx context.Context, url string, protocols []string) (session.Conn, error) {
-	// The join token travels as a subprotocol: the one header a page
-	// can set on a WebSocket.
-	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: protocols})
-	if err != nil {
-		return nil, err
-	}
-	return browserConn{ws}, nil
-}
-
-// browserConn adapts the browser's WebSocket to session.Conn.
-type browserConn struct{ ws *websocket.Conn }
-
-func (c browserConn) Read(ctx context.Context, limit int64) (protocol.Kind, []byte, error) {
-	c.ws.SetReadLimit(limit)
-	typ, b, err := c.ws.Read(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	if typ == websocket.MessageBinary {
-		return protocol.Binary, b, nil
-	}
-	return protocol.Text, b, nil
-}
-
-func (c browserConn) Write(ctx context.Context, kind protocol.Kind, frame []byte) error {
-	typ := websocket.MessageText
-	if kind == protocol.Binary {
-		typ = websocket.MessageBinary
-	}
-	return c.ws.Write(ctx, typ, frame)
-}
-
-func (c browserConn) Close(code session.CloseCode, reason string) error {
-	if code == session.CloseAbort {
-		return c.ws.CloseNow()
-	}
-	return c.ws.Close(websocket.StatusCode(code), reason)
-}
+var dial = wsconn.Dialer(nil)

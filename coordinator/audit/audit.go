@@ -178,22 +178,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	q := float64(o.Expected) / float64(o.Clients)
-	c, err := privacy.NoiseMultiplier(o.Epsilon, o.Delta, q, o.Rounds)
+	cfg, aggCfg, eps, err := configs(o)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
-	}
-	eps, _ := privacy.Epsilon(q, c, o.Rounds, o.Delta)
-	cfg := fl.Config{Clients: o.Clients, ExpectedClients: o.Expected, Rounds: o.Rounds, ClipNorm: ClipNorm,
-		NoiseMultiplier: c, DP: true, LocalEpochs: 1, LearningRate: 1e-3}
-	// The aggregator adds the noise actually used: c·F (F = 1 unless
-	// testing); the server accounts for c.
-	aggCfg := cfg
-	aggCfg.NoiseMultiplier = c * o.NoiseScale
-	for _, k := range []fl.Config{cfg, aggCfg} {
-		if err := k.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
-		}
+		return nil, err
 	}
 	srv, err := fl.NewServer(cfg, make([]float64, o.Dim), o.Epsilon, o.Delta)
 	if err != nil {
@@ -210,43 +197,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	} else {
 		canaryRng, coin, sampling, noise = privacy.NewSecureRand(), privacy.NewSecureRand(), privacy.NewSecureRand(), privacy.NewSecureRand()
 	}
-
-	// Canaries: rows[i] of the d×d Hadamard matrix H (H[r][j] =
-	// (−1)^popcount(r&j)) times a random sign per coordinate, scaled to
-	// norm S; each enrolled w.p. ½.
-	K, d := o.Canaries, o.Dim
-	rows := canaryRng.Perm(d)[:K]
-	signs := make([]float64, d)
-	for j := range signs {
-		signs[j] = float64(1 - 2*canaryRng.IntN(2))
-	}
-	enrolled := make([]bool, K)
-	for i := range enrolled {
-		enrolled[i] = coin.IntN(2) == 1
-	}
-	a := ClipNorm / math.Sqrt(float64(d))
-	canary := func(dst []float64, i int) {
-		for j := range dst {
-			if bits.OnesCount(uint(rows[i]&j))&1 == 1 {
-				dst[j] = -a * signs[j]
-			} else {
-				dst[j] = a * signs[j]
-			}
-		}
-	}
+	cs := newCanaries(o.Canaries, o.Dim, canaryRng, coin)
 
 	// The study: clients 0…K−1 are the canary slots, the rest send zeros
 	// (adding a zero update leaves the aggregator's integer sum unchanged,
 	// so they are not added).
 	w0 := slices.Clone(srv.Global)
-	u := make([]float64, d)
+	u := make([]float64, o.Dim)
 	for srv.Round < cfg.Rounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		for _, i := range srv.Sample(sampling) {
-			if i < K && enrolled[i] {
-				canary(u, i)
+			if i < cs.K && cs.enrolled[i] {
+				cs.write(u, i)
 				if err := agg.Add(u); err != nil {
 					return nil, err
 				}
@@ -256,17 +220,87 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	// Scores ⟨canary_i, w_T − w_0⟩ = a·(H·(signs ⊙ (w_T − w_0)))[rows[i]].
-	h := srv.Global
+
+	res := &Result{Epsilon: eps, Delta: o.Delta, NoiseMultiplier: cfg.NoiseMultiplier, NoiseScale: o.NoiseScale,
+		Confidence: Confidence, Canaries: cs.K, Method: Method}
+	if o.NoiseScale != 1 {
+		res.Method = fmt.Sprintf("TESTING ONLY: noise multiplied by %g, the mechanism is deliberately broken; %s", o.NoiseScale, Method)
+	}
+	cs.guess(res, cs.ranking(srv.Global, w0), o.Delta)
+	return res, nil
+}
+
+// configs calibrates the study's noise multiplier c to o's budget and
+// returns the server's configuration (which accounts for c), the
+// aggregator's (which adds the noise actually used: c·F, F = 1 unless
+// testing) and the ε that c gives.
+func configs(o Options) (cfg, aggCfg fl.Config, eps float64, err error) {
+	q := float64(o.Expected) / float64(o.Clients)
+	c, err := privacy.NoiseMultiplier(o.Epsilon, o.Delta, q, o.Rounds)
+	if err != nil {
+		return cfg, aggCfg, 0, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	eps, _ = privacy.Epsilon(q, c, o.Rounds, o.Delta)
+	cfg = fl.Config{Clients: o.Clients, ExpectedClients: o.Expected, Rounds: o.Rounds, ClipNorm: ClipNorm,
+		NoiseMultiplier: c, DP: true, LocalEpochs: 1, LearningRate: 1e-3}
+	aggCfg = cfg
+	aggCfg.NoiseMultiplier = c * o.NoiseScale
+	for _, k := range []fl.Config{cfg, aggCfg} {
+		if err := k.Validate(); err != nil {
+			return cfg, aggCfg, 0, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
+	}
+	return cfg, aggCfg, eps, nil
+}
+
+// canaries are K updates: rows[i] of the d×d Hadamard matrix H (H[r][j] =
+// (−1)^popcount(r&j)) times a random sign per coordinate, scaled to norm
+// S; each enrolled w.p. ½.
+type canaries struct {
+	K        int
+	rows     []int
+	signs    []float64
+	enrolled []bool
+	a        float64 // S/√d
+}
+
+func newCanaries(K, d int, canaryRng, coin *rand.Rand) *canaries {
+	cs := &canaries{K: K, rows: canaryRng.Perm(d)[:K], signs: make([]float64, d), enrolled: make([]bool, K),
+		a: ClipNorm / math.Sqrt(float64(d))}
+	for j := range cs.signs {
+		cs.signs[j] = float64(1 - 2*canaryRng.IntN(2))
+	}
+	for i := range cs.enrolled {
+		cs.enrolled[i] = coin.IntN(2) == 1
+	}
+	return cs
+}
+
+// write sets dst to canary i.
+func (cs *canaries) write(dst []float64, i int) {
+	for j := range dst {
+		if bits.OnesCount(uint(cs.rows[i]&j))&1 == 1 {
+			dst[j] = -cs.a * cs.signs[j]
+		} else {
+			dst[j] = cs.a * cs.signs[j]
+		}
+	}
+}
+
+// ranking returns the canaries by score, highest first (ties by index):
+// the score of canary i is ⟨canary_i, w_T − w_0⟩ = a·(H·(signs ⊙ (w_T −
+// w_0)))[rows[i]]. It overwrites wT.
+func (cs *canaries) ranking(wT, w0 []float64) []int {
+	h := wT
 	for j := range h {
-		h[j] = (h[j] - w0[j]) * signs[j]
+		h[j] = (h[j] - w0[j]) * cs.signs[j]
 	}
 	fwht(h)
-	scores := make([]float64, K)
-	for i, r := range rows {
-		scores[i] = a * h[r]
+	scores := make([]float64, cs.K)
+	for i, r := range cs.rows {
+		scores[i] = cs.a * h[r]
 	}
-	order := make([]int, K)
+	order := make([]int, cs.K)
 	for i := range order {
 		order[i] = i
 	}
@@ -279,12 +313,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		return a - b
 	})
+	return order
+}
 
-	res := &Result{Epsilon: eps, Delta: o.Delta, NoiseMultiplier: c, NoiseScale: o.NoiseScale,
-		Confidence: Confidence, Canaries: K, Method: Method}
-	if o.NoiseScale != 1 {
-		res.Method = fmt.Sprintf("TESTING ONLY: noise multiplied by %g, the mechanism is deliberately broken; %s", o.NoiseScale, Method)
-	}
+// guess guesses the top k of order enrolled and the bottom k not, for
+// each of guessFractions, and records in res the guess with the highest
+// lower bound on ε.
+func (cs *canaries) guess(res *Result, order []int, delta float64) {
+	K := cs.K
 	level := (1 - Confidence) / float64(len(guessFractions))
 	for _, f := range guessFractions {
 		k := int(math.Ceil(f * float64(K)))
@@ -293,21 +329,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		correct := 0
 		for _, i := range order[:k] {
-			if enrolled[i] {
+			if cs.enrolled[i] {
 				correct++
 			}
 		}
 		for _, i := range order[K-k:] {
-			if !enrolled[i] {
+			if !cs.enrolled[i] {
 				correct++
 			}
 		}
-		lb := EpsilonLowerBound(K, 2*k, correct, o.Delta, level)
+		lb := EpsilonLowerBound(K, 2*k, correct, delta, level)
 		if lb > res.EpsilonLower || res.Guesses == 0 {
 			res.EpsilonLower, res.Guesses, res.Correct = lb, 2*k, correct
 		}
 	}
-	return res, nil
 }
 
 // fwht replaces x (length a power of two) by Hx, H[r][j] = (−1)^popcount(r&j).

@@ -62,7 +62,7 @@ func startCoordinatorWith(t *testing.T, tmpl study.File, n int, opt *study.Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, raw, server.LedgerStore(l), opt)
+	eng, err := study.Open(file, raw, l.Store(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,15 +67,7 @@ func (o *StrategyOptions) strategyDefaults(delta float64) error {
 		o.ExampleEpsilon, o.ExampleDelta, o.ExampleRate, o.ExampleClip = 0, 0, 0, 0
 		return nil
 	}
-	if o.ExampleDelta == 0 {
-		o.ExampleDelta = delta
-	}
-	if o.ExampleRate == 0 {
-		o.ExampleRate = fl.DefaultExampleSampleRate
-	}
-	if o.ExampleClip == 0 {
-		o.ExampleClip = fl.DefaultExampleClip
-	}
+	o.ExampleDelta, o.ExampleRate, o.ExampleClip = fl.ExampleDefaults(o.ExampleDelta, o.ExampleRate, o.ExampleClip, delta)
 	if o.Privacy == fl.BothLevels && !(o.ExampleEpsilon > 0) {
 		return fmt.Errorf("experiment: privacy %q needs the example-level ε of each LHA (> 0)", o.Privacy)
 	}

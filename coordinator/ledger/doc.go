@@ -1,6 +1,9 @@
 // Package ledger is a study's append-only privacy ledger: an SQLite database
 // (modernc.org/sqlite, pure Go) holding the study's genesis record and, for
-// every committed round, its privacy event and the noised model.
+// every committed round, its privacy event and the noised model. It is
+// serve's study.Store ([Ledger.Store]): the genesis record is the study
+// package's study.Genesis, and Load rebuilds the engine's study.State from
+// the rows.
 //
 // # Release once
 //

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -33,27 +34,6 @@ var (
 
 // Format names the export format.
 const Format = "fedcast-ledger/1"
-
-// Genesis is what a study starts from.
-type Genesis struct {
-	// Study is the study file as JSON (stored verbatim).
-	Study json.RawMessage
-	// StudySHA256 is the hex SHA-256 of the study file's bytes; a
-	// coordinator refuses to resume a ledger with another study file.
-	StudySHA256 string
-	// NoiseMultiplier is c, calibrated when the study started.
-	NoiseMultiplier float64
-	// Clients is N, fixed when the study started.
-	Clients int
-	// Model is the initial global model w₀ (data-independent).
-	Model []float64
-	// ModelSHA256 is set by Init and Genesis.
-	ModelSHA256 string
-	// InsecureSeed records a research run with reproducible randomness.
-	InsecureSeed bool
-	// Created is when the study started.
-	Created time.Time
-}
 
 // Round is one committed round: fedcast's privacy event (protocol.Event:
 // round, q, c, ε after this round, δ; its ModelSHA256 is set by Commit;
@@ -243,7 +223,7 @@ func unblob(b []byte, wantHash string) ([]float64, error) {
 const timeFormat = time.RFC3339Nano
 
 // Init records the study's genesis. It fails with ErrExists if there is one.
-func (l *Ledger) Init(g Genesis) error {
+func (l *Ledger) Init(g study.Genesis) error {
 	if len(g.Model) == 0 {
 		return errors.New("ledger: empty initial model")
 	}
@@ -273,20 +253,20 @@ func (l *Ledger) Init(g Genesis) error {
 }
 
 // Genesis reads the genesis record, or returns ErrEmpty.
-func (l *Ledger) Genesis() (*Genesis, error) {
-	var g Genesis
-	var study, created string
+func (l *Ledger) Genesis() (*study.Genesis, error) {
+	var g study.Genesis
+	var file, created, modelSHA256 string
 	var model []byte
 	err := l.db.QueryRow(`SELECT study, study_sha256, noise_multiplier, clients, model, model_sha256, insecure_seed, created FROM genesis WHERE id = 1`).
-		Scan(&study, &g.StudySHA256, &g.NoiseMultiplier, &g.Clients, &model, &g.ModelSHA256, &g.InsecureSeed, &created)
+		Scan(&file, &g.StudySHA256, &g.NoiseMultiplier, &g.Clients, &model, &modelSHA256, &g.InsecureSeed, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrEmpty
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ledger: genesis: %w", err)
 	}
-	g.Study = json.RawMessage(study)
-	if g.Model, err = unblob(model, g.ModelSHA256); err != nil {
+	g.Study = []byte(file)
+	if g.Model, err = unblob(model, modelSHA256); err != nil {
 		return nil, err
 	}
 	if g.Created, err = time.Parse(timeFormat, created); err != nil {
@@ -536,7 +516,7 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	}
 	e := &Export{
 		Format: Format, Study: g.Study, StudySHA256: g.StudySHA256, Clients: g.Clients,
-		NoiseMultiplier: g.NoiseMultiplier, InitialModelSHA256: g.ModelSHA256,
+		NoiseMultiplier: g.NoiseMultiplier, InitialModelSHA256: protocol.HashHex(g.Model),
 		InsecureSeed: g.InsecureSeed, Created: g.Created, Rounds: []ExportRound{},
 		Accountant: "rdp",
 	}

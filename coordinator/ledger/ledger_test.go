@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -25,8 +26,8 @@ func open(t *testing.T, path string) *Ledger {
 	return l
 }
 
-func genesis() Genesis {
-	return Genesis{Study: json.RawMessage(`{"name":"t"}`), StudySHA256: "00", NoiseMultiplier: 4.5, Clients: 8,
+func genesis() study.Genesis {
+	return study.Genesis{Study: []byte(`{"name":"t"}`), StudySHA256: "00", NoiseMultiplier: 4.5, Clients: 8,
 		Model: []float64{0.1, 0.2, 0.3}, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 

@@ -148,10 +148,3 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.signal()
 	s.log.Debug("LHA left", "lha", name)
 }
-
-func kindOf(t websocket.MessageType) protocol.Kind {
-	if t == websocket.MessageBinary {
-		return protocol.Binary
-	}
-	return protocol.Text
-}

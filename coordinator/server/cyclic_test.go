@@ -1,20 +1,15 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
-	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/shared/session"
-	"github.com/fedcast/fedcast/shared/synth"
 )
 
 // A cyclic study over real websockets (serve's SQLite ledger, the LHAs'
@@ -27,10 +22,6 @@ import (
 // more, and the study's ε is the largest of the LHAs'.
 func TestCyclicEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
-	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
-	if err != nil {
-		t.Fatal(err)
-	}
 	seed := uint64(5)
 	f := start(t, study.File{Name: "cyclic", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4}, LocalEpochs: 2,
 		RoundLength:    study.Duration(400 * time.Millisecond),
@@ -38,21 +29,7 @@ func TestCyclicEndToEnd(t *testing.T) {
 	if !f.eng.Config.DP || f.eng.Study.SampleRate != 1 || f.eng.Study.CyclicSeed == "" || f.eng.Turns() != n*rounds {
 		t.Fatalf("study %+v", f.eng.Study)
 	}
-	done := make(chan error, n)
-	sessions := make([]*session.Session, n)
-	for i := range n {
-		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions[i] = sess
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			done <- sess.Run(ctx, one, session.Observer{})
-		}()
-	}
+	l := startLHAs(t, nil, f, n, 3, nil)
 	// While the study runs, the status names the LHA whose turn it is.
 	var seen protocol.Status
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -70,11 +47,7 @@ func TestCyclicEndToEnd(t *testing.T) {
 	if _, _, lha, _ := f.eng.Turn(seen.Schedule.Round); seen.Turn.LHA != f.file.LHAs[lha].Name {
 		t.Errorf("status says turn %d is %s's, the timetable says %s's", seen.Schedule.Round, seen.Turn.LHA, f.file.LHAs[lha].Name)
 	}
-	for range n {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	l.finish(t)
 	if f.eng.Rounds() != n*rounds || f.eng.Finished() != study.ReasonRounds {
 		t.Fatalf("coordinator: %d turns, finished %q", f.eng.Rounds(), f.eng.Finished())
 	}
@@ -88,7 +61,7 @@ func TestCyclicEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range sessions {
+	for i, s := range l.sessions {
 		if len(s.Log()) != n*rounds || !slices.Equal(s.GlobalModel(), f.eng.Global()) {
 			t.Fatalf("LHA %d: %d turns, same model %v", i, len(s.Log()), slices.Equal(s.GlobalModel(), f.eng.Global()))
 		}

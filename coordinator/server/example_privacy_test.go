@@ -1,18 +1,13 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
-	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/shared/session"
-	"github.com/fedcast/fedcast/shared/synth"
 )
 
 // A study with privacy "example" over real websockets: serve only
@@ -22,10 +17,6 @@ import (
 // states the guarantee and the LHAs' budget instead of a client-level ε.
 func TestExamplePrivacyEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
-	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
-	if err != nil {
-		t.Fatal(err)
-	}
 	seed := uint64(5)
 	f := start(t, study.File{Name: "example", Rounds: rounds, ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 2,
 		RoundLength:    study.Duration(400 * time.Millisecond),
@@ -33,26 +24,8 @@ func TestExamplePrivacyEndToEnd(t *testing.T) {
 	if f.eng.Config.DP || f.eng.Study.Epsilon != 0 || f.eng.Study.NoiseMultiplier != 0 {
 		t.Fatalf("study %+v, DP %v", f.eng.Study, f.eng.Config.DP)
 	}
-	done := make(chan error, n)
-	sessions := make([]*session.Session, n)
-	for i := range n {
-		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions[i] = sess
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			done <- sess.Run(ctx, one, session.Observer{})
-		}()
-	}
-	for range n {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	l := startLHAs(t, nil, f, n, 3, nil)
+	l.finish(t)
 	if f.eng.Rounds() != rounds || f.eng.EpsilonSpent() != 0 {
 		t.Fatalf("coordinator: %d rounds, client-level ε %v", f.eng.Rounds(), f.eng.EpsilonSpent())
 	}
@@ -62,7 +35,7 @@ func TestExamplePrivacyEndToEnd(t *testing.T) {
 		}
 	}
 	trained := 0
-	for i, s := range sessions {
+	for i, s := range l.sessions {
 		if len(s.Log()) != rounds || s.LocalEpsilon() != 0 || !slices.Equal(s.GlobalModel(), f.eng.Global()) {
 			t.Fatalf("LHA %d: %d rounds, client-level ε %v, same model %v", i, len(s.Log()), s.LocalEpsilon(), slices.Equal(s.GlobalModel(), f.eng.Global()))
 		}

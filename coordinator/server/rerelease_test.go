@@ -1,38 +1,19 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/internal/testkit"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // openOn opens the ledger at path and the research study on it.
 func openOn(t *testing.T, path string, file *study.File, body []byte, seed uint64) (*ledger.Ledger, *study.Engine) {
@@ -41,7 +22,7 @@ func openOn(t *testing.T, path string, file *study.File, body []byte, seed uint6
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, body, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+	eng, err := study.Open(file, body, l.Store(), &study.Options{InsecureSeed: &seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +67,7 @@ func TestReReleaseAfterCrashLedger(t *testing.T) {
 	}
 
 	l, eng := openOn(t, path, file, body, seed)
-	logs := &lockedBuffer{}
+	logs := &testkit.SyncBuffer{}
 	srv, err := New(&Options{Engine: eng, Ledger: l, Logger: slog.New(slog.NewTextHandler(logs, nil)), RestartGrace: time.Hour})
 	if err != nil {
 		t.Fatal(err)

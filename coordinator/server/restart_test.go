@@ -89,7 +89,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, l.Store(), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestRestartWaitsForReconnects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, l.Store(), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,17 +1,12 @@
 package server
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
-	"github.com/fedcast/fedcast/shared/series"
-	"github.com/fedcast/fedcast/shared/session"
-	"github.com/fedcast/fedcast/shared/synth"
 )
 
 // A study with a noise schedule over real websockets: serve announces
@@ -19,10 +14,6 @@ import (
 // against the schedule and recomputes the same ε.
 func TestNoiseScheduleEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
-	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
-	if err != nil {
-		t.Fatal(err)
-	}
 	seed := uint64(5)
 	f := start(t, study.File{Name: "schedule", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
 		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), NoiseSchedule: "linear:0.5"}, lhaNames(n), &seed)
@@ -30,31 +21,13 @@ func TestNoiseScheduleEndToEnd(t *testing.T) {
 	if len(cs) != rounds || math.Abs(cs[rounds-1]-0.5*cs[0]) > 1e-9*cs[0] {
 		t.Fatalf("announced schedule %v", cs)
 	}
-	done := make(chan error, n)
-	sessions := make([]*session.Session, n)
-	for i := range n {
-		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions[i] = sess
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			done <- sess.Run(ctx, one, session.Observer{})
-		}()
-	}
-	for range n {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	l := startLHAs(t, nil, f, n, 3, nil)
+	l.finish(t)
 	want, _ := privacy.ScheduleEpsilon(privacy.AccountantRDP, f.eng.Config.SampleRate(), cs, f.file.Delta)
 	if got := f.eng.EpsilonSpent(); math.Abs(got-want) > 1e-12 || !(got <= 4) {
 		t.Errorf("coordinator ε %g, schedule %g", got, want)
 	}
-	for i, s := range sessions {
+	for i, s := range l.sessions {
 		log := s.Log()
 		if len(log) != rounds || math.Abs(s.LocalEpsilon()-want) > 1e-12 {
 			t.Fatalf("LHA %d: local ε %g (want %g), %d rounds", i, s.LocalEpsilon(), want, len(log))

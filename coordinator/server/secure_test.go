@@ -8,13 +8,10 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/helper"
-	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
-	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
-	"github.com/fedcast/fedcast/shared/synth"
 )
 
 // secureStudy starts a helper (nil key: none listening) and a coordinator
@@ -45,35 +42,19 @@ func secureStudy(t *testing.T, n, rounds int, up bool) (*fixture, string) {
 // study finishes, and returns each one's sent messages and errors.
 func runLHAs(t *testing.T, f *fixture, n int, ctx context.Context) ([][]session.Outgoing, []*protocol.Error, []error) {
 	t.Helper()
-	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sent := make([][]session.Outgoing, n)
 	var refusals []*protocol.Error
-	errs := make([]error, n)
-	for i := range n {
-		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
-		if err != nil {
-			t.Fatal(err)
+	errs := startLHAs(t, ctx, f, n, 3, func(i int) session.Observer {
+		return session.Observer{
+			Sent: func(o session.Outgoing) { mu.Lock(); sent[i] = append(sent[i], o); mu.Unlock() },
+			Error: func(e *protocol.Error) {
+				mu.Lock()
+				refusals = append(refusals, e)
+				mu.Unlock()
+			},
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = sess.Run(ctx, one, session.Observer{
-				Sent: func(o session.Outgoing) { mu.Lock(); sent[i] = append(sent[i], o); mu.Unlock() },
-				Error: func(e *protocol.Error) {
-					mu.Lock()
-					refusals = append(refusals, e)
-					mu.Unlock()
-				},
-			})
-		}()
-	}
-	wg.Wait()
+	}).wait()
 	return sent, refusals, errs
 }
 

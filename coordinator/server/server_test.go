@@ -55,7 +55,7 @@ func start(t testing.TB, tmpl study.File, names []string, seed *uint64, opts ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: seed})
+	eng, err := study.Open(file, raw, l.Store(), &study.Options{InsecureSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +628,7 @@ func TestResumeResendsCommittedModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		eng, err := study.Open(file, raw, LedgerStore(l), nil)
+		eng, err := study.Open(file, raw, l.Store(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func TestTopUpThroughTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		eng, err := study.Open(file, raw, LedgerStore(l), &study.Options{InsecureSeed: &seed})
+		eng, err := study.Open(file, raw, l.Store(), &study.Options{InsecureSeed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,18 +1,14 @@
 package server
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
-	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
-	"github.com/fedcast/fedcast/shared/synth"
 )
 
 // The coordinator acknowledges every frame at once with the same reply and
@@ -23,10 +19,6 @@ import (
 // TestOverrunSendsDummyOnTime.)
 func TestClientLearnsVerdicts(t *testing.T) {
 	const n, rounds = 3, 4
-	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 4, Days: 61})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := start(t, study.File{Name: "verdicts", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4},
 		LocalEpochs: 2, RoundLength: study.Duration(500 * time.Millisecond)}, lhaNames(n), nil)
 	type record struct {
@@ -35,16 +27,10 @@ func TestClientLearnsVerdicts(t *testing.T) {
 		errors         []*protocol.Error
 	}
 	recs := make([]*record, n)
-	done := make(chan error, n)
-	for i := range n {
-		one := &series.Dataset{Regions: []*series.Region{data.Regions[i]}}
-		sess, err := lhaconn.Join(context.Background(), f.http.URL+"/join#"+f.secrets.LHAs[i], "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+	startLHAs(t, nil, f, n, 4, func(i int) session.Observer {
 		rec := &record{}
 		recs[i] = rec
-		obs := session.Observer{
+		return session.Observer{
 			Sent: func(o session.Outgoing) {
 				if o.Type == "update" {
 					rec.mu.Lock()
@@ -55,17 +41,7 @@ func TestClientLearnsVerdicts(t *testing.T) {
 			Accepted: func(r int) { rec.mu.Lock(); rec.accepted = append(rec.accepted, r); rec.mu.Unlock() },
 			Error:    func(e *protocol.Error) { rec.mu.Lock(); rec.errors = append(rec.errors, e); rec.mu.Unlock() },
 		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			done <- sess.Run(ctx, one, obs)
-		}()
-	}
-	for range n {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	}).finish(t)
 	for i, rec := range recs {
 		if len(rec.sent) == 0 || !slices.Equal(rec.sent, rec.accepted) || len(rec.errors) != 0 {
 			t.Errorf("LHA %d: sent %v, counted %v, errors %v", i, rec.sent, rec.accepted, rec.errors)

@@ -1,12 +1,12 @@
 package study
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -59,18 +59,14 @@ func TestStudyAccountantPLD(t *testing.T) {
 	if e.EpsilonSpent() != want {
 		t.Errorf("spent ε=%g, PLD gives %g", e.EpsilonSpent(), want)
 	}
-	exp, err := ledgerOf(e).Export(t.Context())
-	if err != nil || exp.Accountant != "pld" {
+	var exp struct{ Accountant string }
+	b, err := LedgerExportForTest(path)
+	if err != nil || json.Unmarshal(b, &exp) != nil || exp.Accountant != "pld" {
 		t.Errorf("ledger export accountant %q (%v)", exp.Accountant, err)
 	}
 	ledgerOf(e).Close()
 	// Resuming recomputes every recorded ε with the study's accountant.
-	l, err := ledger.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	r, err := Open(g, raw, ledgerStore{l}, nil)
+	r, err := Open(g, raw, openLedger(t, path), nil)
 	if err != nil {
 		t.Fatalf("resume a PLD study: %v", err)
 	}

@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/fedcast/fedcast/coordinator/ledger"
 )
 
 // BenchmarkAggregateRound measures one round of 2,500 updates of the
@@ -31,17 +29,13 @@ func BenchmarkAggregateRound(b *testing.B) {
 				b.Fatal(err)
 			}
 			raw, _ := f.Marshal()
-			l, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
+			l := openLedger(b, filepath.Join(b.TempDir(), "ledger.db"))
 			var opt Options
 			if mode != "secure" {
 				seed := uint64(1)
 				opt.InsecureSeed = &seed
 			}
-			e, err := Open(f, raw, ledgerStore{l}, &opt)
+			e, err := Open(f, raw, l, &opt)
 			if err != nil {
 				b.Fatal(err)
 			}

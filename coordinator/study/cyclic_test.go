@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -335,12 +334,8 @@ func TestCyclicFile(t *testing.T) {
 // such that Open rebuilds the same public log and the same accounts.
 func TestCyclicLedgerResume(t *testing.T) {
 	f, raw := cyclicFile(t, 4, 2, protocol.StrategyParams{})
-	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	e, err := Open(f, raw, ledgerStore{l}, nil)
+	l := openLedger(t, filepath.Join(t.TempDir(), "ledger.db"))
+	e, err := Open(f, raw, l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +359,7 @@ func TestCyclicLedgerResume(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e2, err := Open(f, raw, ledgerStore{l}, nil)
+	e2, err := Open(f, raw, l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@
 //
 // The API, in the order a driver uses it:
 //
-//	st := &MemStore{}                       // or LedgerStore(l) in serve, Durable Object storage in the worker
+//	st := &MemStore{}                       // or l.Store() of the SQLite ledger in serve, Durable Object storage in the worker
 //	e, err := Open(f, raw, st, &Options{})  // new study, or resume from st.Load()
 //	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, now)
 //	err = c.Join(lha, now, deliver)         // an LHA authenticated: welcome, last result or finished (not ready yet)

@@ -1,88 +1,50 @@
 package study
 
-import (
-	"errors"
-	"fmt"
-	"time"
+import "testing"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
-	"github.com/fedcast/fedcast/shared/protocol"
+// This package's tests run the engine on serve's SQLite ledger, which is a
+// Store (coordinator/ledger). They cannot import the ledger, which imports
+// this package, so ledger_open_test.go (package study_test) sets these two
+// functions before any test runs.
+var (
+	// LedgerStoreForTest opens the ledger file at path (created if absent)
+	// as a Store whose Close closes the file.
+	LedgerStoreForTest func(path string) (Store, error)
+	// LedgerExportForTest reads the ledger file at path as its public
+	// JSON export (what `fedcast ledger export` writes).
+	LedgerExportForTest func(path string) ([]byte, error)
 )
 
-// ledgerStore is a test copy of coordinator/server.LedgerStore (which
-// this package cannot import: it imports this package).
-type ledgerStore struct{ l *ledger.Ledger }
+// ledgerStore is a Store on a ledger file.
+type ledgerStore interface {
+	Store
+	Close() error
+}
+
+// openLedger opens the ledger file at path; the test closes it at its end.
+func openLedger(t testing.TB, path string) ledgerStore {
+	t.Helper()
+	s, err := LedgerStoreForTest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := s.(ledgerStore)
+	if !ok {
+		t.Fatalf("the ledger's Store %T has no Close", s)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
 
 // ledgerOf returns the ledger under e (opened by openEngine).
-func ledgerOf(e *Engine) *ledger.Ledger { return e.store.(ledgerStore).l }
+func ledgerOf(e *Engine) ledgerStore { return e.store.(ledgerStore) }
 
-func (s ledgerStore) Load() (*State, error) {
-	g, err := s.l.Genesis()
-	if errors.Is(err, ledger.ErrEmpty) {
-		return nil, nil
+// ledgerState reads back what the ledger under e holds.
+func ledgerState(t *testing.T, e *Engine) *State {
+	t.Helper()
+	st, err := ledgerOf(e).Load()
+	if err != nil || st == nil {
+		t.Fatalf("read the ledger: %v (state %v)", err, st)
 	}
-	if err != nil {
-		return nil, err
-	}
-	st := &State{Version: StateVersion, Genesis: Genesis{Study: g.Study, StudySHA256: g.StudySHA256,
-		NoiseMultiplier: g.NoiseMultiplier, Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created}}
-	rounds, err := s.l.Rounds()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rounds {
-		st.Events = append(st.Events, r.Event)
-		st.Mechanisms = append(st.Mechanisms, r.Mechanism)
-	}
-	st.Model = g.Model
-	if len(rounds) > 0 {
-		if st.Model, err = s.l.Model(rounds[len(rounds)-1].Round); err != nil {
-			return nil, err
-		}
-	}
-	if st.Participation, err = s.l.Participation(); err != nil {
-		return nil, err
-	}
-	reason, at, err := s.l.Finished()
-	if err != nil {
-		return nil, err
-	}
-	if reason != "" {
-		st.Finished, st.FinishedAt = reason, &at
-	}
-	t0, err := s.l.ScheduleStart()
-	if err != nil {
-		return nil, err
-	}
-	if !t0.IsZero() {
-		st.ScheduleStart = &t0
-	}
-	return st, nil
+	return st
 }
-
-func (s ledgerStore) Init(g *Genesis) error {
-	return s.l.Init(ledger.Genesis{Study: g.Study, StudySHA256: g.StudySHA256, NoiseMultiplier: g.NoiseMultiplier,
-		Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created})
-}
-
-func (s ledgerStore) Commit(c *Commit) error {
-	ev := c.Event
-	r := &ledger.Round{Event: ev, Mechanism: c.Mechanism, Committed: c.Committed, Model: c.Model}
-	p := c.Participation
-	err := s.l.Commit(r, &p)
-	if errors.Is(err, ledger.ErrOutOfOrder) || errors.Is(err, ledger.ErrFinished) {
-		// A repeat of a recorded round is a no-op (see Store).
-		rounds, rerr := s.l.Rounds()
-		if rerr == nil && ev.Round >= 1 && ev.Round <= len(rounds) {
-			if rounds[ev.Round-1].ModelSHA256 == protocol.HashHex(c.Model) {
-				return nil
-			}
-			return fmt.Errorf("%w: round %d is already committed with another model", ErrStoreOutOfOrder, ev.Round)
-		}
-	}
-	return err
-}
-
-func (s ledgerStore) Finish(reason string, at time.Time) error { return s.l.Finish(reason, at) }
-
-func (s ledgerStore) SetScheduleStart(t0 time.Time) error { return s.l.SetScheduleStart(t0) }

@@ -20,13 +20,13 @@ func TestLedgerRecordsMechanism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ledgerOf(e).Rounds()
-	if err != nil || len(rs) != 2 {
-		t.Fatalf("ledger rounds: %d, %v", len(rs), err)
+	st := ledgerState(t, e)
+	if len(st.Events) != 2 || len(st.Mechanisms) != 2 {
+		t.Fatalf("ledger rounds: %d, mechanisms %d", len(st.Events), len(st.Mechanisms))
 	}
-	for _, r := range rs {
+	for i, r := range st.Mechanisms {
 		if r.Gamma != lat.Gamma || r.Sampler != privacy.SamplerName {
-			t.Errorf("round %d recorded γ = %v, sampler %q; want %v, %q", r.Round, r.Gamma, r.Sampler, lat.Gamma, privacy.SamplerName)
+			t.Errorf("round %d recorded γ = %v, sampler %q; want %v, %q", st.Events[i].Round, r.Gamma, r.Sampler, lat.Gamma, privacy.SamplerName)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
@@ -57,9 +56,9 @@ func TestNoiseScheduleStudy(t *testing.T) {
 	ledgerOf(e).Close()
 	e = openEngine(t, f, raw, path, &s)
 	play(t, e, data, f.Rounds)
-	rounds, err := ledgerOf(e).Rounds()
-	if err != nil || len(rounds) != f.Rounds {
-		t.Fatalf("%d rounds in the ledger, %v", len(rounds), err)
+	rounds := ledgerState(t, e).Events
+	if len(rounds) != f.Rounds {
+		t.Fatalf("%d rounds in the ledger", len(rounds))
 	}
 	for i, r := range rounds {
 		if r.NoiseMultiplier != cs[i] {
@@ -91,21 +90,16 @@ func TestNoiseScheduleResumeChecksRounds(t *testing.T) {
 	e := openEngine(t, f, raw, path, &s)
 	play(t, e, clientData(4, f.History), 1)
 	ledgerOf(e).Close()
-	l, err := ledger.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if _, err := Open(f, raw, offSchedule{ledgerStore{l}}, &Options{InsecureSeed: &s}); !errors.Is(err, ErrMismatch) {
+	if _, err := Open(f, raw, offSchedule{openLedger(t, path)}, &Options{InsecureSeed: &s}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("a round off the schedule was accepted on resume: %v", err)
 	}
 }
 
 // offSchedule is a store whose first round claims another c.
-type offSchedule struct{ ledgerStore }
+type offSchedule struct{ Store }
 
 func (o offSchedule) Load() (*State, error) {
-	st, err := o.ledgerStore.Load()
+	st, err := o.Store.Load()
 	if st != nil && len(st.Events) > 0 {
 		st.Events[0].NoiseMultiplier *= 0.9
 	}

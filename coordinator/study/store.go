@@ -136,7 +136,7 @@ func (s *State) Clone() *State {
 }
 
 // Store is where a study's committed state lives: the SQLite ledger in
-// serve (coordinator/server.LedgerStore), Durable Object storage in the
+// serve (coordinator/ledger's Ledger.Store), Durable Object storage in the
 // Cloudflare worker, a [MemStore] in tests and simulations. The engine
 // calls Commit before a round's model may be released: when Commit
 // returns nil, the round is durable.

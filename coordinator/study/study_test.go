@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
@@ -177,12 +176,7 @@ func clientData(n, h int) []fl.ClientData {
 
 func openEngine(t *testing.T, f *File, raw []byte, path string, seed *uint64) *Engine {
 	t.Helper()
-	l, err := ledger.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	e, err := Open(f, raw, ledgerStore{l}, &Options{InsecureSeed: seed})
+	e, err := Open(f, raw, openLedger(t, path), &Options{InsecureSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +366,7 @@ func TestBudgetEndsStudy(t *testing.T) {
 	if _, err := e.Begin(nil); !errors.Is(err, ErrFinished) {
 		t.Fatalf("Begin after T rounds: %v", err)
 	}
-	if reason, _, _ := ledgerOf(e).Finished(); reason != ReasonRounds {
+	if reason := ledgerState(t, e).Finished; reason != ReasonRounds {
 		t.Errorf("ledger finished reason %q", reason)
 	}
 	if e.EpsilonSpent() > f.Epsilon {
@@ -386,16 +380,12 @@ func TestResumeRefusesOtherStudy(t *testing.T) {
 	e := openEngine(t, f, raw, path, nil)
 	ledgerOf(e).Close()
 	g, raw2, _ := small(t, 4)
-	l, err := ledger.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if _, err := Open(g, raw2, ledgerStore{l}, nil); !errors.Is(err, ErrMismatch) {
+	l := openLedger(t, path)
+	if _, err := Open(g, raw2, l, nil); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume with another study file: %v", err)
 	}
 	seed := uint64(1)
-	if _, err := Open(f, raw, ledgerStore{l}, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
+	if _, err := Open(f, raw, l, &Options{InsecureSeed: &seed}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("resume switching to insecure seed: %v", err)
 	}
 }
@@ -559,9 +549,9 @@ func TestAbandonResetsAggregate(t *testing.T) {
 	if _, err := commit(e); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := ledgerOf(e).Participation()
-	if err != nil || len(parts) != 1 || parts[0].Received != 0 {
-		t.Errorf("participation %+v, %v; want one round with 0 received", parts, err)
+	parts := ledgerState(t, e).Participation
+	if len(parts) != 1 || parts[0].Received != 0 {
+		t.Errorf("participation %+v; want one round with 0 received", parts)
 	}
 }
 

@@ -3,8 +3,6 @@
 package archtest
 
 import (
-	"bufio"
-	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
@@ -30,31 +28,17 @@ func isForbidden(p string) bool {
 
 func TestSharedIsTransportFree(t *testing.T) {
 	for _, goos := range []string{"", "js"} {
-		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}", "./shared/...")
-		cmd.Dir = testkit.RepoRoot()
-		if goos == "js" {
-			cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
-		}
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list (GOOS=%q): %v", goos, err)
-		}
+		g := listDeps(t, goos == "js", "./shared/...")
 		ours := 0
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			f := strings.SplitN(sc.Text(), "\t", 3)
-			if len(f) < 3 {
-				continue
-			}
-			pkg, std, imports := f[0], f[1] == "true", strings.Fields(f[2])
-			if std {
+		for pkg, imports := range g.imports {
+			if g.std[pkg] {
 				// net/http must not even be reachable through the standard library.
 				if goos == "" && isForbidden(pkg) {
 					t.Errorf("shared/... depends on %s", pkg)
 				}
 				continue
 			}
-			if strings.HasPrefix(pkg, "github.com/fedcast/fedcast/shared/") {
+			if strings.HasPrefix(pkg, module+"shared/") {
 				ours++
 			}
 			if isForbidden(pkg) {

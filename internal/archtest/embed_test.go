@@ -1,11 +1,8 @@
 package archtest
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/fedcast/fedcast/internal/testkit"
 )
 
 // TestWebAppEmbeddedOnlyByCommand: the browser app is embedded by the
@@ -14,18 +11,12 @@ import (
 // wasm client itself).
 func TestWebAppEmbeddedOnlyByCommand(t *testing.T) {
 	for _, goos := range []string{"", "js"} {
-		cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}\t{{join .EmbedPatterns \" \"}}", "./...")
-		cmd.Dir = testkit.RepoRoot()
-		if goos == "js" {
-			cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
-		}
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list (GOOS=%q): %v", goos, err)
-		}
 		found := false
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			pkg, patterns, _ := strings.Cut(line, "\t")
+		for _, r := range goList(t, goos == "js", "{{.ImportPath}}\t{{join .EmbedPatterns \" \"}}", "-e", "./...") {
+			pkg, patterns := r[0], ""
+			if len(r) > 1 {
+				patterns = r[1]
+			}
 			if patterns == "" {
 				continue
 			}

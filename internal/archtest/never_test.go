@@ -1,53 +1,12 @@
 package archtest
 
 import (
-	"bufio"
-	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/fedcast/fedcast/internal/testkit"
 )
-
-const module = "github.com/fedcast/fedcast/"
-
-// graph is the import graph of some packages and their dependencies
-// (tests left out), for one GOOS.
-type graph struct {
-	std     map[string]bool
-	imports map[string][]string
-}
-
-func listDeps(t *testing.T, goos string, pkgs ...string) graph {
-	t.Helper()
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}"}, pkgs...)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = testkit.RepoRoot()
-	if goos == "js" {
-		cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
-	}
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("go list -deps %v (GOOS=%q): %v\n%s", pkgs, goos, err, msg)
-	}
-	g := graph{std: map[string]bool{}, imports: map[string][]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), "\t", 3)
-		if len(f) < 3 {
-			continue
-		}
-		g.std[f[0]] = f[1] == "true"
-		g.imports[f[0]] = strings.Fields(f[2])
-	}
-	return g
-}
 
 func matches(p string, prefixes []string) bool {
 	for _, f := range prefixes {
@@ -93,6 +52,12 @@ var rules = []rule{
 		goos:  []string{"", "js"}, min: 2,
 	},
 	{
+		doc:   "the Cloudflare worker (coordinator/worker) runs the pure study package: it never imports the ledger, the server or a database",
+		from:  []string{"./coordinator/worker/..."},
+		never: []string{module + "coordinator/ledger", module + "coordinator/server", module + "coordinator/lhaconn", "database/sql", "modernc.org"},
+		goos:  []string{"", "js"}, min: 4,
+	},
+	{
 		doc:   "ui never imports the server (nor anything of the coordinator)",
 		from:  []string{"./ui"},
 		never: []string{module + "coordinator"},
@@ -111,7 +76,7 @@ var rules = []rule{
 func TestNeverRules(t *testing.T) {
 	for _, r := range rules {
 		for _, goos := range r.goos {
-			g := listDeps(t, goos, r.from...)
+			g := listDeps(t, goos == "js", r.from...)
 			ours := 0
 			for pkg, imports := range g.imports {
 				if g.std[pkg] {
@@ -137,7 +102,7 @@ func TestNeverRules(t *testing.T) {
 // rule forbids (coordinator/server does import the ledger and net/http),
 // so that a broken checker cannot pass silently.
 func TestRulesCatchViolations(t *testing.T) {
-	g := listDeps(t, "", "./coordinator/server")
+	g := listDeps(t, false, "./coordinator/server")
 	found := map[string]bool{}
 	for pkg, imports := range g.imports {
 		if g.std[pkg] {

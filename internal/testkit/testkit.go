@@ -4,8 +4,10 @@
 package testkit
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -64,4 +66,24 @@ func DataDir(t testing.TB) string {
 		return ""
 	}
 	return dir
+}
+
+// SyncBuffer is a bytes.Buffer that goroutines may write while a test
+// reads it (a server's or a command's log).
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -104,8 +104,24 @@ func (e ExampleDP) AccountantKind() privacy.AccountantKind {
 const (
 	DefaultExampleSampleRate = 0.5
 	DefaultExampleClip       = 0.1
-	DefaultExampleDelta      = 1e-5
 )
+
+// ExampleDefaults returns local DP-SGD's δ, Poisson rate and clip bound
+// with each one left 0 filled in: δ with the study's delta, the others
+// with their defaults. Every caller that reads these settings fills them
+// here.
+func ExampleDefaults(delta, rate, clip, studyDelta float64) (float64, float64, float64) {
+	if delta == 0 {
+		delta = studyDelta
+	}
+	if rate == 0 {
+		rate = DefaultExampleSampleRate
+	}
+	if clip == 0 {
+		clip = DefaultExampleClip
+	}
+	return delta, rate, clip
+}
 
 // NewExampleDP calibrates local DP-SGD: the smallest noise multiplier c for
 // which steps steps at Poisson rate q meet (eps, delta) by accountant kind.

@@ -140,16 +140,6 @@ func (c Calibrator) BacktestWith(s Series, h, p int, point Point, fit func(time.
 	return out
 }
 
-// PoolErrors returns the errors of every area's windows with targets in
-// from … to, pooled (the LHA's own error record).
-func PoolErrors(ss []Series, h, p int, point Point, from, to time.Time) []DatedError {
-	var pool []DatedError
-	for _, s := range ss {
-		pool = append(pool, Errors(s, h, p, point, from, to)...)
-	}
-	return pool
-}
-
 // A FitCache remembers Fit over one pool of errors by forecast date. The
 // areas of one LHA share their pooled error record and, mostly, their
 // dates, so an LHA with hundreds of areas fits each date once instead of

@@ -18,7 +18,7 @@
 // it. For a forecast made on day d (the last input day) it takes the
 // errors of the same point forecaster on the windows whose target lies in
 // d − Lookback + 1 … d: all of them already observed on d, from all of
-// the LHA's areas pooled ([PoolErrors]). Errors are measured on the log
+// the LHA's areas pooled ([Errors] of each area). Errors are measured on the log
 // scale with one case added, e = log((y+1)/(ŷ⁺+1)) ([LogError]), so that
 // areas of any size pool and intervals are multiplicative. [Calibrator.Fit]
 // fits the errors' centre and spread, each shrunk towards a prior (spread

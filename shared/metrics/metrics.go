@@ -85,9 +85,6 @@ func MAPE(y, yhat []float64) (mape float64, dropped int) {
 	return mean(ape), len(y) - len(ape)
 }
 
-// MdAPE is the median absolute percentage error in %, over non-zero targets.
-func MdAPE(y, yhat []float64) float64 { return Median(APE(y, yhat)) }
-
 // R2 is the pooled coefficient of determination 1 − SS_res/SS_tot.
 func R2(y, yhat []float64) float64 {
 	checkLen(y, yhat)

@@ -182,6 +182,15 @@ func weightGrad32AVX2(gW, gb, d, prev []float32, fi int) {
 		}
 		sum.Store((*[8]float32)(gb[j : j+8]))
 	}
+	weightGrad32Rest(gW, gb, d, prev, fi, j)
+}
+
+// weightGrad32Rest finishes a vector weightGrad32 whose bias sums reached
+// unit j: the remaining bias sums one unit at a time, then the weight
+// gradient dᵀ·prev by gemm.
+func weightGrad32Rest(gW, gb, d, prev []float32, fi, j int) {
+	fo := len(gb)
+	n := len(d) / fo
 	for ; j < fo; j++ {
 		var sum float32
 		for s := range n {
@@ -190,49 +199,4 @@ func weightGrad32AVX2(gW, gb, d, prev []float32, fi int) {
 		gb[j] = sum
 	}
 	gemm(gW, fi, d, 1, fo, prev, fi, nil, biasNone, fo, n, fi)
-}
-
-// adamUpdate32AVX2 is adamUpdate32Scalar eight parameters per vector, with
-// adamUpdate32AVX512's handling of skipped lanes.
-func adamUpdate32AVX2(p, g, m, v []float32, c adamConsts32) {
-	n := len(p)
-	g = g[:n]
-	m = m[:n]
-	v = v[:n]
-	n8 := n &^ 7
-	var zero archsimd.Float32x8
-	w1 := archsimd.BroadcastFloat32x8(c.w1)
-	omw1 := archsimd.BroadcastFloat32x8(c.omw1)
-	w2 := archsimd.BroadcastFloat32x8(c.w2)
-	b2 := archsimd.BroadcastFloat32x8(c.b2)
-	negStep := archsimd.BroadcastFloat32x8(c.negStep)
-	bc2Inv := archsimd.BroadcastFloat32x8(c.bc2Inv)
-	eps := archsimd.BroadcastFloat32x8(c.eps)
-	for i := 0; i < n8; i += 8 {
-		gi, mi, vi := ld8f(g, i), ld8f(m, i), ld8f(v, i)
-		live := gi.NotEqual(zero).Or(mi.NotEqual(zero)).Or(vi.NotEqual(zero))
-		bits := live.ToBits()
-		if bits == 0 {
-			continue
-		}
-		var mn archsimd.Float32x8
-		if c.lerpLow {
-			mn = mi.Add(w1.Mul(gi.Sub(mi)))
-		} else {
-			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
-		}
-		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
-		denom := vn.Sqrt().Mul(bc2Inv).Add(eps)
-		pi := ld8f(p, i)
-		pn := pi.Add(negStep.Mul(mn).Div(denom))
-		if bits != 0xff {
-			mn = mn.Merge(mi, live)
-			vn = vn.Merge(vi, live)
-			pn = pn.Merge(pi, live)
-		}
-		mn.Store((*[8]float32)(m[i : i+8]))
-		vn.Store((*[8]float32)(v[i : i+8]))
-		pn.Store((*[8]float32)(p[i : i+8]))
-	}
-	adamUpdate32Scalar(p[n8:], g[n8:], m[n8:], v[n8:], c)
 }

@@ -55,6 +55,9 @@ func weightGrad32(gW, gb, d, prev []float32, fi int, vals []float32, idx []int32
 	weightGrad32Scalar(gW, gb, d, prev, fi, vals, idx)
 }
 
+// The Adam kernels of both vector widths are generated from one template.
+//go:generate go run gen_adam_simd.go
+
 func adamUpdate32(p, g, m, v []float32, c adamConsts32) {
 	if useSIMD && useAVX512 {
 		adamUpdate32AVX512(p, g, m, v, c)
@@ -92,61 +95,7 @@ func weightGrad32AVX512(gW, gb, d, prev []float32, fi int) {
 		}
 		sum.Store((*[16]float32)(gb[j : j+16]))
 	}
-	for ; j < fo; j++ {
-		var sum float32
-		for s := range n {
-			sum += d[s*fo+j]
-		}
-		gb[j] = sum
-	}
-	gemm(gW, fi, d, 1, fo, prev, fi, nil, biasNone, fo, n, fi)
-}
-
-// adamUpdate32AVX512 is adamUpdate32Scalar 16 parameters per vector. Lanes
-// the scalar loop skips (g = m = v = 0) keep their old p, m and v bits;
-// vectors made only of such lanes are skipped whole. The last len(p) mod 16
-// parameters go through the scalar kernel.
-func adamUpdate32AVX512(p, g, m, v []float32, c adamConsts32) {
-	n := len(p)
-	g = g[:n]
-	m = m[:n]
-	v = v[:n]
-	n16 := n &^ 15
-	var zero archsimd.Float32x16
-	w1 := archsimd.BroadcastFloat32x16(c.w1)
-	omw1 := archsimd.BroadcastFloat32x16(c.omw1)
-	w2 := archsimd.BroadcastFloat32x16(c.w2)
-	b2 := archsimd.BroadcastFloat32x16(c.b2)
-	negStep := archsimd.BroadcastFloat32x16(c.negStep)
-	bc2Inv := archsimd.BroadcastFloat32x16(c.bc2Inv)
-	eps := archsimd.BroadcastFloat32x16(c.eps)
-	for i := 0; i < n16; i += 16 {
-		gi, mi, vi := ld16(g, i), ld16(m, i), ld16(v, i)
-		live := gi.NotEqual(zero).Or(mi.NotEqual(zero)).Or(vi.NotEqual(zero))
-		bits := live.ToBits()
-		if bits == 0 {
-			continue
-		}
-		var mn archsimd.Float32x16
-		if c.lerpLow {
-			mn = mi.Add(w1.Mul(gi.Sub(mi)))
-		} else {
-			mn = gi.Sub(gi.Sub(mi).Mul(omw1))
-		}
-		vn := vi.Mul(b2).Add(w2.Mul(gi).Mul(gi))
-		denom := vn.Sqrt().Mul(bc2Inv).Add(eps)
-		pi := ld16(p, i)
-		pn := pi.Add(negStep.Mul(mn).Div(denom))
-		if bits != 0xffff {
-			mn = mn.Merge(mi, live)
-			vn = vn.Merge(vi, live)
-			pn = pn.Merge(pi, live)
-		}
-		mn.Store((*[16]float32)(m[i : i+16]))
-		vn.Store((*[16]float32)(v[i : i+16]))
-		pn.Store((*[16]float32)(p[i : i+16]))
-	}
-	adamUpdate32Scalar(p[n16:], g[n16:], m[n16:], v[n16:], c)
+	weightGrad32Rest(gW, gb, d, prev, fi, j)
 }
 
 // The Trainer's vector path (AVX-512 or AVX2) runs the forward pass feature-major

@@ -47,9 +47,6 @@ func NewFilter(eps, delta, order float64) (*Filter, error) {
 	return &Filter{order: order, budget: b, delta: delta, acct: NewRDP([]float64{order})}, nil
 }
 
-// Order returns the filter's order α.
-func (f *Filter) Order() float64 { return f.order }
-
 // Cost returns the RDP at the filter's order of rounds releases of the
 // Sampled Gaussian Mechanism (q, c). Invalid arguments panic, as Compose.
 func (f *Filter) Cost(q, c float64, rounds int) float64 {

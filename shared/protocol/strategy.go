@@ -124,15 +124,7 @@ func (p StrategyParams) Calibrate(rounds, epochs int, delta float64, kind privac
 	if g, _ := p.Guarantee(); g == fl.ClientLevel {
 		return s, nil
 	}
-	if s.ExampleDelta == 0 {
-		s.ExampleDelta = delta
-	}
-	if s.ExampleRate == 0 {
-		s.ExampleRate = fl.DefaultExampleSampleRate
-	}
-	if s.ExampleClip == 0 {
-		s.ExampleClip = fl.DefaultExampleClip
-	}
+	s.ExampleDelta, s.ExampleRate, s.ExampleClip = fl.ExampleDefaults(s.ExampleDelta, s.ExampleRate, s.ExampleClip, delta)
 	ex, err := fl.NewExampleDP(s.ExampleEpsilon, s.ExampleDelta, s.ExampleRate, s.ExampleClip, rounds*epochs, kind)
 	if err != nil {
 		return StudyStrategy{}, fmt.Errorf("protocol: study: local DP-SGD: %w", err)

@@ -43,9 +43,6 @@ func (s *Sum) AddSeed(seed Seed, buf []uint64) {
 	s.Add(buf)
 }
 
-// Count returns the number of shares added.
-func (s *Sum) Count() int { return s.n }
-
 // AddNoiseVector adds the integer vector z (a server's noise) to the sum.
 // A sum takes noise once; a second call panics.
 func (s *Sum) AddNoiseVector(z []int64) {

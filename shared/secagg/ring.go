@@ -24,9 +24,6 @@ func NewRing(bits int) (Ring, error) {
 	return Ring{bits: uint(bits)}, nil
 }
 
-// Bits returns the exponent of the modulus 2^Bits.
-func (r Ring) Bits() int { return int(r.bits) }
-
 // mask returns 2^Bits − 1.
 func (r Ring) mask() uint64 { return ^uint64(0) >> (64 - r.bits) }
 

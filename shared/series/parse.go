@@ -3,7 +3,6 @@ package series
 import (
 	"bytes"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -96,16 +95,7 @@ func ParseBytesVia(data []byte, file string, via func(io.Reader) io.Reader) (*Da
 	if err := refuseSpreadsheet(data, file); err != nil {
 		return nil, err
 	}
-	var notes []Notice
-	cols := Columns{Encoding: "UTF-8", DateFormat: "YYYY-MM-DD"}
-	if !hasUTF16BOM(data) && !utf8.Valid(data) {
-		data = decodeWindows1252(data)
-		cols.Encoding = "Windows-1252"
-		notes = append(notes, Notice{Code: NoticeEncoding, Level: Info,
-			Message: "The file is not UTF-8 text. It was read as Windows-1252, the encoding older versions of Excel use for CSV files.",
-			Hint:    "Check that names with ä, ö, ü or ß look right. If they do not, save the file as \u201cCSV UTF-8\u201d and read it again."})
-	}
-
+	data, cols, notes := decodeText(data)
 	optRegion := regionColumn
 	optRegion.optional = true
 	var src io.Reader = bytes.NewReader(data)
@@ -116,195 +106,29 @@ func ParseBytesVia(data []byte, file string, via func(io.Reader) io.Reader) (*Da
 	if err != nil {
 		return nil, err
 	}
-	const kDate, kRegion, kCases = 0, 1, 2
-	cols.Date, cols.Region, cols.Cases = t.name[kDate], t.name[kRegion], t.name[kCases]
-	casesNorm := normHeader(t.header[t.col[kCases]])
-	neuerFall := -1
-	for j, h := range t.header {
-		if normHeader(h) == "neuerfall" {
-			neuerFall = j
-		}
+	r := newRowReader(t, data, file, cols)
+	if err := r.readAll(); err != nil {
+		return nil, err
 	}
-	switch {
-	case isIn(casesNorm, runningTotalNames):
-		cols.CasesAre = CasesRunning
-	case casesNorm == "anzahlfall" || casesNorm == "anzahl_fall" || neuerFall >= 0:
-		cols.CasesAre = CasesLineList
-	default:
-		cols.CasesAre = CasesDaily
-	}
-	for j, h := range t.header {
-		if j != t.col[kDate] && j != t.col[kCases] && (t.col[kRegion] < 0 || j != t.col[kRegion]) {
-			cols.Ignored = append(cols.Ignored, strings.TrimSpace(h))
-		}
-	}
-	single := ""
-	if t.col[kRegion] < 0 {
-		single = fileRegionName(file)
-	}
-
-	regions := make(map[string]*regionBuilder)
-	var last *regionBuilder
-	rows, skipped := 0, 0
-	// Negative counts are corrections only in a column named as new cases
-	// per day (Cases_New, new_cases, …) read as daily counts; anywhere else
-	// they are refused with a hint.
-	correctable := cols.CasesAre == CasesDaily && isIn(casesNorm, newCasesNames)
-	var negs []negCount
-	var dates dateReader
-	for {
-		rec, err := t.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		rows++
-
-		ds, _ := t.cell(rec, kDate)
-		if rows == 1 {
-			if err := dates.detect(data, ds, t, kDate); err != nil {
-				return nil, err
-			}
-		}
-		day, ok := dates.parse(ds)
-		if !ok {
-			if ds == "" {
-				return nil, t.errAt(kDate, "", ErrMissingValue, "Every row needs a date, written as YYYY-MM-DD (for example 2020-11-01).")
-			}
-			return nil, t.errAt(kDate, ds, ErrBadDate, dates.hint(ds))
-		}
-
-		name := single
-		if single == "" {
-			name, _ = t.cell(rec, kRegion)
-			if name == "" {
-				return nil, t.errAt(kRegion, "", ErrMissingValue, "Every row needs the name or code of its region.")
-			}
-		}
-		b := last
-		if b == nil || b.name != name {
-			b = regions[name]
-			if b == nil {
-				if single == "" {
-					if err := checkRegionName(name); err != nil {
-						return nil, t.errAt(kRegion, name, err,
-							"Region names may not contain line breaks, tabs or other control characters, and must be valid text (UTF-8).")
-					}
-				}
-				b = &regionBuilder{name: strings.Clone(name), min: day, max: day, sum: cols.CasesAre == CasesLineList}
-				regions[b.name] = b
-			}
-			last = b
-		}
-
-		// RKI line lists: NeuerFall = -1 marks cases taken back since the
-		// previous day's list; they are not part of today's counts.
-		if neuerFall >= 0 && strings.TrimSpace(rec[neuerFall]) == "-1" {
-			skipped++
-			continue
-		}
-
-		cs, _ := t.cell(rec, kCases)
-		v, cerr, hint := parseCount(cs, t.comma)
-		if cerr == ErrNegative && correctable {
-			// A column of new cases per day that a publisher derived from
-			// a running total goes negative where the total was corrected
-			// downwards: that day counts 0, with a warning (below).
-			if n, err := strconv.ParseFloat(strings.TrimSpace(cs), 64); err == nil && n < 0 && n >= -MaxCount {
-				negs = append(negs, negCount{area: name, day: day, amount: -n, line: t.line(kCases)})
-				v, cerr = 0, nil
-			}
-		}
-		if cerr != nil {
-			return nil, t.errAt(kCases, cs, cerr, hint)
-		}
-
-		line := t.line(kDate)
-		if err := b.add(day, v, line); err != nil {
-			if first, ok := err.(dupError); ok {
-				if single != "" {
-					return nil, &ParseError{File: file, Line: line,
-						Err: fmt.Errorf("%w: no column holds the area, and %s appears on lines %d and %d", ErrMissingHeader, ds, int(first), line),
-						Hint: fmt.Sprintf("No column holds the area (region), so the whole file was read as one area, but lines %d and %d both give %s. "+
-							"If the file holds several areas, name their column region (or district, county, Landkreis, AGS); the first line has: %s. "+
-							"If it holds one area, keep one row per day.",
-							int(first), line, ds, strings.Join(t.header, string(t.comma)))}
-				}
-				return nil, t.errAt(kDate, "",
-					fmt.Errorf("%w: %s for region %q also on line %d", ErrDuplicate, ds, name, int(first)),
-					fmt.Sprintf("Each region may have one row per day. Lines %d and %d both give %s for %q: delete one, or add them up if both are real.",
-						int(first), line, ds, name))
-			}
-			if errors.Is(err, ErrTooLarge) {
-				return nil, t.errAt(kCases, cs, err, "Added up, this area's rows for the day exceed any real daily count; check the counts for a typing error.")
-			}
-			return nil, t.errAt(kDate, ds, err,
-				fmt.Sprintf("Region %q would cover more than %d days. Check this row's year for a typing error.", name, MaxSpanDays))
-		}
-	}
-	if rows == 0 {
-		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("%w: a header but no rows", ErrEmpty),
-			Hint: "The file names its columns but holds no data rows. Add one row per region and day."}
-	}
-	cols.DateFormat = dates.format.String()
-
-	builders := make([]*regionBuilder, 0, len(regions))
-	for _, b := range regions {
-		if len(b.days) > 0 {
-			b.sort()
-			builders = append(builders, b)
-		}
-	}
-	if len(builders) == 0 {
-		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("%w: every row has NeuerFall = -1", ErrEmpty),
-			Hint: "Every row is marked as taken back (NeuerFall = -1). Choose the full case list."}
-	}
-	sort.Slice(builders, func(i, j int) bool { return builders[i].name < builders[j].name })
-
-	// Decide whether a plain column is a running total before saying
-	// which column was taken for what.
-	running := cols.CasesAre == CasesRunning
-	var maybe []Notice
-	if !running {
-		verdict, names := looksLikeRunningTotals(builders)
-		switch {
-		case verdict && !isIn(casesNorm, newCasesNames) && cols.CasesAre == CasesDaily:
-			running = true
-			cols.CasesAre = CasesRunning
-		case len(names) > 0:
-			maybe = append(maybe, Notice{Code: NoticeMaybeTotal, Level: Warning, Areas: names,
-				Message: fmt.Sprintf("In %s, %s only ever rises over four weeks or more, as a running total does. It was read as new cases per day.",
-					listAreas(names), quoteName(cols.Cases)),
-				Hint: "Check the column: if it holds the running total (all cases so far), give fedcast a column of new cases per day instead, or name it cumulative_cases and fedcast will take the differences."})
-		}
-	}
-	notes = append(notes, columnNotices(t.header, cols, single, casesNorm)...)
-	notes = append(notes, dates.notices()...)
-	notes = append(notes, lineListNotice(builders, rows, skipped)...)
-	notes = append(notes, maybe...)
-	notes = append(notes, negativeNotices(negs, cols.Cases)...)
-	if running {
-		var n []Notice
-		builders, n, err = differences(builders, cols, file)
-		if err != nil {
-			return nil, err
-		}
-		notes = append(notes, n...)
-	}
-	notes = append(notes, missingDayNotices(builders, running)...)
-	notes = append(notes, zeroRunNotices(builders)...)
-
-	d := &Dataset{Regions: make([]*Region, 0, len(builders)), Columns: cols, Notices: notes}
-	for _, b := range builders {
-		d.Regions = append(d.Regions, b.region())
-	}
-	return d, nil
+	return r.dataset(notes)
 }
 
-// dupError is returned by add for a repeated day; it holds the line of
-// the first occurrence.
+// decodeText returns data as UTF-8 (Windows-1252 when it is not valid
+// UTF-8, with a notice saying so) and the columns' encoding and default
+// date format.
+func decodeText(data []byte) ([]byte, Columns, []Notice) {
+	var notes []Notice
+	cols := Columns{Encoding: "UTF-8", DateFormat: "YYYY-MM-DD"}
+	if !hasUTF16BOM(data) && !utf8.Valid(data) {
+		data = decodeWindows1252(data)
+		cols.Encoding = "Windows-1252"
+		notes = append(notes, Notice{Code: NoticeEncoding, Level: Info,
+			Message: "The file is not UTF-8 text. It was read as Windows-1252, the encoding older versions of Excel use for CSV files.",
+			Hint:    "Check that names with ä, ö, ü or ß look right. If they do not, save the file as \u201cCSV UTF-8\u201d and read it again."})
+	}
+	return data, cols, notes
+}
+
 type dupError int
 
 func (dupError) Error() string { return "duplicate" }

@@ -152,7 +152,7 @@ func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 	}
 	var pool []forecast.DatedError
 	for _, s := range ss {
-		pool = append(pool, forecast.Errors(s, h, p, point, first, newest)...) // forecast.PoolErrors, yielding
+		pool = append(pool, forecast.Errors(s, h, p, point, first, newest)...) // pooled over the areas, yielding
 		pause()
 	}
 	fit := cal.NewFitCache(pool).Fit

@@ -259,14 +259,25 @@ func Generate(opt Options) (*series.Dataset, []Area, error) {
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed_fedc_a57_0001))
 	areas := makeAreas(o, rng)
-	n := len(areas)
-
-	// Gravity weights, row-normalised: w[i][j] is the share of area i's
-	// outside contacts made in area j.
-	coupling := o.Coupling
-	if o.NoMobility || n == 1 {
-		coupling = 0
+	ep := newEpidemic(o, areas, rng)
+	d := &series.Dataset{Regions: make([]*series.Region, len(areas))}
+	for i, a := range areas {
+		d.Regions[i] = &series.Region{Name: a.ID, Start: o.Start, Cases: make([]float64, o.Days)}
 	}
+	for t := -o.BurnIn; t < o.Days; t++ {
+		ep.day(t, func(i int, reported float64) {
+			if t >= 0 {
+				d.Regions[i].Cases[t] = reported
+			}
+		})
+	}
+	return d, areas, nil
+}
+
+// gravity returns the row-normalised gravity weights of areas: w[i*n+j]
+// is the share of area i's outside contacts made in area j.
+func gravity(areas []Area) []float64 {
+	n := len(areas)
 	w := make([]float64, n*n)
 	for i := range n {
 		sum := 0.0
@@ -285,109 +296,132 @@ func Generate(opt Options) (*series.Dataset, []Area, error) {
 			}
 		}
 	}
+	return w
+}
 
+// An epidemic is the stochastic SEIR state of every area and its
+// reporting backlog. Every random draw comes from rng, in a fixed order,
+// so that a seed gives one output.
+type epidemic struct {
+	o        Options
+	areas    []Area
+	rng      *rand.Rand
+	coupling float64
+	w        []float64 // gravity weights
 	// Compartments and per-area transmission multipliers.
-	S := make([]float64, n)
-	E := make([]float64, n)
-	I := make([]float64, n)
-	pending := make([]float64, n)
-	mult := make([]float64, n)
+	S, E, I, pending, mult []float64
+	// Realism: timing shifts of the intervention, drifting detection.
+	shift     []int
+	logDetect []float64
+	pEI, pIR  float64
+	prev      []float64 // prevalence at the start of the day
+}
+
+func newEpidemic(o Options, areas []Area, rng *rand.Rand) *epidemic {
+	n := len(areas)
+	ep := &epidemic{o: o, areas: areas, rng: rng, coupling: o.Coupling, w: gravity(areas),
+		S: make([]float64, n), E: make([]float64, n), I: make([]float64, n), pending: make([]float64, n),
+		mult: make([]float64, n), shift: make([]int, n), logDetect: make([]float64, n), prev: make([]float64, n),
+		pEI: 1 - math.Exp(-1/o.IncubationDays), pIR: 1 - math.Exp(-1/o.InfectiousDays)}
+	if o.NoMobility || n == 1 {
+		ep.coupling = 0
+	}
 	for i, a := range areas {
 		spread := math.Exp(0.5 * rng.NormFloat64())
-		I[i] = math.Min(math.Round(o.InitialPrevalence/1e5*a.Population*spread), a.Population)
-		E[i] = math.Min(math.Round(I[i]*o.IncubationDays/o.InfectiousDays), a.Population-I[i])
-		S[i] = a.Population - I[i] - E[i]
-		mult[i] = math.Exp(0.1*rng.NormFloat64() - 0.005)
+		ep.I[i] = math.Min(math.Round(o.InitialPrevalence/1e5*a.Population*spread), a.Population)
+		ep.E[i] = math.Min(math.Round(ep.I[i]*o.IncubationDays/o.InfectiousDays), a.Population-ep.I[i])
+		ep.S[i] = a.Population - ep.I[i] - ep.E[i]
+		ep.mult[i] = math.Exp(0.1*rng.NormFloat64() - 0.005)
 	}
-	// Realism: drawn only when switched on, so that the default stream
-	// (and output) is unchanged.
-	shift := make([]int, n)
-	logDetect := make([]float64, n)
+	// Drawn only when switched on, so that the default stream (and
+	// output) is unchanged.
 	if o.TimingSpread > 0 {
-		for i := range shift {
-			shift[i] = int(math.Round(o.TimingSpread * rng.NormFloat64()))
+		for i := range ep.shift {
+			ep.shift[i] = int(math.Round(o.TimingSpread * rng.NormFloat64()))
 		}
 	}
+	return ep
+}
 
-	pEI := 1 - math.Exp(-1/o.IncubationDays)
-	pIR := 1 - math.Exp(-1/o.InfectiousDays)
-	bin := func(k, p float64) float64 {
-		switch {
-		case k <= 0 || p <= 0:
-			return 0
-		case p >= 1:
-			return k
-		}
-		return distuv.Binomial{N: k, P: p, Src: rng}.Rand()
+// bin draws Binomial(k, p).
+func (ep *epidemic) bin(k, p float64) float64 {
+	switch {
+	case k <= 0 || p <= 0:
+		return 0
+	case p >= 1:
+		return k
 	}
+	return distuv.Binomial{N: k, P: p, Src: ep.rng}.Rand()
+}
 
-	d := &series.Dataset{Regions: make([]*series.Region, n)}
-	for i, a := range areas {
-		d.Regions[i] = &series.Region{Name: a.ID, Start: o.Start, Cases: make([]float64, o.Days)}
+// r is the reproduction number on day t of an intervention starting on
+// day start.
+func (ep *epidemic) r(t, start int) float64 {
+	R := ep.o.R0
+	if !ep.o.NoIntervention {
+		phase := math.Min(math.Max(float64(t-start+1)/float64(ep.o.InterventionRamp), 0), 1)
+		R *= 1 - ep.o.InterventionEffect*phase
 	}
-	prev := make([]float64, n)
-	for t := -o.BurnIn; t < o.Days; t++ {
-		rAt := func(day int) float64 {
-			R := o.R0
-			if !o.NoIntervention {
-				phase := math.Min(math.Max(float64(t-day+1)/float64(o.InterventionRamp), 0), 1)
-				R *= 1 - o.InterventionEffect*phase
-			}
-			return R
-		}
-		beta := rAt(o.InterventionDay) / o.InfectiousDays
-		for i, a := range areas {
-			prev[i] = I[i] / a.Population
-		}
-		weekday := o.Start.AddDate(0, 0, t).Weekday()
-		for i, a := range areas {
-			mixed := prev[i]
-			if coupling > 0 {
-				out := 0.0
-				for j := range n {
-					out += w[i*n+j] * prev[j]
-				}
-				mixed = (1-coupling)*prev[i] + coupling*out
-			}
-			beta := beta
-			if shift[i] != 0 {
-				beta = rAt(o.InterventionDay+shift[i]) / o.InfectiousDays
-			}
-			lambda := beta * mult[i] * mixed
-			newE := bin(S[i], 1-math.Exp(-lambda))
-			newI := bin(E[i], pEI)
-			newR := bin(I[i], pIR)
-			S[i] -= newE
-			E[i] += newE - newI
-			I[i] += newI - newR
+	return R
+}
 
-			// Reporting: thin the newly infectious, then release the
-			// backlog by weekday (Sunday dip, Monday catch-up).
-			rate := o.ReportingRate
-			if o.DetectionDrift > 0 {
-				logDetect[i] += o.DetectionDrift * rng.NormFloat64()
-			}
-			if o.DetectionDrift > 0 || o.DetectionTrend != 0 {
-				rate = math.Min(1, rate*math.Exp(logDetect[i]+o.DetectionTrend*float64(max(t, 0))))
-			}
-			pending[i] += bin(newI, rate)
-			missed := !o.NoMissedDays && rng.Float64() < o.MissedDayRate*math.Min(1, 1e5/a.Population)
-			reported := 0.0
-			if !missed {
-				share := o.WeekdayReporting[weekday]
-				if o.ReportingNoise > 0 {
-					sd := o.ReportingNoise
-					share = math.Min(1, share*math.Exp(sd*rng.NormFloat64()-sd*sd/2))
-				}
-				reported = bin(pending[i], share)
-			}
-			pending[i] -= reported
-			if t >= 0 {
-				d.Regions[i].Cases[t] = reported
-			}
-		}
+// day advances every area by day t (relative to Start) and calls report
+// with each area's reported cases.
+func (ep *epidemic) day(t int, report func(i int, reported float64)) {
+	o, n := ep.o, len(ep.areas)
+	beta := ep.r(t, o.InterventionDay) / o.InfectiousDays
+	for i, a := range ep.areas {
+		ep.prev[i] = ep.I[i] / a.Population
 	}
-	return d, areas, nil
+	weekday := o.Start.AddDate(0, 0, t).Weekday()
+	for i := range ep.areas {
+		mixed := ep.prev[i]
+		if ep.coupling > 0 {
+			out := 0.0
+			for j := range n {
+				out += ep.w[i*n+j] * ep.prev[j]
+			}
+			mixed = (1-ep.coupling)*ep.prev[i] + ep.coupling*out
+		}
+		beta := beta
+		if ep.shift[i] != 0 {
+			beta = ep.r(t, o.InterventionDay+ep.shift[i]) / o.InfectiousDays
+		}
+		lambda := beta * ep.mult[i] * mixed
+		newE := ep.bin(ep.S[i], 1-math.Exp(-lambda))
+		newI := ep.bin(ep.E[i], ep.pEI)
+		newR := ep.bin(ep.I[i], ep.pIR)
+		ep.S[i] -= newE
+		ep.E[i] += newE - newI
+		ep.I[i] += newI - newR
+		report(i, ep.reported(i, t, weekday, newI))
+	}
+}
+
+// reported thins area i's newly infectious newI on day t, then releases
+// the backlog by weekday (Sunday dip, Monday catch-up).
+func (ep *epidemic) reported(i, t int, weekday time.Weekday, newI float64) float64 {
+	o, rng := ep.o, ep.rng
+	rate := o.ReportingRate
+	if o.DetectionDrift > 0 {
+		ep.logDetect[i] += o.DetectionDrift * rng.NormFloat64()
+	}
+	if o.DetectionDrift > 0 || o.DetectionTrend != 0 {
+		rate = math.Min(1, rate*math.Exp(ep.logDetect[i]+o.DetectionTrend*float64(max(t, 0))))
+	}
+	ep.pending[i] += ep.bin(newI, rate)
+	missed := !o.NoMissedDays && rng.Float64() < o.MissedDayRate*math.Min(1, 1e5/ep.areas[i].Population)
+	reported := 0.0
+	if !missed {
+		share := o.WeekdayReporting[weekday]
+		if o.ReportingNoise > 0 {
+			sd := o.ReportingNoise
+			share = math.Min(1, share*math.Exp(sd*rng.NormFloat64()-sd*sd/2))
+		}
+		reported = ep.bin(ep.pending[i], share)
+	}
+	ep.pending[i] -= reported
+	return reported
 }
 
 var (

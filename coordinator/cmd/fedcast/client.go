@@ -33,60 +33,31 @@ func init() {
 const insecureAckFlag = "i-understand-insecure-seed"
 
 func runClient(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--public FILE] [--i-understand-insecure-seed]")
-	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
-	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
-	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
-	maxEps := fs.Float64("max-epsilon", 0, "this LHA's own ε limit over the study's lifetime: sit out rounds beyond it (0: the study's budget when joining; to take part in rounds a later top-up adds, give a higher limit)")
-	maxWin := fs.Int("max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
-	modelOut := fs.String("model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
-	issuedOut := fs.String("issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
-	only := fs.Bool("forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
-	quiet := fs.Bool("quiet", false, "print only the summary")
-	hubOut := fs.String("hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
-	insecureAck := fs.Bool(insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
-	pubFlags := addPublishFlags(fs)
-	publicPath := fs.String("public", "", "check this copy of the study's public totals file against the SHA-256 the study declares (default: download the coordinator's and check it)")
-	if err := parseFlags(fs, args); err != nil {
+	cf, err := parseClient(env, args)
+	if err != nil {
 		return err
 	}
-	if err := pubFlags.check(); err != nil {
-		return err
-	}
-	if *maxWin < 0 {
-		return usagef("e.g. --max-windows 1000", "--max-windows must be 0 (all) or more, got %d", *maxWin)
-	}
-	if *join == "" || *dataPath == "" {
-		return usagef("e.g. --join 'http://127.0.0.1:8080/join#TOKEN' --data my_cases.csv", "--join and --data are required")
-	}
-	link := *join
-	if !strings.Contains(link, "://") {
-		if *serverURL == "" {
-			return usagef("give the full join link, or --server http://HOST:PORT", "--join is a bare token but --server is missing")
-		}
-		link = strings.TrimSuffix(*serverURL, "/") + "/join#" + link
-	}
-	data, err := series.ReadFile(*dataPath)
+	data, err := series.ReadFile(cf.dataPath)
 	if err != nil {
 		return withHint(err)
 	}
-	s, err := lhaconn.Join(ctx, link, "", &session.Options{MaxEpsilon: *maxEps, MaxWindows: *maxWin, Refresh: rereader(env, *dataPath)})
+	s, err := lhaconn.Join(ctx, cf.link, "", &session.Options{MaxEpsilon: cf.maxEps, MaxWindows: cf.maxWin, Refresh: rereader(env, cf.dataPath)})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	st := s.Study()
-	base := coordinatorBase(link)
-	if *only && !session.IsWeekly(st) {
+	base := coordinatorBase(cf.link)
+	if cf.only && !session.IsWeekly(st) {
 		base = "" // --forecast sends only the hello: no download (but a weekly study's forecast reads the public file)
 	}
-	pub, err := loadPublic(ctx, env, st, *publicPath, base)
+	pub, err := loadPublic(ctx, env, st, cf.publicPath, base)
 	if err != nil {
 		return err
 	}
 	s.SetPublic(pub)
-	if *only {
-		return forecastOnly(ctx, env, s, data, pub, *modelOut, *hubOut, *issuedOut)
+	if cf.only {
+		return forecastOnly(ctx, env, s, data, pub, cf.modelOut, cf.hubOut, cf.issuedOut)
 	}
 	x, y, err := trainingData(st, data, pub)
 	// A file the study cannot use (too short, days missing, …) still
@@ -99,14 +70,77 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	// the study window meets them.
 	from, to := studyDays(st)
 	printWarnings(env.Stderr, data, from, to)
-	out := env.Stderr
 	if presentOnly {
-		printPresentOnly(out, *dataPath, err)
+		printPresentOnly(env.Stderr, cf.dataPath, err)
 	}
+	if err := announceClient(env.Stderr, s, st, len(y), cf.insecureAck); err != nil {
+		return err
+	}
+	if err := s.RunWindows(ctx, x, y, clientObserver(env, s, st, cf)); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	return finishClient(env, s, st, cf, data, pub, presentOnly)
+}
+
+// clientFlags are the flags of `fedcast client`.
+type clientFlags struct {
+	link, dataPath, modelOut, issuedOut, hubOut, publicPath string
+	maxEps                                                  float64
+	maxWin                                                  int
+	only, quiet, insecureAck                                bool
+	pub                                                     *publishFlags
+}
+
+// parseClient reads and checks client's flags; link is the full join link.
+func parseClient(env *Env, args []string) (*clientFlags, error) {
+	cf := &clientFlags{}
+	fs := newFlagSet(env, "client", "client --join URL-or-token --data FILE [--server URL] [--max-epsilon E] [--max-windows N] [--model FILE] [--hub FILE] [--issued FILE] [--forecast] [--publish-epsilon E [--publish-delta D]] [--public FILE] [--i-understand-insecure-seed]")
+	join := fs.String("join", "", "join link http://HOST/join#TOKEN, or the bare token with --server; required")
+	serverURL := fs.String("server", "", "coordinator URL (http://HOST:PORT) when --join is a bare token")
+	fs.StringVar(&cf.dataPath, "data", "", "this LHA's case CSV (date,region,cases); required")
+	fs.Float64Var(&cf.maxEps, "max-epsilon", 0, "this LHA's own ε limit over the study's lifetime: sit out rounds beyond it (0: the study's budget when joining; to take part in rounds a later top-up adds, give a higher limit)")
+	fs.IntVar(&cf.maxWin, "max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
+	fs.StringVar(&cf.modelOut, "model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
+	fs.StringVar(&cf.issuedOut, "issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
+	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
+	fs.BoolVar(&cf.quiet, "quiet", false, "print only the summary")
+	fs.StringVar(&cf.hubOut, "hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
+	fs.BoolVar(&cf.insecureAck, insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
+	cf.pub = addPublishFlags(fs)
+	fs.StringVar(&cf.publicPath, "public", "", "check this copy of the study's public totals file against the SHA-256 the study declares (default: download the coordinator's and check it)")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if err := cf.pub.check(); err != nil {
+		return nil, err
+	}
+	if cf.maxWin < 0 {
+		return nil, usagef("e.g. --max-windows 1000", "--max-windows must be 0 (all) or more, got %d", cf.maxWin)
+	}
+	if *join == "" || cf.dataPath == "" {
+		return nil, usagef("e.g. --join 'http://127.0.0.1:8080/join#TOKEN' --data my_cases.csv", "--join and --data are required")
+	}
+	cf.link = *join
+	if !strings.Contains(cf.link, "://") {
+		if *serverURL == "" {
+			return nil, usagef("give the full join link, or --server http://HOST:PORT", "--join is a bare token but --server is missing")
+		}
+		cf.link = strings.TrimSuffix(*serverURL, "/") + "/join#" + cf.link
+	}
+	return cf, nil
+}
+
+// announceClient says which study st s joined, with windows training
+// windows, and refuses a research-mode coordinator without
+// insecureAck.
+func announceClient(out io.Writer, s *session.Session, st protocol.Study, windows int, insecureAck bool) error {
 	fmt.Fprintf(out, "joined %q as %s: N=%d, m=%d, T=%d, ε=%g, δ=%g, c=%.4f; %d training windows stay on this computer\n",
-		st.Name, s.LHA(), st.Clients, st.ExpectedClients, st.Rounds, st.Epsilon, st.Delta, st.NoiseMultiplier, len(y))
+		st.Name, s.LHA(), st.Clients, st.ExpectedClients, st.Rounds, st.Epsilon, st.Delta, st.NoiseMultiplier, windows)
 	if st.InsecureSeed {
-		if !*insecureAck {
+		if !insecureAck {
 			// As the page needs its checkbox: nothing is trained or sent
 			// before an explicit acknowledgement.
 			return usagef("add --"+insecureAckFlag+" only if this is a research run on data that needs no protection",
@@ -116,9 +150,16 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	printStrategy(out, st)
 	printMissed(out, len(s.Log()), st.Rounds)
-	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
+	return nil
+}
 
-	if !*quiet {
+// clientObserver prints the session's progress to stderr (skips only,
+// with --quiet) and keeps the latest model in --model's file during a
+// continuing study.
+func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientFlags) session.Observer {
+	out := env.Stderr
+	obs := session.Observer{Skipped: func(k session.Skip) { printSkip(out, k) }}
+	if !cf.quiet {
 		obs.Sent = func(o session.Outgoing) {
 			fmt.Fprintf(out, "sent %s (round %d): %d bytes\n", o.Type, o.Round, o.Bytes)
 		}
@@ -137,7 +178,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		}
 		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
 	}
-	if *modelOut != "" && st.CampaignCount() > 1 {
+	if cf.modelOut != "" && st.CampaignCount() > 1 {
 		// A continuing study: the file always holds the latest released
 		// model (the LHA forecasts with it between campaigns).
 		shown := obs.Result
@@ -145,17 +186,18 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 			if shown != nil {
 				shown(r)
 			}
-			if err := writeModel(env, *modelOut, r.Round, false, st, s.GlobalModel()); err != nil {
-				fmt.Fprintf(out, "could not write the model to %s: %v\n", *modelOut, err)
+			if err := writeModel(env, cf.modelOut, r.Round, false, st, s.GlobalModel()); err != nil {
+				fmt.Fprintf(out, "could not write the model to %s: %v\n", cf.modelOut, err)
 			}
 		}
 	}
-	if err := s.RunWindows(ctx, x, y, obs); err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil
-		}
-		return err
-	}
+	return obs
+}
+
+// finishClient reports the finished study (st as joined) and writes the
+// model, the guarded forecasts and the forecast to publish that the flags
+// ask for (a present-only LHA's file may give no forecast).
+func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFlags, data *series.Dataset, pub *forecast.PublicInputs, presentOnly bool) error {
 	fin := s.Finished()
 	fmt.Fprintf(env.Stdout, "study finished (%s) after %d rounds: ε %.6g (recomputed here %.6g), final model %s\n",
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
@@ -163,20 +205,20 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if st := s.Study(); st.Helper != nil {
 		fmt.Fprintf(env.Stdout, "two servers: each server: ε = %.4g; the public: ε = %.4g (argued: √2 times the noise)\n", s.LocalEpsilon(), s.PublicEpsilon())
 	}
-	if *modelOut != "" {
+	if cf.modelOut != "" {
 		// the released model (an MR-MTL personal model stays out of files)
-		if err := writeModel(env, *modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {
+		if err := writeModel(env, cf.modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {
 			return err
 		}
 	}
-	if err := writeGuarded(env, st, data, pub, s.Model(), *hubOut, *issuedOut); err != nil {
+	if err := writeGuarded(env, st, data, pub, s.Model(), cf.hubOut, cf.issuedOut); err != nil {
 		if presentOnly {
-			fmt.Fprintf(out, "no forecast from %s: %s\n", *dataPath, forPeople(err.Error()))
+			fmt.Fprintf(env.Stderr, "no forecast from %s: %s\n", cf.dataPath, forPeople(err.Error()))
 			return nil
 		}
 		return err
 	}
-	return pubFlags.run(env, data, *dataPath, *hubOut, st, s.GlobalModel(), privacy.NewSecureRand())
+	return cf.pub.run(env, data, cf.dataPath, cf.hubOut, st, s.GlobalModel(), privacy.NewSecureRand())
 }
 
 // writeGuarded prints the guarded forecast of every area (the guard's

@@ -64,12 +64,70 @@ type demoOptions struct {
 const demoSeatName = "Your seat (browser)"
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
+	d, err := parseDemo(env, args)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(d.state, 0o700); err != nil {
+		return err
+	}
+	if d.secrets, err = loadDemoSecrets(d.state, d.o.lhas); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", d.addr)
+	if err != nil {
+		return err
+	}
+	d.base = "http://" + ln.Addr().String()
+	if !d.noHelper {
+		stop, err := startDemoHelper(ctx, d.state, d.helperAddr, ln.Addr().String(), &d.o, env.Stdout)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+	}
+	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(d.serveHTTP)}
+	go hs.Serve(ln)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	d.static = webHandler(d.webDir, env.Stdout)
+	for {
+		again, err := d.runStudy(ctx)
+		if err != nil || !again {
+			return err
+		}
+	}
+}
+
+// demo is one `fedcast demo`: its flags and the coordinator of the study
+// on show.
+type demo struct {
+	env                                    *Env
+	o                                      demoOptions
+	addr, state, webDir, helperAddr, level string
+	noHelper                               bool
+	log                                    *slog.Logger
+	secrets                                *demoSecrets
+	base                                   string
+	static                                 http.Handler
+	current                                atomic.Pointer[coordinator]
+	startNow                               chan struct{}
+	waiting                                atomic.Bool
+}
+
+// parseDemo reads demo's flags.
+func parseDemo(env *Env, args []string) (*demo, error) {
+	d := &demo{env: env, startNow: make(chan struct{}, 1)}
 	fs := newFlagSet(env, "demo", "demo [--addr 127.0.0.1:8080] [--state DIR] [--web DIR]")
-	addr := fs.String("addr", envAddr(env), "listen address (default from the environment variable FEDCAST_ADDR when set)")
-	state := fs.String("state", filepath.Join(os.TempDir(), "fedcast-demo"), "state directory (a restart with the same one resumes)")
-	webDir := fs.String("web", "", "directory of a built browser app to serve instead of the one built into this binary")
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	var o demoOptions
+	fs.StringVar(&d.addr, "addr", envAddr(env), "listen address (default from the environment variable FEDCAST_ADDR when set)")
+	fs.StringVar(&d.state, "state", filepath.Join(os.TempDir(), "fedcast-demo"), "state directory (a restart with the same one resumes)")
+	fs.StringVar(&d.webDir, "web", "", "directory of a built browser app to serve instead of the one built into this binary")
+	fs.StringVar(&d.level, "log-level", "info", "log level: debug, info, warn, error")
+	o := &d.o
 	fs.IntVar(&o.lhas, "lhas", 199, "simulated LHAs (plus one seat for you)")
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds per study (default: the design's, 5)")
 	fs.IntVar(&o.expected, "expected", 0, "expected LHAs per round m (default: the design's, all of them; DP noise on the mean is c·S/m: too few LHAs per round and it drowns the model)")
@@ -80,128 +138,102 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.once, "once", false, "stop after one study has finished instead of starting a fresh one")
 	fs.StringVar(&o.start, "start", "seat", "when the rounds begin: seat (after your browser seat has opened the join link and had --seat-time to choose its file, or at POST /api/demo/start) or now")
 	fs.DurationVar(&o.seatTime, "seat-time", 45*time.Second, "with --start seat: time between your page connecting and the first round, to read the page and choose the file")
-	helperAddr := fs.String("helper-addr", "", "listen address of the in-process helper, the second server of secure aggregation (default: --addr's port + 1)")
-	noHelper := fs.Bool("no-helper", false, "run without a helper: the coordinator then sees each clipped update")
+	fs.StringVar(&d.helperAddr, "helper-addr", "", "listen address of the in-process helper, the second server of secure aggregation (default: --addr's port + 1)")
+	fs.BoolVar(&d.noHelper, "no-helper", false, "run without a helper: the coordinator then sees each clipped update")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if o.start != "seat" && o.start != "now" {
-		return usagef("", "--start must be seat or now")
+		return nil, usagef("", "--start must be seat or now")
 	}
 	if o.lhas < 1 || o.expected < 0 || o.expected > o.lhas+1 || o.rounds < 0 || o.campaigns < 1 {
-		return usagef("", "--lhas must be ≥ 1, --expected in [1, lhas+1], --rounds ≥ 1 and --campaigns ≥ 1")
+		return nil, usagef("", "--lhas must be ≥ 1, --expected in [1, lhas+1], --rounds ≥ 1 and --campaigns ≥ 1")
 	}
-	log, err := newLogger(env.Stderr, *level)
+	var err error
+	d.log, err = newLogger(env.Stderr, d.level)
+	return d, err
+}
+
+// serveHTTP serves the demo's start route and, between studies, says the
+// next one is being prepared; everything else goes to the current study.
+func (d *demo) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == demoStartPath {
+		serveDemoStart(w, r, d.secrets.Admin, &d.waiting, d.startNow)
+		return
+	}
+	if c := d.current.Load(); c != nil {
+		c.srv.ServeHTTP(w, r)
+		return
+	}
+	http.Error(w, "the next demo study is being prepared", http.StatusServiceUnavailable)
+}
+
+// runStudy shows one study from its start (or its resumption) to its end,
+// and reports whether a fresh one follows.
+func (d *demo) runStudy(ctx context.Context) (again bool, err error) {
+	out := d.env.Stdout
+	dir, f, raw, data, err := demoStudy(d.state, d.secrets, d.o)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if err := os.MkdirAll(*state, 0o700); err != nil {
-		return err
-	}
-	secrets, err := loadDemoSecrets(*state, o.lhas)
+	// A restarted demo resumes after the simulated LHAs (its quorum)
+	// have reconnected, or one round length at most.
+	c, err := openCoordinator(f, raw, dir, nil, d.static, nil, 0, d.log)
 	if err != nil {
-		return err
+		return false, err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	base := "http://" + ln.Addr().String()
-	if !*noHelper {
-		stop, err := startDemoHelper(ctx, *state, *helperAddr, ln.Addr().String(), &o, env.Stdout)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		defer stop()
-	}
-	var current atomic.Pointer[coordinator]
-	startNow := make(chan struct{}, 1)
-	var waiting atomic.Bool
-	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == demoStartPath {
-			serveDemoStart(w, r, secrets.Admin, &waiting, startNow)
-			return
-		}
-		if c := current.Load(); c != nil {
-			c.srv.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "the next demo study is being prepared", http.StatusServiceUnavailable)
-	})}
-	go hs.Serve(ln)
+	d.current.Store(c)
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(sctx)
-	}()
-	static := webHandler(*webDir, env.Stdout)
-
-	for {
-		dir, f, raw, data, err := demoStudy(*state, secrets, o)
-		if err != nil {
-			return err
-		}
-		// A restarted demo resumes after the simulated LHAs (its quorum)
-		// have reconnected, or one round length at most.
-		c, err := openCoordinator(f, raw, dir, nil, static, nil, 0, log)
-		if err != nil {
-			return err
-		}
-		current.Store(c)
-		fmt.Fprintf(env.Stdout, "fedcast demo: study %q (%s) on %s\n", f.Name, dir, base)
-		fmt.Fprintf(env.Stdout, "  join as an LHA in your browser: %s/join#%s\n", base, secrets.Seat)
-		fmt.Fprintf(env.Stdout, "  your seat's synthetic case data: %s\n", filepath.Join(dir, "seat.csv"))
-		fmt.Fprintf(env.Stdout, "  coordinator dashboard:          %s/admin#%s\n", base, secrets.Admin)
-		printDemoStudy(env.Stdout, f, o.lhas)
-
-		if o.start == "seat" && c.engine.Rounds() == 0 {
-			waiting.Store(true)
-			err := awaitSeat(ctx, c, secrets.Admin, o.seatTime, startNow, base, env.Stdout)
-			waiting.Store(false)
-			if err != nil {
-				current.Store(nil)
-				c.close()
-				if errors.Is(err, context.Canceled) {
-					return nil
-				}
-				return err
-			}
-		}
-		sctx, stopSims := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		for i, tok := range secrets.Simulated {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				simulateLHA(sctx, base+"/join#"+tok, data[i], log)
-			}()
-		}
-		err = c.srv.Run(ctx)
-		stopSims()
-		wg.Wait()
-		if err == nil {
-			fmt.Fprintf(env.Stdout, "demo study finished: %d rounds, ε %.4g (%s)\n", c.engine.Rounds(), c.engine.EpsilonSpent(), c.engine.Finished())
-		}
-		if err != nil || o.once {
-			current.Store(nil)
-			c.close()
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
-		}
-		// Leave the finished study on show for a while, then start afresh.
-		select {
-		case <-ctx.Done():
-			current.Store(nil)
-			c.close()
-			return nil
-		case <-time.After(30 * time.Second):
-		}
-		current.Store(nil)
+		d.current.Store(nil)
 		c.close()
+	}()
+	fmt.Fprintf(out, "fedcast demo: study %q (%s) on %s\n", f.Name, dir, d.base)
+	fmt.Fprintf(out, "  join as an LHA in your browser: %s/join#%s\n", d.base, d.secrets.Seat)
+	fmt.Fprintf(out, "  your seat's synthetic case data: %s\n", filepath.Join(dir, "seat.csv"))
+	fmt.Fprintf(out, "  coordinator dashboard:          %s/admin#%s\n", d.base, d.secrets.Admin)
+	printDemoStudy(out, f, d.o.lhas)
+
+	if d.o.start == "seat" && c.engine.Rounds() == 0 {
+		d.waiting.Store(true)
+		err := awaitSeat(ctx, c, d.secrets.Admin, d.o.seatTime, d.startNow, d.base, out)
+		d.waiting.Store(false)
+		if err != nil {
+			return false, ignoreCanceled(err)
+		}
 	}
+	sctx, stopSims := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i, tok := range d.secrets.Simulated {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			simulateLHA(sctx, d.base+"/join#"+tok, data[i], d.log)
+		}()
+	}
+	err = c.srv.Run(ctx)
+	stopSims()
+	wg.Wait()
+	if err == nil {
+		fmt.Fprintf(out, "demo study finished: %d rounds, ε %.4g (%s)\n", c.engine.Rounds(), c.engine.EpsilonSpent(), c.engine.Finished())
+	}
+	if err != nil || d.o.once {
+		return false, ignoreCanceled(err)
+	}
+	// Leave the finished study on show for a while, then start afresh.
+	select {
+	case <-ctx.Done():
+		return false, nil
+	case <-time.After(30 * time.Second):
+	}
+	return true, nil
+}
+
+// ignoreCanceled is err, or nil when the demo was stopped.
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // demoStartPath starts the demo's rounds at once (POST, admin token);

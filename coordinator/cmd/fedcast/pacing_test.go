@@ -11,34 +11,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/web"
+	"github.com/fedcast/fedcast/internal/testkit"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/ui"
 )
 
-// syncBuffer is a bytes.Buffer safe for the demo's writes and the test's
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe for the demo's writes and the test's reads.
+type syncBuffer = testkit.SyncBuffer
 
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()

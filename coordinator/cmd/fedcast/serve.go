@@ -134,7 +134,7 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 	if err != nil {
 		return nil, err
 	}
-	eng, err := study.Open(f, raw, server.LedgerStore(l), &study.Options{InsecureSeed: seed})
+	eng, err := study.Open(f, raw, l.Store(), &study.Options{InsecureSeed: seed})
 	if err != nil {
 		l.Close()
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
-	"github.com/fedcast/fedcast/coordinator/server"
 	"github.com/fedcast/fedcast/coordinator/study"
 )
 
@@ -51,7 +50,7 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 		var seed uint64 // the mode must match; a top-up draws no randomness
 		opt.InsecureSeed = &seed
 	}
-	e, err := study.Open(f, g.Study, server.LedgerStore(l), &opt)
+	e, err := study.Open(f, g.Study, l.Store(), &opt)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
-	"github.com/fedcast/fedcast/coordinator/server"
 	"github.com/fedcast/fedcast/coordinator/study"
 )
 
@@ -32,7 +31,7 @@ func TestStudyTopUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { l.Close() })
-		e, err := study.Open(f, raw, server.LedgerStore(l), nil)
+		e, err := study.Open(f, raw, l.Store(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,33 +1,31 @@
-package server
+package ledger
 
 import (
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
-// LedgerStore is serve's study.Store: the SQLite privacy ledger. A round
-// is on disk (synced, in one transaction with its participation record)
-// when Commit returns; a repeated Commit of a recorded round with the same
-// model is a no-op.
-func LedgerStore(l *ledger.Ledger) study.Store { return ledgerStore{l} }
+// Store returns the ledger as serve's study.Store. A round is on disk
+// (synced, in one transaction with its participation record) when Commit
+// returns; a repeated Commit of a recorded round with the same model is a
+// no-op. Closing the Store closes the ledger.
+func (l *Ledger) Store() study.Store { return ledgerStore{l} }
 
-type ledgerStore struct{ l *ledger.Ledger }
+type ledgerStore struct{ l *Ledger }
 
 func (s ledgerStore) Load() (*study.State, error) {
 	g, err := s.l.Genesis()
-	if errors.Is(err, ledger.ErrEmpty) {
+	if errors.Is(err, ErrEmpty) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	st := &study.State{Version: study.StateVersion, Genesis: study.Genesis{Study: g.Study, StudySHA256: g.StudySHA256,
-		NoiseMultiplier: g.NoiseMultiplier, Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created}}
+	st := &study.State{Version: study.StateVersion, Genesis: *g}
 	rounds, err := s.l.Rounds()
 	if err != nil {
 		return nil, err
@@ -82,17 +80,14 @@ func (s ledgerStore) Released(round int, at time.Time, rereleased bool) error {
 	return s.l.Release(round, at, rereleased)
 }
 
-func (s ledgerStore) Init(g *study.Genesis) error {
-	return s.l.Init(ledger.Genesis{Study: g.Study, StudySHA256: g.StudySHA256, NoiseMultiplier: g.NoiseMultiplier,
-		Clients: g.Clients, Model: g.Model, InsecureSeed: g.InsecureSeed, Created: g.Created})
-}
+func (s ledgerStore) Init(g *study.Genesis) error { return s.l.Init(*g) }
 
 func (s ledgerStore) Commit(c *study.Commit) error {
 	ev := c.Event
-	r := &ledger.Round{Event: ev, Mechanism: c.Mechanism, Committed: c.Committed, Model: c.Model}
+	r := &Round{Event: ev, Mechanism: c.Mechanism, Committed: c.Committed, Model: c.Model}
 	p := c.Participation
 	err := s.l.Commit(r, &p)
-	if errors.Is(err, ledger.ErrOutOfOrder) || errors.Is(err, ledger.ErrFinished) {
+	if errors.Is(err, ErrOutOfOrder) || errors.Is(err, ErrFinished) {
 		// A repeat of a recorded round is a no-op (see study.Store).
 		rounds, rerr := s.l.Rounds()
 		if rerr == nil && ev.Round >= 1 && ev.Round <= len(rounds) {
@@ -108,3 +103,6 @@ func (s ledgerStore) Commit(c *study.Commit) error {
 func (s ledgerStore) Finish(reason string, at time.Time) error { return s.l.Finish(reason, at) }
 
 func (s ledgerStore) SetScheduleStart(t0 time.Time) error { return s.l.SetScheduleStart(t0) }
+
+// Close closes the ledger.
+func (s ledgerStore) Close() error { return s.l.Close() }
