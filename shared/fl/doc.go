@@ -68,12 +68,14 @@
 //
 // # Cyclic FL
 //
-// [CyclicSimulation] and [CyclicServer] run cyclic FL (seed 002): every
-// client takes one turn per round in a public order, and each turn's model
-// is handed on through [HandOff]: re-clipped change plus N(0, (c_t·S)²) at
-// client level, no sampling. [CyclicAccountant] keeps each client's own
-// hand-offs only (the others' are post-processing for it). A turn is a
-// [ClientStep], so a local DP-SGD step can replace [LocalTurn].
+// Cyclic FL (seed 002, [CyclicStrategy]): every client takes one turn per
+// round in a public order ([CyclicOrder] of the study file's hash), and
+// each turn's model is handed on through [HandOff]: re-clipped change plus
+// N(0, (c_t·S)²) at client level, no sampling. [CyclicAccountant] keeps
+// each client's own hand-offs only (the others' are post-processing for
+// it). A turn is the client's update ([LocalUpdate], or [Client.Update]
+// with local DP-SGD). The study engine (coordinator/study) runs it, live
+// and in `fedcast simulate`: there is no cyclic loop here.
 //
 // # Randomness
 //
