@@ -36,10 +36,12 @@
 // global weights, accountant) and gates every round on the privacy budget;
 // [Server.Propose] computes the next model and its privacy event without
 // changing the state, so that a coordinator can commit both to its ledger
-// before applying ([Server.Apply]) and releasing them. A [Simulation] runs a
-// whole study in process on many cores, with results that do not depend on
-// the number of workers; a [Pool] shares the cores between simulations
-// running at once (an experiment's runs) without oversubscribing them.
+// before applying ([Server.Apply]) and releasing them. There is no round
+// loop here: the study engine (coordinator/study) drives a [Server] live and
+// in `fedcast simulate` (the tests' transport-free reference loop is
+// internal/fltest.Simulation); a [Pool] shares the cores between the
+// in-process studies running at once (an experiment's runs) without
+// oversubscribing them.
 //
 // # Strategies and privacy levels
 //
