@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // The fourth round's harness of the weekly design (docs/results.md, "Design
@@ -87,6 +89,35 @@ var skillPeriods = []struct{ name, from, to string }{
 	{"2021Q1", "2021-01-01", "2021-01-31"},
 }
 
+// envSeeds returns FEDCAST_TUNE_SEEDS's noise seeds (def when unset).
+func envSeeds(t *testing.T, def string) []uint64 {
+	var seeds []uint64
+	for _, s := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_SEEDS"), def), ",") {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("FEDCAST_TUNE_SEEDS: %v", err)
+		}
+		seeds = append(seeds, v)
+	}
+	return seeds
+}
+
+// skillScores scores res on the choosing origins from … last and, with
+// perQuarter, on each of skillPeriods: the overall scores, the quarters'
+// relative WIS as " | 2020Q2 0.914 …" and the worst of them.
+func skillScores(t *testing.T, res *backtest.Result, d *series.Dataset, from, last time.Time, perQuarter bool) (s backtest.Scores, quarters string, worst float64) {
+	s = otScores(t, res, d, from, last)
+	if !perQuarter {
+		return s, "", 0
+	}
+	for _, q := range skillPeriods {
+		qs := otScores(t, res, d, maxTime(from, day(q.from)), minTime(last, day(q.to)))
+		quarters += fmt.Sprintf(" | %s %.3f", q.name, qs.RelativeWIS)
+		worst = max(worst, qs.RelativeWIS)
+	}
+	return s, quarters, worst
+}
+
 func TestTuneSkill(t *testing.T) {
 	if os.Getenv("FEDCAST_TUNE_SKILL") == "" {
 		t.Skip("the weekly design's fourth tuning round: set FEDCAST_TUNE_SKILL=1 (seconds per replay with GOEXPERIMENT=simd)")
@@ -95,14 +126,7 @@ func TestTuneSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seeds []uint64
-	for _, s := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_SEEDS"), "1,2"), ",") {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("FEDCAST_TUNE_SEEDS: %v", err)
-		}
-		seeds = append(seeds, v)
-	}
+	seeds := envSeeds(t, "1,2")
 	period := cmpOr(os.Getenv("FEDCAST_TUNE_PERIOD"), "history")
 	d, state, pop, from, to := otInput(t, period)
 	last := to
@@ -125,17 +149,8 @@ func TestTuneSkill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := otScores(t, res, d, from, last)
-			line := fmt.Sprintf("%-14s seed %d %3.0f s  choosing %s", name, seed, res.Seconds, otLine(s))
-			w := 0.0
-			if period == "history" {
-				for _, q := range skillPeriods {
-					qs := otScores(t, res, d, maxTime(from, day(q.from)), minTime(last, day(q.to)))
-					line += fmt.Sprintf(" | %s %.3f", q.name, qs.RelativeWIS)
-					w = max(w, qs.RelativeWIS)
-				}
-			}
-			t.Log(line)
+			s, quarters, w := skillScores(t, res, d, from, last, period == "history")
+			t.Logf("%-14s seed %d %3.0f s  choosing %s%s", name, seed, res.Seconds, otLine(s), quarters)
 			n := float64(len(seeds))
 			wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
 		}
