@@ -21,6 +21,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -92,7 +93,7 @@ func lhaNames(n int) []string {
 // TestEndToEnd runs a study of 8 LHAs on synthetic data over real
 // websockets and checks it against the in-process engine with the same
 // seed: same final model bit for bit (research mode sums updates in LHA
-// order, as fl.Simulation does), and the ε the accountant predicts.
+// order, as fltest.Simulation does), and the ε the accountant predicts.
 func TestEndToEnd(t *testing.T) {
 	const n, seed = 8, uint64(11)
 	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
@@ -156,7 +157,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	f.done <- nil
 
-	sim := &fl.Simulation{Model: f.eng.Model, Config: f.eng.Config, Clients: clients, Epsilon: 4, Delta: f.file.Delta, Seed: seed, Workers: 1}
+	sim := &fltest.Simulation{Model: f.eng.Model, Config: f.eng.Config, Clients: clients, Epsilon: 4, Delta: f.file.Delta, Seed: seed, Workers: 1}
 	ref, err := sim.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
@@ -71,7 +71,7 @@ func TestNoiseScheduleStudy(t *testing.T) {
 	if got := e.EpsilonSpent(); math.Abs(got-want) > 1e-12 || !(got <= f.Epsilon) || got < 0.999*f.Epsilon {
 		t.Errorf("ε spent %v, schedule composes to %v, budget %v", got, want, f.Epsilon)
 	}
-	sim := &fl.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
+	sim := &fltest.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
 	srv, err := sim.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
@@ -218,7 +219,7 @@ func play(t *testing.T, e *Engine, data []fl.ClientData, stop int) {
 }
 
 // TestMatchesSimulation: in research mode the engine, fed updates in any
-// order and interrupted by a reopen, reproduces fl.Simulation bit for bit.
+// order and interrupted by a reopen, reproduces fltest.Simulation bit for bit.
 func TestMatchesSimulation(t *testing.T) {
 	const n, seed = 8, uint64(42)
 	f, raw, _ := small(t, n)
@@ -237,7 +238,7 @@ func TestMatchesSimulation(t *testing.T) {
 		t.Fatalf("finished %q", e.Finished())
 	}
 
-	sim := &fl.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
+	sim := &fltest.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
 	srv, err := sim.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
