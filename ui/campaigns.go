@@ -21,7 +21,7 @@ func (c *JoinPage) campaignsWords() string {
 	return fmt.Sprintf("A continuing study: %d training campaigns of %d rounds, one every %s, on a public timetable fixed when the study was created. "+
 		"ε is the lifetime budget of all of them together: the noise is set so that all planned campaigns use exactly that, and nothing trains past it. "+
 		"Between campaigns you can forecast each week with the latest model at no privacy cost; you may miss a campaign and come back for the next.",
-		st.CampaignCount(), st.CampaignRounds(), durationWords(st.Every()))
+		st.CampaignCount(), st.CampaignRounds(), durationWords(time.Duration(st.Every)))
 }
 
 // lifetimeWords gives the lifetime ε after each finished campaign ("" for

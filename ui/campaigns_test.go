@@ -9,7 +9,7 @@ import (
 )
 
 func TestCampaignWords(t *testing.T) {
-	st := protocol.Study{Epsilon: 2, Rounds: 6, Campaigns: 3, EveryMillis: (7 * 24 * time.Hour).Milliseconds()}
+	st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Rounds: 6, Campaigns: 3, Every: protocol.Duration((7 * 24 * time.Hour))}}
 	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}}}
 	if got := c.campaignsWords(); !strings.Contains(got, "3 training campaigns of 2 rounds, one every 7 days") || !strings.Contains(got, "lifetime budget") {
 		t.Errorf("campaigns: %q", got)
@@ -21,7 +21,7 @@ func TestCampaignWords(t *testing.T) {
 	if got, want := c.lifetimeWords(), "Lifetime budget spent: after campaign 1, ε = 0.9; after campaign 2, ε = 1.5, of ε = 2 planned for all 3 campaigns."; got != want {
 		t.Errorf("lifetime:\n got %q\nwant %q", got, want)
 	}
-	one := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Epsilon: 2, Rounds: 6}}}}
+	one := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Epsilon: 2, Rounds: 6}}}}}
 	if one.campaignsWords() != "" || one.lifetimeWords() != "" || one.nextCampaignWords() != "" {
 		t.Error("campaign words for a study of one campaign")
 	}
@@ -44,7 +44,7 @@ func (s topUpSession) Study() protocol.Study { return s.st }
 // raised, and that the LHA's own limit (the budget it joined under) keeps
 // it out of the added rounds.
 func TestTopUpWords(t *testing.T) {
-	st := protocol.Study{Epsilon: 2, Rounds: 6, Campaigns: 3, EveryMillis: time.Hour.Milliseconds(), Params: 4}
+	st := protocol.Study{Params: 4, Settings: protocol.Settings{Epsilon: 2, Rounds: 6, Campaigns: 3, Every: protocol.Duration(time.Hour)}}
 	up := st
 	up.Epsilon, up.Rounds, up.Campaigns = 3, 10, 5
 	up.TopUps = []protocol.TopUp{{Number: 1, FromEpsilon: 2, Epsilon: 3, Campaigns: 2, Rounds: 4, At: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}}
@@ -95,7 +95,7 @@ func (b betweenCampaigns) NextCampaign(time.Time) (int, time.Time, bool) { retur
 // Between campaigns the page says when the next starts and asks to reload
 // the page and choose that week's file then.
 func TestNextCampaignAsksForThisWeeksFile(t *testing.T) {
-	st := protocol.Study{Epsilon: 2, Rounds: 6, Campaigns: 3, EveryMillis: time.Hour.Milliseconds()}
+	st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Rounds: 6, Campaigns: 3, Every: protocol.Duration(time.Hour)}}
 	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}, Round: 2, FileName: "week47.csv",
 		session: betweenCampaigns{at: time.Now().Add(time.Hour)}}}
 	got := c.nextCampaignWords()

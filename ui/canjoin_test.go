@@ -25,8 +25,9 @@ func TestCanJoinDependsOnlyOnParsing(t *testing.T) {
 	days := func(n int) string { return strings.Join(strings.SplitAfter(string(csv), "\n")[:n+1], "") } // n days of one area
 	short := days(5)
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
-	open := protocol.Study{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
-		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11, LearningRate: 0.01, LocalEpochs: 2}
+	open := protocol.Study{Layers: []int{10, 1}, Params: 11,
+		Settings: protocol.Settings{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+			TrainFraction: 0.9, LearningRate: 0.01, LocalEpochs: 2}}
 	windowed := open
 	windowed.From, windowed.To = "2020-11-01", "2020-12-31" // lha.csv ends on 2020-12-31
 	for _, tc := range []struct {
@@ -86,8 +87,9 @@ func TestCanJoinDependsOnlyOnParsing(t *testing.T) {
 // in the status line and the list of what left this computer.
 func TestJoinPresentOnly(t *testing.T) {
 	csv, _ := os.ReadFile("../coordinator/e2e/testdata/lha.csv")
-	st := protocol.Study{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
-		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11, From: "2020-11-01", To: "2020-12-31"}
+	st := protocol.Study{Layers: []int{10, 1}, Params: 11,
+		Settings: protocol.Settings{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+			TrainFraction: 0.9, From: "2020-11-01", To: "2020-12-31"}}
 	ran := make(chan struct{})
 	sess := &runFunc{run: func(obs session.Observer) {
 		obs.Sent(session.Outgoing{Type: "ready"})

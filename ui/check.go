@@ -153,7 +153,7 @@ func (s *JoinState) RoundTime() time.Duration {
 		return 0
 	}
 	st := s.Welcome.Study
-	return time.Duration(st.RoundLengthMillis-st.RoundSlackMillis) * time.Millisecond
+	return time.Duration(st.RoundLength - st.RoundSlack)
 }
 
 // WouldMiss reports whether the estimated round time leaves less than a

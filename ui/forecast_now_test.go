@@ -38,8 +38,9 @@ func TestForecastNowSendsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
-		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11}
+	st := protocol.Study{Layers: []int{10, 1}, Params: 11,
+		Settings: protocol.Settings{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+			TrainFraction: 0.9}}
 	model := make([]float64, 11)
 	model[9] = 1
 	sess := &pausedSession{fakeSession: fakeSession{model: model}, resume: make(chan struct{})}

@@ -43,8 +43,9 @@ func TestPageKeepsIssuedForecasts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{Name: "issued-test", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
-		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11}
+	st := protocol.Study{Layers: []int{10, 1}, Params: 11,
+		Settings: protocol.Settings{Name: "issued-test", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+			TrainFraction: 0.9}}
 	model := make([]float64, 11)
 	model[9] = 1
 	// A study name of its own: IssuedStore is the package's, and another

@@ -13,7 +13,7 @@ import (
 )
 
 func TestEpsilonLimit(t *testing.T) {
-	s := &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Epsilon: 3}}}
+	s := &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Epsilon: 3}}}}
 	if s.EpsilonLimit() != 3 {
 		t.Errorf("default limit %v, want the study's budget 3", s.EpsilonLimit())
 	}
@@ -74,9 +74,11 @@ func TestInsecureNeedsConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, insecure := range []bool{false, true} {
-		st := protocol.Study{Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
-			TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11, LocalEpochs: 3, LearningRate: 0.01, ClipNorm: 1,
-			RoundLengthMillis: 60000, RoundSlackMillis: 6000, InsecureSeed: insecure}
+		st := protocol.Study{Layers: []int{10, 1}, Params: 11,
+			InsecureSeed: insecure,
+			Settings: protocol.Settings{Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+				TrainFraction: 0.9, LocalEpochs: 3, LearningRate: 0.01, ClipNorm: 1,
+				RoundLength: protocol.Duration(60000 * time.Millisecond), RoundSlack: protocol.Duration(6000 * time.Millisecond)}}
 		s := &JoinState{Phase: PhaseReady, Welcome: &protocol.Welcome{Study: st}, session: &fakeSession{}}
 		s.LoadFile("lha.csv", csv)
 		if s.Windows == 0 || s.PerRound != s.Windows || s.RoundEstimate <= 0 || s.WouldMiss() {
@@ -89,7 +91,7 @@ func TestInsecureNeedsConsent(t *testing.T) {
 		if !s.CanJoin() {
 			t.Errorf("insecure %v: cannot join after consent", insecure)
 		}
-		s.RoundEstimate, s.Welcome.Study.RoundLengthMillis, s.Welcome.Study.RoundSlackMillis = 900*time.Millisecond, 1100, 100
+		s.RoundEstimate, s.Welcome.Study.RoundLength, s.Welcome.Study.RoundSlack = 900*time.Millisecond, protocol.Duration(1100*time.Millisecond), protocol.Duration(100*time.Millisecond)
 		if !s.WouldMiss() {
 			t.Errorf("a 1 ms round does not warn")
 		}

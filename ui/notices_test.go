@@ -43,7 +43,7 @@ func TestDataNotices(t *testing.T) {
 	if s.DataWarnings() != 1 {
 		t.Fatalf("two periods, no study: %d warnings, want the missing days", s.DataWarnings())
 	}
-	s.Welcome = &protocol.Welcome{Study: protocol.Study{From: "2021-02-05", To: "2021-02-12"}}
+	s.Welcome = &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{From: "2021-02-05", To: "2021-02-12"}}}
 	if s.DataWarnings() != 0 {
 		t.Errorf("study inside the second period: %+v", s.ShownNotices())
 	}
@@ -78,7 +78,7 @@ func TestDataProblemWords(t *testing.T) {
 	if !strings.Contains(p.Detail, "2022-05-01 … 2022-05-03") || strings.Contains(p.Detail, "series:") {
 		t.Errorf("coverage detail %q", p.Detail)
 	}
-	fix := studyDaysFix(protocol.Study{From: "2022-02-01", To: "2022-04-30", Smoothing: "centered"})
+	fix := studyDaysFix(protocol.Study{Settings: protocol.Settings{From: "2022-02-01", To: "2022-04-30", Smoothing: "centered"}})
 	if !strings.Contains(fix, "every day from 2022-01-29 to 2022-05-03") || !strings.Contains(fix, "3 days before and 3 after") {
 		t.Errorf("study days fix %q", fix)
 	}

@@ -22,7 +22,7 @@ func TestPagePublish(t *testing.T) {
 		cases[i] = float64(20 + i%3)
 	}
 	s := &JoinState{Data: &series.Dataset{Regions: []*series.Region{{Name: "01001", Start: time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC), Cases: cases}}},
-		Welcome: &protocol.Welcome{Study: protocol.Study{Name: "s", Epsilon: 2}, LHA: "A"}}
+		Welcome: &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Name: "s", Epsilon: 2}}, LHA: "A"}}
 	s.Publish()
 	p := &s.Publishing
 	if p.Problem != "" || p.Hub == "" || len(p.Lines) != 1 {
@@ -68,7 +68,7 @@ func TestPagePublishStudyModel(t *testing.T) {
 	sha := protocol.HashHex(released)
 	page := func(features string, sess Session) *JoinState {
 		return &JoinState{Data: &series.Dataset{Regions: []*series.Region{{Name: "01001", Start: time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC), Cases: cases}}},
-			Welcome: &protocol.Welcome{Study: protocol.Study{Name: "s", Epsilon: 2, Features: features, Layers: layers, Damping: 0.1}, LHA: "A"},
+			Welcome: &protocol.Welcome{Study: protocol.Study{Layers: layers, Settings: protocol.Settings{Name: "s", Epsilon: 2, Features: features, Damping: 0.1}}, LHA: "A"},
 			session: sess}
 	}
 	lip := page("lipschitz", &fakeSession{model: released})

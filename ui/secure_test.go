@@ -10,8 +10,9 @@ import (
 
 func TestSecureWords(t *testing.T) {
 	key, _ := secagg.GenerateKey()
-	st := &protocol.Study{ClipNorm: 0.5, NoiseMultiplier: 1, Params: 241,
-		Helper: &protocol.Helper{URL: "https://helper.example.org:8090", PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."}}
+	st := &protocol.Study{NoiseMultiplier: 1, Params: 241,
+		Helper:   &protocol.Helper{URL: "https://helper.example.org:8090", PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
+		Settings: protocol.Settings{ClipNorm: 0.5}}
 	w := Secure(st, "coordinator.example.org")
 	for _, c := range []struct{ got, want string }{
 		{w.Who, "helper run by Helper e.V. at helper.example.org:8090"},

@@ -60,11 +60,11 @@ func (s *JoinState) Missed() (missed, open int) {
 		return 0, 0
 	}
 	sch := sc.Schedule()
-	if sch == nil || sch.Start == nil || sch.RoundLengthMillis <= 0 || s.JoinedAt.Before(*sch.Start) {
+	if sch == nil || sch.Start == nil || sch.RoundLength <= 0 || s.JoinedAt.Before(*sch.Start) {
 		return 0, 0
 	}
-	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
-	take := l - time.Duration(sch.RoundSlackMillis)*time.Millisecond
+	l := time.Duration(sch.RoundLength)
+	take := l - time.Duration(sch.RoundSlack)
 	k := int(s.JoinedAt.Sub(*sch.Start)/l) + 1 // the round whose slot holds JoinedAt
 	opened := sch.Start.Add(time.Duration(k-1) * l)
 	missed, open = k-1, 0

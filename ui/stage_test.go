@@ -21,12 +21,12 @@ func (s *timetableSession) NextRound(now time.Time) (time.Time, time.Time, bool)
 	if s.sch == nil || s.sch.Start == nil {
 		return time.Time{}, time.Time{}, false
 	}
-	l := time.Duration(s.sch.RoundLengthMillis) * time.Millisecond
+	l := time.Duration(s.sch.RoundLength)
 	opens := *s.sch.Start
 	for !opens.After(now) {
 		opens = opens.Add(l)
 	}
-	return opens, opens.Add(l - time.Duration(s.sch.RoundSlackMillis)*time.Millisecond), true
+	return opens, opens.Add(l - time.Duration(s.sch.RoundSlack)), true
 }
 
 // TestStatusLineOneRound: every part of the status line reads one stage,
@@ -34,9 +34,9 @@ func (s *timetableSession) NextRound(now time.Time) (time.Time, time.Time, bool)
 // start" never shows while a round is trained or sent (the states of
 // issue 23: round 0 released, round 1 trained and sent, no timetable yet).
 func TestStatusLineOneRound(t *testing.T) {
-	w := &protocol.Welcome{Study: protocol.Study{Rounds: 5}}
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}}
 	start := time.Now().Add(-5 * time.Second)
-	sch := &protocol.Schedule{Start: &start, RoundLengthMillis: 60000, RoundSlackMillis: 6000}
+	sch := &protocol.Schedule{Start: &start, RoundLength: protocol.Duration(time.Minute), RoundSlack: protocol.Duration(6 * time.Second)}
 	for _, tc := range []struct {
 		name  string
 		s     JoinState
@@ -78,8 +78,8 @@ func TestStatusLineOneRound(t *testing.T) {
 // take part in it; one that joined before the start missed nothing.
 func TestMissedWords(t *testing.T) {
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	sch := &protocol.Schedule{Start: &start, RoundLengthMillis: 60000, RoundSlackMillis: 6000}
-	w := &protocol.Welcome{Study: protocol.Study{Rounds: 5}}
+	sch := &protocol.Schedule{Start: &start, RoundLength: protocol.Duration(time.Minute), RoundSlack: protocol.Duration(6 * time.Second)}
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}}
 	for _, tc := range []struct {
 		joined time.Duration // after the start
 		want   []string
@@ -119,7 +119,7 @@ func TestPluralAndDuration(t *testing.T) {
 // TestStudyCardFollowsTheStage: once a round runs after Join, the study
 // card no longer says the study has not started.
 func TestStudyCardFollowsTheStage(t *testing.T) {
-	w := &protocol.Welcome{Study: protocol.Study{Rounds: 2}, State: protocol.StateWaiting}
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 2}}, State: protocol.StateWaiting}
 	s := &JoinState{Phase: PhaseRunning, Welcome: w, Status: StatusSent, TrainRound: 1, session: &fakeSession{}}
 	if got := (&JoinPage{S: s}).studyState(); got != "The study is running (0 of 2 rounds done)." {
 		t.Errorf("study card during round 1: %q", got)

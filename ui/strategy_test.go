@@ -20,7 +20,7 @@ func (f *budgetSession) ExampleBudget() (session.ExampleBudget, bool) { return f
 // budget and spending when the session has local DP-SGD, and nothing
 // about it otherwise.
 func TestExampleBudgetWords(t *testing.T) {
-	s := &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Epsilon: 3}}}
+	s := &JoinState{Welcome: &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Epsilon: 3}}}}
 	c := &JoinPage{S: s}
 	s.watchExampleBudget(&budgetSession{ok: false}) // no Env: no lock to hold
 	if w := c.limitRunWords(); strings.Contains(w, "example-level") {
@@ -90,7 +90,7 @@ func TestAdminExampleOnlyWords(t *testing.T) {
 // turn, that a "round" on the page is one turn (T·N of them) and that the
 // budget counts the authority's own turns; other strategies say nothing.
 func TestCyclicWords(t *testing.T) {
-	st := protocol.Study{Rounds: 3, Clients: 4}
+	st := protocol.Study{Clients: 4, Settings: protocol.Settings{Rounds: 3}}
 	if w := cyclicWords(st); w != "" {
 		t.Errorf("FedAvg study: %q", w)
 	}

@@ -10,7 +10,7 @@ import (
 // The page's fingerprint is the study hash, grouped; another setting
 // gives another fingerprint.
 func TestStudyFingerprint(t *testing.T) {
-	st := protocol.Study{Name: "Kreise", Rounds: 5, Horizon: 7}
+	st := protocol.Study{Settings: protocol.Settings{Name: "Kreise", Rounds: 5, Horizon: 7}}
 	fp := StudyFingerprint(&st)
 	if strings.ReplaceAll(fp, " ", "") != st.ID() || len(strings.Fields(fp)) != 8 {
 		t.Fatalf("fingerprint %q of study %s", fp, st.ID())

@@ -179,8 +179,9 @@ func TestJoinStateFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
-		TrainFraction: 0.9, Layers: []int{10, 1}, Params: 11}
+	st := protocol.Study{Layers: []int{10, 1}, Params: 11,
+		Settings: protocol.Settings{Name: "t", Epsilon: 3, Delta: 1e-5, Rounds: 2, History: 10, Horizon: 7, Smoothing: "centered",
+			TrainFraction: 0.9}}
 	// A model that predicts the last input value: weight 1 on x[9].
 	model := make([]float64, 11)
 	model[9] = 1

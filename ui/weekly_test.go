@@ -40,9 +40,10 @@ func weeklyFixture(t *testing.T) (protocol.Study, *series.Dataset, []byte) {
 	}
 	w := *model.WeeklyDesign.Weekly
 	layers := []int{w.Inputs(), 4, 1}
-	st := protocol.Study{Features: string(model.WeeklyTotal), Weekly: &w, History: w.Inputs(), Horizon: 7, Smoothing: "trailing",
-		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Damping: 1, LocalEpochs: 1, LearningRate: 0.001,
-		PublicInputs: []protocol.PublicInput{decl}}
+	st := protocol.Study{Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
+		PublicInputs: []protocol.PublicInput{decl},
+		Settings: protocol.Settings{Hidden: []int{4}, Features: string(model.WeeklyTotal), Weekly: &w, History: w.Inputs(), Horizon: 7, Smoothing: "trailing",
+			Damping: 1, LocalEpochs: 1, LearningRate: 0.001}}
 	return st, d, b.Bytes()
 }
 

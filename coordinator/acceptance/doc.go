@@ -11,7 +11,7 @@
 //     against `fedcast serve --insecure-seed`: every released model is bit
 //     for bit the one the study run in process releases for the same seed
 //     and windows (study.InProcess, the driver of `fedcast simulate`; and
-//     fl.Simulation, the transport-free reference loop), and ε is
+//     fltest.Simulation, the transport-free reference loop), and ε is
 //     privacy.Epsilon(q, c, T, δ);
 //   - TestSigkillResume: `fedcast serve` is SIGKILLed at random moments and
 //     in the gap between the ledger commit and the broadcast (the server's

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
@@ -55,7 +56,7 @@ func referenceClients(t *testing.T, data *series.Dataset) []fl.ClientData {
 // 400 client sessions over loopback websockets, and checks the released
 // models bit for bit against the study run in process with the same seed
 // and study file: on study.InProcess (the same Coordinator over a loopback,
-// the driver `fedcast simulate` runs) and on fl.Simulation (the
+// the driver `fedcast simulate` runs) and on fltest.Simulation (the
 // transport-free reference loop). Reduced: T = 3 rounds;
 // FEDCAST_ACCEPTANCE=1: the paper's T = 75.
 func TestEquivalence400(t *testing.T) {
@@ -161,7 +162,7 @@ func TestEquivalence400(t *testing.T) {
 	}
 	cfg := fl.Config{Clients: n, ExpectedClients: paperM, Rounds: rounds, ClipNorm: 0.5, NoiseMultiplier: c, DP: true, LocalEpochs: 30, LearningRate: 0.001}
 	var simEvents []fl.Event
-	sim := &fl.Simulation{Model: nn.NewMLP(10, 128, 64, 32, 1), Config: cfg, Clients: ref, Epsilon: paperEps, Delta: paperDelta, Seed: seed,
+	sim := &fltest.Simulation{Model: nn.NewMLP(10, 128, 64, 32, 1), Config: cfg, Clients: ref, Epsilon: paperEps, Delta: paperDelta, Seed: seed,
 		OnRound: func(ev fl.Event, global []float64) { simEvents = append(simEvents, ev) }}
 	t0 := time.Now()
 	res, err := sim.Run(context.Background())
@@ -171,7 +172,7 @@ func TestEquivalence400(t *testing.T) {
 	simTime := time.Since(t0)
 	inEvents, inFinal := inProcessReference(t, studyPath, seed, ref)
 	if !slices.Equal(inFinal, res.Global) {
-		t.Errorf("the in-process driver's final model differs from fl.Simulation's")
+		t.Errorf("the in-process driver's final model differs from fltest.Simulation's")
 	}
 	for r, ev := range exp.Rounds {
 		if r >= len(inEvents) || ev.ModelSHA256 != inEvents[r].ModelSHA256 || ev.Epsilon != inEvents[r].Epsilon {
@@ -188,7 +189,7 @@ func TestEquivalence400(t *testing.T) {
 		}
 	}
 	if differing > 0 || len(final.Weights) != len(res.Global) {
-		t.Errorf("live final model differs from fl.Simulation in %d of %d parameters (max |Δ| %g)", differing, len(res.Global), maxDiff)
+		t.Errorf("live final model differs from fltest.Simulation in %d of %d parameters (max |Δ| %g)", differing, len(res.Global), maxDiff)
 	}
 	if final.ModelSHA256 != protocol.HashHex(res.Global) || !final.Final || final.Round != rounds {
 		t.Errorf("exported model: round %d final %t hash %s; simulation hash %s", final.Round, final.Final, final.ModelSHA256, protocol.HashHex(res.Global))

@@ -102,9 +102,11 @@ func TestHelperKill9BetweenCommitAndAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	st := protocol.Study{Protocol: protocol.Version, Epsilon: 10, Delta: 1e-5, Rounds: 3, Clients: 3, ExpectedClients: 3,
-		SampleRate: 1, ClipNorm: 0.5, NoiseMultiplier: 2, LocalEpochs: 1, LearningRate: 0.001, Params: 5,
-		Helper: &protocol.Helper{URL: "http://" + addr, PublicKey: pub.Bytes()}}
+	st := protocol.Study{Protocol: protocol.Version, Clients: 3,
+		SampleRate: 1, NoiseMultiplier: 2, Params: 5,
+		Helper: &protocol.Helper{URL: "http://" + addr, PublicKey: pub.Bytes()},
+		Settings: protocol.Settings{Epsilon: 10, Delta: 1e-5, Rounds: 3, ExpectedClients: 3,
+			ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001}}
 	hash, _ := st.Hash()
 	client := &helper.Client{URL: st.Helper.URL}
 	p := startHelper(t, filepath.Join(keys, "helper.key"), state, addr, "30s")

@@ -11,6 +11,7 @@ import (
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // openEngine opens campaign k as a study in memory (study.OpenResearch):
@@ -25,11 +26,13 @@ import (
 func (rp *replay) openEngine(k int, init []float64) (*study.Engine, error) {
 	rec := rp.o.Design.Recipe()
 	layers := rp.o.Design.Layers()
-	f := &study.File{Version: study.FileVersion, Name: fmt.Sprintf("backtest campaign %d", k+1),
-		Epsilon: rp.sch.Epsilon, Delta: rp.sch.Delta, Accountant: rp.sch.Accountant,
-		Rounds: rp.sch.Rounds, ExpectedClients: rp.sch.ExpectedClients, ClipNorm: rec.Clip,
-		LocalEpochs: rec.LocalEpochs, LearningRate: rec.LearningRate, History: layers[0],
-		Hidden: slices.Clone(layers[1 : len(layers)-1]), Horizon: WeekDays, AdminTokenSHA256: study.HashToken("backtest")}
+	f := &study.File{Version: study.FileVersion,
+		AdminTokenSHA256: study.HashToken("backtest"),
+		Settings: protocol.Settings{Name: fmt.Sprintf("backtest campaign %d", k+1),
+			Epsilon: rp.sch.Epsilon, Delta: rp.sch.Delta, Accountant: rp.sch.Accountant,
+			Rounds: rp.sch.Rounds, ExpectedClients: rp.sch.ExpectedClients, ClipNorm: rec.Clip,
+			LocalEpochs: rec.LocalEpochs, LearningRate: rec.LearningRate, History: layers[0],
+			Hidden: slices.Clone(layers[1 : len(layers)-1]), Horizon: WeekDays}}
 	noNoise := rp.sch.NoiseMultiplier == 0
 	if noNoise {
 		f.Epsilon, f.Privacy, f.ExampleEpsilon = 0, string(fl.ExampleLevel), 1 // nominal: see above

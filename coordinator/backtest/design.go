@@ -86,8 +86,9 @@ func NewStudyDesign(d model.Design, seed uint64) *StudyDesign {
 	if damping == 0 {
 		damping = 1
 	}
-	sd.st = protocol.Study{History: d.History, Horizon: WeekDays, Smoothing: "centered",
-		Features: string(d.Features), Damping: damping, Layers: layers, Params: sd.mlp.NumParams()}
+	sd.st = protocol.Study{Layers: layers, Params: sd.mlp.NumParams(),
+		Settings: protocol.Settings{Hidden: slices.Clone(d.Hidden), History: d.History, Horizon: WeekDays, Smoothing: "centered",
+			Features: string(d.Features), Damping: damping}}
 	return sd
 }
 

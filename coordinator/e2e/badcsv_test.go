@@ -8,14 +8,15 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // TestBadCSV: a file with a negative count is refused with its line,
 // column and a fix; dropping a good file on the drop zone then works.
 func TestBadCSV(t *testing.T) {
 	ctx := browser(t)
-	c := startCoordinator(t, study.File{Name: "Bad file study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
-		RoundLength: study.Duration(30 * time.Second)}, 2)
+	c := startCoordinator(t, study.File{Settings: protocol.Settings{Name: "Bad file study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
+		RoundLength: study.Duration(30 * time.Second)}}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
 	within(t, ctx, 30*time.Second, "choosing the bad CSV",

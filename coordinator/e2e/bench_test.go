@@ -7,6 +7,7 @@ import (
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
 )
@@ -16,7 +17,7 @@ import (
 // full-batch Adam steps, clipping): the native counterpart of the time
 // the LHA page shows after each round in Chromium (docs/browser.md).
 func BenchmarkLocalRoundNative(b *testing.B) {
-	f, _, err := study.Create(study.CreateOptions{Template: study.File{Epsilon: 3, Rounds: 4, ExpectedClients: 1}, Names: []string{"a"}})
+	f, _, err := study.Create(study.CreateOptions{Template: study.File{Settings: protocol.Settings{Epsilon: 3, Rounds: 4, ExpectedClients: 1}}, Names: []string{"a"}})
 	if err != nil {
 		b.Fatal(err)
 	}

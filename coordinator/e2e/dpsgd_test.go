@@ -17,9 +17,9 @@ import (
 // personal model.
 func TestLocalDPSGDStudy(t *testing.T) {
 	ctx := browser(t)
-	tmpl := study.File{Name: "Local DP-SGD study", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{16}, LocalEpochs: 10,
-		RoundLength:    study.Duration(4 * time.Second),
-		StrategyParams: protocol.StrategyParams{Strategy: "mrmtl", Lambda: 1, Privacy: "both", ExampleEpsilon: 5}}
+	tmpl := study.File{StrategyParams: protocol.StrategyParams{Strategy: "mrmtl", Lambda: 1, Privacy: "both", ExampleEpsilon: 5},
+		Settings: protocol.Settings{Name: "Local DP-SGD study", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{16}, LocalEpochs: 10,
+			RoundLength: study.Duration(4 * time.Second)}}
 	c := startCoordinatorWith(t, tmpl, 2, nil)
 
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),

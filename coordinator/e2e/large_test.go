@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/ui"
 )
 
@@ -138,9 +139,9 @@ func rendererPeakRSS(ctx chromedpCtx) int64 {
 func TestLargeFile(t *testing.T) {
 	const days, areas = 3650, 500
 	ctx := browser(t)
-	c := startCoordinator(t, study.File{Name: "Ten-year study", Epsilon: 3, Rounds: 2, ExpectedClients: 2,
+	c := startCoordinator(t, study.File{Settings: protocol.Settings{Name: "Ten-year study", Epsilon: 3, Rounds: 2, ExpectedClients: 2,
 		From: "2020-11-01", To: "2020-12-01", LocalEpochs: 10,
-		RoundLength: study.Duration(12 * time.Second)}, 2)
+		RoundLength: study.Duration(12 * time.Second)}}, 2)
 	csv, totals := bigFile(t, t.TempDir(), days, areas)
 	fi, _ := os.Stat(csv)
 	t.Logf("generated %s: %d bytes", csv, fi.Size())
@@ -254,8 +255,8 @@ func TestOverrunSendsDummyOnTime(t *testing.T) {
 	// Rounds of 500 ms (answers at 360 ms) against 150 training steps
 	// (0.7 s in a quiet Chromium), q = 1: picked every round, never
 	// trained in time.
-	c := startCoordinator(t, study.File{Name: "Too-slow study", Epsilon: 3, Rounds: 8, ExpectedClients: 2, LocalEpochs: 150,
-		RoundLength: study.Duration(500 * time.Millisecond)}, 2)
+	c := startCoordinator(t, study.File{Settings: protocol.Settings{Name: "Too-slow study", Epsilon: 3, Rounds: 8, ExpectedClients: 2, LocalEpochs: 150,
+		RoundLength: study.Duration(500 * time.Millisecond)}}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)))
 	within(t, ctx, 60*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{fixture(t, "lha.csv")}),
@@ -282,8 +283,8 @@ func TestOverrunSendsDummyOnTime(t *testing.T) {
 func TestInsecureSeedAndLimit(t *testing.T) {
 	ctx := browser(t)
 	seed := uint64(7)
-	tmpl := study.File{Name: "Research-mode study", Epsilon: 10, Rounds: 3, ExpectedClients: 2,
-		RoundLength: study.Duration(4 * time.Second)}
+	tmpl := study.File{Settings: protocol.Settings{Name: "Research-mode study", Epsilon: 10, Rounds: 3, ExpectedClients: 2,
+		RoundLength: study.Duration(4 * time.Second)}}
 	c := startCoordinatorWith(t, tmpl, 2, &study.Options{InsecureSeed: &seed})
 	st := c.file
 	acc := privacy.NewRDP(nil)

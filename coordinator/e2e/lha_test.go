@@ -13,6 +13,7 @@ import (
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/ui"
 )
@@ -47,9 +48,9 @@ func TestLHAJourney(t *testing.T) {
 	// The study runs fedcast's default design (log-change features, a
 	// small network), so the page trains and forecasts with it.
 	design := model.Default
-	c := startCoordinator(t, study.File{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
+	c := startCoordinator(t, study.File{Settings: protocol.Settings{Name: "Browser test study", Epsilon: 3, Rounds: 4, ExpectedClients: 4,
 		Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate, Damping: design.Damping,
-		RoundLength: study.Duration(8 * time.Second)}, 4)
+		RoundLength: study.Duration(8 * time.Second)}}, 4)
 	csv := fixture(t, "lha.csv")
 	sec := secretsOf(t, csv)
 	tr := capture(ctx)

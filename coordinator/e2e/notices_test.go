@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // seriesFixture is a case file of the series package's tests.
@@ -27,8 +28,8 @@ func seriesFixture(t *testing.T, name string) string {
 // (Windows-1252, day.month.year) reads with its umlauts.
 func TestFileNotices(t *testing.T) {
 	ctx := browser(t)
-	c := startCoordinator(t, study.File{Name: "Notices study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
-		RoundLength: study.Duration(30 * time.Second)}, 2)
+	c := startCoordinator(t, study.File{Settings: protocol.Settings{Name: "Notices study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
+		RoundLength: study.Duration(30 * time.Second)}}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
 

@@ -19,9 +19,10 @@ import (
 // readyStudy is a small study of fedcast's default design.
 func readyStudy(name string, rounds int, length time.Duration, quorum int) study.File {
 	d := model.Default
-	return study.File{Name: name, Epsilon: 3, Rounds: rounds, ExpectedClients: 2, StartQuorum: quorum,
-		Hidden: d.Hidden, Features: string(d.Features), LearningRate: d.LearningRate, Damping: d.Damping,
-		RoundLength: study.Duration(length)}
+	return study.File{StartQuorum: quorum,
+		Settings: protocol.Settings{Name: name, Epsilon: 3, Rounds: rounds, ExpectedClients: 2,
+			Hidden: d.Hidden, Features: string(d.Features), LearningRate: d.LearningRate, Damping: d.Damping,
+			RoundLength: study.Duration(length)}}
 }
 
 // openJoinLink opens the browser seat's join link and waits for the study

@@ -10,6 +10,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
@@ -34,10 +35,10 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	t.Cleanup(func() { hs.Close(); h.Close() })
 	design := model.Default
 	const rounds = 2
-	c := startCoordinator(t, study.File{Name: "Two servers", Epsilon: 3, Rounds: rounds, ExpectedClients: 3,
-		Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate, Damping: design.Damping,
-		RoundLength: study.Duration(8 * time.Second),
-		Helper:      &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."}}, 3)
+	c := startCoordinator(t, study.File{Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
+		Settings: protocol.Settings{Name: "Two servers", Epsilon: 3, Rounds: rounds, ExpectedClients: 3,
+			Hidden: design.Hidden, Features: string(design.Features), LearningRate: design.LearningRate, Damping: design.Damping,
+			RoundLength: study.Duration(8 * time.Second)}}, 3)
 	openJoinLink(t, ctx, c)
 	who := text(t, ctx, "#two-servers")
 	for _, want := range []string{"Helper e.V.", key.PublicKey().Fingerprint(), "never share their data with each other"} {

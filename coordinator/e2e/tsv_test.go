@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/ui"
 )
 
@@ -21,8 +22,8 @@ import (
 // total) counts 0 with a warning. The page shows the right total.
 func TestDistrictTSV(t *testing.T) {
 	ctx := browser(t)
-	c := startCoordinator(t, study.File{Name: "District study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
-		RoundLength: study.Duration(30 * time.Second)}, 2)
+	c := startCoordinator(t, study.File{Settings: protocol.Settings{Name: "District study", Epsilon: 3, Rounds: 2, ExpectedClients: 1,
+		RoundLength: study.Duration(30 * time.Second)}}, 2)
 	within(t, ctx, 60*time.Second, "opening the join link", chromedp.Navigate(c.joinURL()),
 		chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)), chromedp.WaitVisible(chromedp.CSS("#study")))
 

@@ -12,6 +12,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -50,9 +51,9 @@ func weeklyStudy(t *testing.T, n int) study.File {
 	}
 	d := model.WeeklyDesign
 	w := *d.Weekly
-	f := study.File{Name: "Weekly test study", Epsilon: 3, Rounds: 2, ExpectedClients: n, Hidden: d.Hidden,
+	f := study.File{Settings: protocol.Settings{Name: "Weekly test study", Epsilon: 3, Rounds: 2, ExpectedClients: n, Hidden: d.Hidden,
 		Features: string(model.WeeklyTotal), Weekly: &w, History: w.Inputs(), Horizon: 7, Smoothing: "trailing",
-		LearningRate: d.LearningRate, Damping: d.Damping, RoundLength: study.Duration(15 * time.Second)}
+		LearningRate: d.LearningRate, Damping: d.Damping, RoundLength: study.Duration(15 * time.Second)}}
 	if err := f.DeclarePublic(path, "test totals", "test holidays"); err != nil {
 		t.Fatal(err)
 	}

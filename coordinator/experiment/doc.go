@@ -12,9 +12,10 @@
 // memory in research mode, and every area is an LHA in process that gets
 // round_start, trains (fl.LocalUpdate, or its MR-MTL and local DP-SGD
 // state) and sends its update as a frame; the released round_result is
-// what the run evaluates. Cyclic FL alone still runs on
-// fl.CyclicSimulation (its turn order comes from the run's seed, a live
-// study's from its file's hash).
+// what the run evaluates. Cyclic FL runs the same way: the engine releases
+// every turn, the run evaluates each round's last, and the turn order is
+// the live rule's (fl.CyclicOrder of the study file's hash; each run's
+// file names its seed, so each run has an order of its own).
 //
 // # Reproducibility
 //

@@ -23,7 +23,7 @@ type lhas struct {
 	cfg      fl.Config
 	seed     uint64
 	clients  []fl.ClientData
-	states   []*fl.Client // nil: FedAvg without local DP-SGD
+	states   []*fl.Client // nil: FedAvg or cyclic FL without local DP-SGD
 	trainers []*nn.Trainer
 }
 
@@ -31,7 +31,7 @@ type lhas struct {
 // DP-SGD setting ex (nil: none) and seed, and one trainer slot per worker.
 func newLHAs(m *nn.MLP, cfg fl.Config, clients []fl.ClientData, o StrategyOptions, ex *fl.ExampleDP, seed uint64, workers int) (*lhas, error) {
 	l := &lhas{model: m, cfg: cfg, seed: seed, clients: clients, trainers: make([]*nn.Trainer, max(workers, 1))}
-	if (o.Strategy == "" || o.Strategy == fl.FedAvg) && ex == nil {
+	if (o.Strategy == "" || o.Strategy == fl.FedAvg || o.Strategy == fl.Cyclic) && ex == nil {
 		return l, nil
 	}
 	if err := fl.CheckLambda(float64(o.Lambda)); err != nil {
@@ -49,7 +49,9 @@ func newLHAs(m *nn.MLP, cfg fl.Config, clients []fl.ClientData, o StrategyOption
 }
 
 // train is study.InProcess.Train: LHA k's update of round from global on
-// worker w (a non-nil error of its own accountant: it sends nothing).
+// worker w (a non-nil error of its own accountant: it sends nothing). In a
+// cyclic study round is the turn (1 … T·N): the local DP-SGD streams of
+// each of an LHA's turns are its own.
 func (l *lhas) train(w, k, round int, global, dst []float64) bool {
 	if w >= len(l.trainers) {
 		panic(fmt.Sprintf("experiment: worker %d of %d", w, len(l.trainers)))
@@ -90,18 +92,25 @@ const nominalExampleEpsilon = 1
 // learning rate, the network and windows, the client-level ε (the
 // result's, with the noise schedule) or privacy "example", and the
 // strategy. Its schedule (round_length 60 s) is virtual: the in-process
-// driver's clock.
-func (c *Config) studyFile(res *Result, names []string) *study.File {
-	f := &study.File{Version: study.FileVersion, Name: "fedcast simulate", Delta: c.Delta, Accountant: c.Accountant,
-		Rounds: c.Rounds, ExpectedClients: c.ClientsPerRound, ClipNorm: c.Clip, LocalEpochs: c.LocalEpochs,
-		LearningRate: c.LearningRate, History: c.History, Horizon: c.Horizon, Smoothing: smoothingName(c.Smoothing),
-		TrainFraction: trainFraction, From: dateString(c.From), To: dateString(c.To), Hidden: slices.Clone(c.Hidden),
-		Features: string(c.Features), Damping: c.Damping, RoundLength: study.Duration(study.DefaultRoundLength),
-		RoundSlack: study.Duration(study.DefaultRoundLength / 10), AdminTokenSHA256: study.HashToken("simulate")}
+// driver's clock. Its name holds the run's seed, so that each run is a
+// study of its own: a cyclic study's turn order comes from the file's
+// hash (fl.CyclicOrder), as a live one's.
+func (c *Config) studyFile(res *Result, names []string, seed uint64) *study.File {
+	f := &study.File{Version: study.FileVersion,
+		AdminTokenSHA256: study.HashToken("simulate"),
+		Settings: protocol.Settings{Name: fmt.Sprintf("fedcast simulate, run seed %d", seed), Delta: c.Delta, Accountant: c.Accountant,
+			Rounds: c.Rounds, ExpectedClients: c.ClientsPerRound, ClipNorm: c.Clip, LocalEpochs: c.LocalEpochs,
+			LearningRate: c.LearningRate, History: c.History, Horizon: c.Horizon, Smoothing: smoothingName(c.Smoothing),
+			TrainFraction: trainFraction, From: dateString(c.From), To: dateString(c.To), Hidden: slices.Clone(c.Hidden),
+			Features: string(c.Features), Damping: c.Damping, RoundLength: study.Duration(study.DefaultRoundLength),
+			RoundSlack: study.Duration(study.DefaultRoundLength / 10)}}
 	for _, name := range names {
 		f.LHAs = append(f.LHAs, study.LHA{Name: name, TokenSHA256: study.HashToken("lha " + name)})
 	}
-	if c.Strategy == fl.MRMTL && !math.IsInf(float64(c.Lambda), 0) {
+	switch {
+	case c.Strategy == fl.Cyclic:
+		f.Strategy = string(fl.Cyclic) // m = N (Run)
+	case c.Strategy == fl.MRMTL && !math.IsInf(float64(c.Lambda), 0):
 		f.Strategy, f.Lambda = string(fl.MRMTL), float64(c.Lambda) // the coordinator's side is FedAvg's either way
 	}
 	ex := res.exampleSetting()
@@ -126,33 +135,28 @@ func (c *Config) studyFile(res *Result, names []string) *study.File {
 // runStart is the virtual time every in-process study starts at.
 var runStart = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// train runs one study with cfg's strategy and returns the final model:
-// FedAvg and MR-MTL on the study engine's Coordinator (study.InProcess),
-// the LHAs in process; cyclic FL on fl.CyclicSimulation (its turn order
-// comes from the seed, a live study's from the study file's hash).
-// onRound sees each released round's number and model. Under local
-// DP-SGD, a cyclic run's LHAs keep only their accountants.
+// train runs one study with cfg's strategy on the study engine's
+// Coordinator (study.InProcess), the LHAs in process, and returns the
+// final model. onRound sees each released round's number and model; in a
+// cyclic study, whose engine releases every turn, each round's last turn
+// (the turn order is the live study's: fl.CyclicOrder of the study file's
+// hash).
 func (c *Config) train(ctx context.Context, r *runParams) ([]float64, error) {
-	if c.Strategy == fl.Cyclic {
-		cyc := &fl.CyclicSimulation{
-			Model: r.lhas.model, Config: r.lhas.cfg, Clients: r.lhas.clients, Initial: r.initial,
-			Epsilon: float64(r.res.Epsilon), Delta: c.Delta, Seed: r.lhas.seed, Example: r.res.exampleSetting(),
-			OnRound: func(e fl.CyclicEvent, g []float64) { r.onRound(e.Round, g) },
-		}
-		w, _, err := cyc.Run(ctx)
-		r.lhas.states = nil
-		for _, l := range cyc.Locals {
-			r.lhas.states = append(r.lhas.states, &fl.Client{Strategy: fl.FedAvg, DPSGD: l})
-		}
-		return w, err
-	}
 	seed := r.lhas.seed
-	e, err := study.OpenResearch(c.studyFile(r.res, r.names), r.initial, r.res.NoiseMultiplier, &seed, runStart)
+	e, err := study.OpenResearch(c.studyFile(r.res, r.names, seed), r.initial, r.res.NoiseMultiplier, &seed, runStart)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
+	turns := 1 // released steps per round
+	if c.Strategy == fl.Cyclic {
+		turns = len(r.names)
+	}
 	drv := &study.InProcess{Engine: e, Train: r.lhas.train, Workers: c.Workers, Pool: r.pool, Start: runStart,
-		OnRound: func(ev protocol.Event, g []float64) { r.onRound(ev.Round, g) }}
+		OnRound: func(ev protocol.Event, g []float64) {
+			if ev.Round%turns == 0 {
+				r.onRound(ev.Round/turns, g)
+			}
+		}}
 	return drv.Run(ctx)
 }
 

@@ -31,10 +31,13 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{key: key, dir: t.TempDir()}
 	f.start(t)
-	f.st = protocol.Study{Protocol: protocol.Version, Name: "test", Epsilon: 10, Delta: 1e-5, Rounds: 3, Clients: 4,
-		ExpectedClients: 4, SampleRate: 1, ClipNorm: 0.5, NoiseMultiplier: 2, LocalEpochs: 1, LearningRate: 0.001,
-		History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{3, 2, 1}, Params: 11,
-		Helper: &protocol.Helper{URL: f.srv.URL, PublicKey: key.PublicKey().Bytes()}}
+	f.st = protocol.Study{Protocol: protocol.Version, Clients: 4,
+		SampleRate: 1, NoiseMultiplier: 2,
+		Layers: []int{3, 2, 1}, Params: 11,
+		Helper: &protocol.Helper{URL: f.srv.URL, PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Name: "test", Epsilon: 10, Delta: 1e-5, Rounds: 3,
+			ExpectedClients: 4, ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001,
+			History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.9, Hidden: []int{2}}}
 	return f
 }
 

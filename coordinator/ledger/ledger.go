@@ -534,7 +534,7 @@ func (l *Ledger) Export(ctx context.Context) (*Export, error) {
 	}
 	// A continuing study: the campaign of each round, from the public
 	// schedule (protocol.Study.CampaignOf).
-	sched := protocol.Study{Rounds: acct.Rounds, Campaigns: acct.Campaigns}
+	sched := protocol.Study{Settings: protocol.Settings{Rounds: acct.Rounds, Campaigns: acct.Campaigns}}
 	for _, r := range rs {
 		x := ExportRound{Event: r.Event, Committed: r.Committed, Mechanism: r.Mechanism,
 			Rereleased: slices.Contains(again, r.Round)}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/server"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // Run performs one load run.
@@ -94,8 +95,9 @@ func writeStudy(c Config, dir string) (*study.File, *study.Secrets, error) {
 		names[i] = fmt.Sprintf("LHA %06d", i+1)
 	}
 	f, secrets, err := study.Create(study.CreateOptions{Names: names, Template: study.File{
-		Name: "load test", Epsilon: c.Epsilon, Rounds: c.Rounds, ExpectedClients: c.Expected, Hidden: c.Hidden,
-		RoundLength: study.Duration(c.RoundLength),
+		Settings: protocol.Settings{Name: "load test", Epsilon: c.Epsilon, Rounds: c.Rounds, ExpectedClients: c.Expected, Hidden: c.Hidden,
+			RoundLength: study.Duration(c.RoundLength),
+		},
 	}})
 	if err != nil {
 		return nil, nil, err

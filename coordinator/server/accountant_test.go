@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // A PLD study over real websockets: the clients learn the accountant from
@@ -13,8 +14,8 @@ import (
 func TestPLDStudyEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
 	seed := uint64(5)
-	f := start(t, study.File{Name: "pld", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), Accountant: privacy.AccountantPLD}, lhaNames(n), &seed)
+	f := start(t, study.File{Settings: protocol.Settings{Name: "pld", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), Accountant: privacy.AccountantPLD}}, lhaNames(n), &seed)
 	if f.eng.Study.Accountant != "pld" {
 		t.Fatalf("public study accountant %q", f.eng.Study.Accountant)
 	}

@@ -26,8 +26,8 @@ const AttackRoundsEnv = "FEDCAST_ATTACK_ROUNDS"
 // ones, the observer), m = 2, so q = 1/2 exactly; the paper's model (94 KB
 // update frames); rounds on a 250 ms schedule with 50 ms slack.
 func attackStudy(rounds int) study.File {
-	return study.File{Name: "timing attack", Epsilon: 50, Rounds: rounds, ExpectedClients: 2, LocalEpochs: 1,
-		RoundLength: study.Duration(250 * time.Millisecond), RoundSlack: study.Duration(50 * time.Millisecond)}
+	return study.File{Settings: protocol.Settings{Name: "timing attack", Epsilon: 50, Rounds: rounds, ExpectedClients: 2, LocalEpochs: 1,
+		RoundLength: study.Duration(250 * time.Millisecond), RoundSlack: study.Duration(50 * time.Millisecond)}}
 }
 
 // Delays before the simulated LHAs answer their round_start: the slow LHA

@@ -23,9 +23,9 @@ import (
 func TestCyclicEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
 	seed := uint64(5)
-	f := start(t, study.File{Name: "cyclic", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4}, LocalEpochs: 2,
-		RoundLength:    study.Duration(400 * time.Millisecond),
-		StrategyParams: protocol.StrategyParams{Strategy: "cyclic", Privacy: "both", ExampleEpsilon: 4}}, lhaNames(n), &seed)
+	f := start(t, study.File{StrategyParams: protocol.StrategyParams{Strategy: "cyclic", Privacy: "both", ExampleEpsilon: 4},
+		Settings: protocol.Settings{Name: "cyclic", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4}, LocalEpochs: 2,
+			RoundLength: study.Duration(400 * time.Millisecond)}}, lhaNames(n), &seed)
 	if !f.eng.Config.DP || f.eng.Study.SampleRate != 1 || f.eng.Study.CyclicSeed == "" || f.eng.Turns() != n*rounds {
 		t.Fatalf("study %+v", f.eng.Study)
 	}

@@ -18,9 +18,9 @@ import (
 func TestExamplePrivacyEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
 	seed := uint64(5)
-	f := start(t, study.File{Name: "example", Rounds: rounds, ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 2,
-		RoundLength:    study.Duration(400 * time.Millisecond),
-		StrategyParams: protocol.StrategyParams{Privacy: "example", ExampleEpsilon: 2}}, lhaNames(n), &seed)
+	f := start(t, study.File{StrategyParams: protocol.StrategyParams{Privacy: "example", ExampleEpsilon: 2},
+		Settings: protocol.Settings{Name: "example", Rounds: rounds, ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 2,
+			RoundLength: study.Duration(400 * time.Millisecond)}}, lhaNames(n), &seed)
 	if f.eng.Config.DP || f.eng.Study.Epsilon != 0 || f.eng.Study.NoiseMultiplier != 0 {
 		t.Fatalf("study %+v, DP %v", f.eng.Study, f.eng.Config.DP)
 	}

@@ -36,8 +36,8 @@ func TestFloodLockOut(t *testing.T) {
 	const lhas, flooders, rounds, perFlooder = 20, 50, 3, 3000
 	L := 1500 * time.Millisecond
 	seed := uint64(7)
-	f := start(t, study.File{Name: "flood", Epsilon: 100, Rounds: rounds, ExpectedClients: 10, Hidden: []int{4},
-		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(L / 5)}, lhaNames(lhas), &seed)
+	f := start(t, study.File{Settings: protocol.Settings{Name: "flood", Epsilon: 100, Rounds: rounds, ExpectedClients: 10, Hidden: []int{4},
+		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(L / 5)}}, lhaNames(lhas), &seed)
 	data, _, err := synth.Generate(synth.Options{Areas: lhas, Seed: 5, Days: 61})
 	if err != nil {
 		t.Fatal(err)

@@ -21,8 +21,8 @@ func TestSlowFrameDoesNotStallOthers(t *testing.T) {
 	const timeout = 2 * time.Second
 	// The paper's model: a 94 KiB update, far more than the client's
 	// 4 KiB write buffer.
-	f := start(t, study.File{Name: "slots", Epsilon: 10, Rounds: 3, ExpectedClients: 3, LocalEpochs: 1,
-		RoundLength: study.Duration(8 * time.Second), RoundSlack: study.Duration(time.Second)}, lhaNames(3), nil, func(o *Options) {
+	f := start(t, study.File{Settings: protocol.Settings{Name: "slots", Epsilon: 10, Rounds: 3, ExpectedClients: 3, LocalEpochs: 1,
+		RoundLength: study.Duration(8 * time.Second), RoundSlack: study.Duration(time.Second)}}, lhaNames(3), nil, func(o *Options) {
 		o.FramesInFlight = 1
 		o.FrameReadTimeout = timeout
 	})

@@ -25,8 +25,9 @@ import (
 //
 //	go test -run=NONE -fuzz=FuzzServerFrame -fuzztime=5m ./coordinator/server/
 func FuzzServerFrame(f *testing.F) {
-	fx := start(f, study.File{Name: "fuzz", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(24 * time.Hour)}, lhaNames(2), nil)
+	fx := start(f, study.File{StartQuorum: 1,
+		Settings: protocol.Settings{Name: "fuzz", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(24 * time.Hour)}}, lhaNames(2), nil)
 	var panics atomic.Int64
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {

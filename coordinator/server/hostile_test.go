@@ -82,8 +82,9 @@ func expectClosedErr(r *raw) error {
 // what it answered (binary frames: at their round's release). The table it
 // logs (go test -v) is the one in docs/coordinator.md.
 func TestHostileInputsTable(t *testing.T) {
-	f := start(t, study.File{Name: "hostile-table", Epsilon: 10, Rounds: 200, ExpectedClients: 4, Hidden: []int{4},
-		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}, lhaNames(4), nil)
+	f := start(t, study.File{StartQuorum: 1,
+		Settings: protocol.Settings{Name: "hostile-table", Epsilon: 10, Rounds: 200, ExpectedClients: 4, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}}, lhaNames(4), nil)
 	a := readyRaw(t, f, f.secrets.LHAs[0]) // honest; answers only after the table
 	expect[*protocol.Welcome](a)
 	rs := expect[*protocol.RoundStart](a)

@@ -22,7 +22,7 @@ func TestServePublicInput(t *testing.T) {
 	if err := os.WriteFile(path, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := study.File{Name: "public", Epsilon: 4, Rounds: 2, ExpectedClients: 2, Hidden: []int{4}}
+	tmpl := study.File{Settings: protocol.Settings{Name: "public", Epsilon: 4, Rounds: 2, ExpectedClients: 2, Hidden: []int{4}}}
 	if err := tmpl.DeclarePublic(path, "test totals", "built-in holidays"); err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,8 @@ func openOn(t *testing.T, path string, file *study.File, body []byte, seed uint6
 func TestReReleaseAfterCrashLedger(t *testing.T) {
 	const n = 3
 	seed := uint64(5)
-	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(n), Template: study.File{Epsilon: 10, Rounds: 20,
-		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(time.Second)}})
+	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(n), Template: study.File{Settings: protocol.Settings{Epsilon: 10, Rounds: 20,
+		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

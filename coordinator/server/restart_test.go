@@ -74,8 +74,8 @@ func (x *life) waitRound(t *testing.T, within time.Duration) (id int, started ti
 func TestRestartWaitsForReconnects(t *testing.T) {
 	const n, committed = 4, 2
 	seed := uint64(5)
-	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(n), Template: study.File{Epsilon: 10, Rounds: 20,
-		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(2 * time.Second)}})
+	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(n), Template: study.File{Settings: protocol.Settings{Epsilon: 10, Rounds: 20,
+		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(2 * time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // A study with a noise schedule over real websockets: serve announces
@@ -15,9 +16,9 @@ import (
 func TestNoiseScheduleEndToEnd(t *testing.T) {
 	const n, rounds = 4, 3
 	seed := uint64(5)
-	f := start(t, study.File{Name: "schedule", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), NoiseSchedule: "linear:0.5"}, lhaNames(n), &seed)
-	cs := f.eng.Study.NoiseSchedule
+	f := start(t, study.File{Settings: protocol.Settings{Name: "schedule", Epsilon: 4, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 2, RoundLength: study.Duration(400 * time.Millisecond), NoiseSchedule: "linear:0.5"}}, lhaNames(n), &seed)
+	cs := f.eng.Study.NoiseMultipliers
 	if len(cs) != rounds || math.Abs(cs[rounds-1]-0.5*cs[0]) > 1e-9*cs[0] {
 		t.Fatalf("announced schedule %v", cs)
 	}

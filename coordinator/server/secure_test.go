@@ -32,9 +32,9 @@ func secureStudy(t *testing.T, n, rounds int, up bool) (*fixture, string) {
 	if !up {
 		hs.Close()
 	}
-	f := start(t, study.File{Name: "secure", Epsilon: 4, Rounds: rounds, ExpectedClients: n / 2, Hidden: []int{8},
-		LocalEpochs: 5, RoundLength: study.Duration(1500 * time.Millisecond),
-		Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."}}, lhaNames(n), nil)
+	f := start(t, study.File{Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
+		Settings: protocol.Settings{Name: "secure", Epsilon: 4, Rounds: rounds, ExpectedClients: n / 2, Hidden: []int{8},
+			LocalEpochs: 5, RoundLength: study.Duration(1500 * time.Millisecond)}}, lhaNames(n), nil)
 	return f, state
 }
 
@@ -160,9 +160,9 @@ func TestWireObserverSecure(t *testing.T) {
 	}
 	hs := httptest.NewServer(h.Handler())
 	t.Cleanup(func() { hs.Close(); h.Close() })
-	f := start(t, study.File{Name: "wire observer, two servers", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack),
-		Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes()}}, lhaNames(n), nil)
+	f := start(t, study.File{Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Name: "wire observer, two servers", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack)}}, lhaNames(n), nil)
 	tp, picked, errs := runTapped(t, f, n)
 	for i, err := range errs {
 		if err != nil {

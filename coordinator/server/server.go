@@ -269,7 +269,7 @@ func helperFunc(opt Options) study.HelperFunc {
 // forwarded reports in dir (the state directory; "": memory only), with
 // a timeout of the round slack, at least 10 s.
 func HelperForwarder(st protocol.Study, dir string) study.HelperFunc {
-	timeout := max(st.RoundSlack(), 10*time.Second)
+	timeout := max(time.Duration(st.RoundSlack), 10*time.Second)
 	f := &helper.Forwarder{Client: &helper.Client{URL: st.Helper.URL, HTTP: &http.Client{Timeout: timeout}}, Dir: dir}
 	return func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, []*secagg.Report, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)

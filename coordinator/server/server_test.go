@@ -21,6 +21,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -92,7 +93,7 @@ func lhaNames(n int) []string {
 // TestEndToEnd runs a study of 8 LHAs on synthetic data over real
 // websockets and checks it against the in-process engine with the same
 // seed: same final model bit for bit (research mode sums updates in LHA
-// order, as fl.Simulation does), and the ε the accountant predicts.
+// order, as fltest.Simulation does), and the ε the accountant predicts.
 func TestEndToEnd(t *testing.T) {
 	const n, seed = 8, uint64(11)
 	data, _, err := synth.Generate(synth.Options{Areas: n, Seed: 3, Days: 61})
@@ -100,8 +101,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := seed
-	f := start(t, study.File{Name: "e2e", Epsilon: 4, Rounds: 5, ExpectedClients: 4, Hidden: []int{16, 8},
-		LocalEpochs: 10, RoundLength: study.Duration(1500 * time.Millisecond)}, lhaNames(n), &s)
+	f := start(t, study.File{Settings: protocol.Settings{Name: "e2e", Epsilon: 4, Rounds: 5, ExpectedClients: 4, Hidden: []int{16, 8},
+		LocalEpochs: 10, RoundLength: study.Duration(1500 * time.Millisecond)}}, lhaNames(n), &s)
 
 	var wg sync.WaitGroup
 	sessions := make([]*session.Session, n)
@@ -156,7 +157,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	f.done <- nil
 
-	sim := &fl.Simulation{Model: f.eng.Model, Config: f.eng.Config, Clients: clients, Epsilon: 4, Delta: f.file.Delta, Seed: seed, Workers: 1}
+	sim := &fltest.Simulation{Model: f.eng.Model, Config: f.eng.Config, Clients: clients, Epsilon: 4, Delta: f.file.Delta, Seed: seed, Workers: 1}
 	ref, err := sim.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("status %+v, want finished after 5 rounds with ε %v", st, wantEps)
 	}
 	// Every LHA got the public schedule with its welcome.
-	if sch := sessions[0].Schedule(); sch == nil || sch.RoundLengthMillis != 1500 || sch.RoundSlackMillis != 150 || sch.Start == nil {
+	if sch := sessions[0].Schedule(); sch == nil || sch.RoundLength != protocol.Duration(1500*time.Millisecond) || sch.RoundSlack != protocol.Duration(150*time.Millisecond) || sch.Start == nil {
 		t.Errorf("schedule in the welcome: %+v", sch)
 	}
 	for i, sess := range sessions {
@@ -304,8 +305,9 @@ func expectClosed(r *raw) websocket.StatusCode {
 // short schedule (L = 400 ms), with StartQuorum 1 (LHA 1 may stay
 // offline).
 func hostile(t *testing.T) *fixture {
-	return start(t, study.File{Name: "hostile", Epsilon: 10, Rounds: 40, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}, lhaNames(2), nil)
+	return start(t, study.File{StartQuorum: 1,
+		Settings: protocol.Settings{Name: "hostile", Epsilon: 10, Rounds: 40, ExpectedClients: 2, Hidden: []int{4},
+			LocalEpochs: 1, RoundLength: study.Duration(400 * time.Millisecond), RoundSlack: study.Duration(100 * time.Millisecond)}}, lhaNames(2), nil)
 }
 
 // inWindow reads c's messages until the round_start of the round that is
@@ -363,7 +365,7 @@ func TestHostileUpdates(t *testing.T) {
 	f := hostile(t)
 	c := readyRaw(t, f, f.secrets.LHAs[0])
 	w := expect[*protocol.Welcome](c)
-	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier || w.Study.RoundLengthMillis != 400 || w.Study.RoundSlackMillis != 100 {
+	if w.LHA != "LHA A" || w.Study.NoiseMultiplier != f.eng.Study.NoiseMultiplier || w.Study.RoundLength != protocol.Duration(400*time.Millisecond) || w.Study.RoundSlack != protocol.Duration(100*time.Millisecond) {
 		t.Fatalf("welcome %+v", w)
 	}
 	rs := inWindow(c)
@@ -615,8 +617,9 @@ func TestStatusEndpoints(t *testing.T) {
 }
 
 func TestResumeResendsCommittedModel(t *testing.T) {
-	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(2), Template: study.File{Epsilon: 10, Rounds: 4,
-		ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, StartQuorum: 1, RoundLength: study.Duration(300 * time.Millisecond)}})
+	file, secrets, err := study.Create(study.CreateOptions{Names: lhaNames(2), Template: study.File{StartQuorum: 1,
+		Settings: protocol.Settings{Epsilon: 10, Rounds: 4,
+			ExpectedClients: 2, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(300 * time.Millisecond)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,8 +697,8 @@ func dialStatus(t *testing.T, f *fixture, token string) int {
 // the limit the address gets HTTP 429 before any upgrade, but a valid
 // token from the same address is still accepted.
 func TestFailedAuthLimit(t *testing.T) {
-	f := start(t, study.File{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}, lhaNames(2), nil, func(o *Options) {
+	f := start(t, study.File{Settings: protocol.Settings{Name: "bounds", Epsilon: 10, Rounds: 3, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 1, RoundLength: study.Duration(time.Hour)}}, lhaNames(2), nil, func(o *Options) {
 		o.MaxFailedAuth = 2
 	})
 	for i := range 2 {

@@ -9,6 +9,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // A top-up through serve's store: a continuing study of 3 campaigns of 2
@@ -17,8 +18,8 @@ import (
 // noise and ends again; the export lists every round with its campaign,
 // the top-up, and ε spent within the new budget.
 func TestTopUpThroughTheLedger(t *testing.T) {
-	file, _, err := study.Create(study.CreateOptions{Names: lhaNames(3), Template: study.File{Epsilon: 2, Rounds: 6, Campaigns: 3,
-		Every: study.Duration(time.Hour), ExpectedClients: 3, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(time.Minute)}})
+	file, _, err := study.Create(study.CreateOptions{Names: lhaNames(3), Template: study.File{Settings: protocol.Settings{Epsilon: 2, Rounds: 6, Campaigns: 3,
+		Every: study.Duration(time.Hour), ExpectedClients: 3, Hidden: []int{4}, LocalEpochs: 1, RoundLength: study.Duration(time.Minute)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

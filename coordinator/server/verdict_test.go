@@ -19,8 +19,8 @@ import (
 // TestOverrunSendsDummyOnTime.)
 func TestClientLearnsVerdicts(t *testing.T) {
 	const n, rounds = 3, 4
-	f := start(t, study.File{Name: "verdicts", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4},
-		LocalEpochs: 2, RoundLength: study.Duration(500 * time.Millisecond)}, lhaNames(n), nil)
+	f := start(t, study.File{Settings: protocol.Settings{Name: "verdicts", Epsilon: 8, Rounds: rounds, ExpectedClients: n, Hidden: []int{4},
+		LocalEpochs: 2, RoundLength: study.Duration(500 * time.Millisecond)}}, lhaNames(n), nil)
 	type record struct {
 		mu             sync.Mutex
 		sent, accepted []int

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/lhaconn"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -105,8 +106,8 @@ func TestWireObserver(t *testing.T) {
 	const n, rounds = 4, 20
 	L, slack := 400*time.Millisecond, 80*time.Millisecond
 	seed := uint64(3)
-	f := start(t, study.File{Name: "wire observer", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
-		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack)}, lhaNames(n), &seed)
+	f := start(t, study.File{Settings: protocol.Settings{Name: "wire observer", Epsilon: 100, Rounds: rounds, ExpectedClients: 2, Hidden: []int{4},
+		LocalEpochs: 5, RoundLength: study.Duration(L), RoundSlack: study.Duration(slack)}}, lhaNames(n), &seed)
 	tp, picked, errs := runTapped(t, f, n)
 	for i, err := range errs {
 		if err != nil {

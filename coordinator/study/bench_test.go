@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // BenchmarkAggregateRound measures one round of 2,500 updates of the
@@ -23,8 +25,8 @@ func BenchmarkAggregateRound(b *testing.B) {
 	const n = 2500
 	for _, mode := range []string{"secure", "insecure-seed"} {
 		b.Run(fmt.Sprintf("%s/updates=%d", mode, n), func(b *testing.B) {
-			f, _, err := Create(CreateOptions{Names: benchNames(n), Template: File{Name: "bench", Epsilon: 10, Rounds: 1000,
-				ExpectedClients: n, RoundLength: Duration(time.Minute)}})
+			f, _, err := Create(CreateOptions{Names: benchNames(n), Template: File{Settings: protocol.Settings{Name: "bench", Epsilon: 10, Rounds: 1000,
+				ExpectedClients: n, RoundLength: Duration(time.Minute)}}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,8 +16,9 @@ import (
 func campaignStudy(t *testing.T, n int) (*File, []byte) {
 	t.Helper()
 	f, _, err := Create(CreateOptions{Names: names(n), Template: File{
-		Name: "continuing", Epsilon: 2, Rounds: 6, Campaigns: 3, Every: Duration(10 * time.Minute), ExpectedClients: n,
-		History: 4, Horizon: 2, Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, RoundLength: Duration(time.Minute),
+		Settings: protocol.Settings{Name: "continuing", Epsilon: 2, Rounds: 6, Campaigns: 3, Every: Duration(10 * time.Minute), ExpectedClients: n,
+			History: 4, Horizon: 2, Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, RoundLength: Duration(time.Minute),
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -131,8 +132,8 @@ func TestCampaignFileChecks(t *testing.T) {
 		{"every without campaigns", 0, 6, time.Hour, "every is set"},
 		{"negative", -1, 6, 0, "campaigns is -1"},
 	} {
-		_, _, err := Create(CreateOptions{Names: names(3), Template: File{Name: "x", Epsilon: 2, Rounds: tc.rounds, Campaigns: tc.campaigns,
-			Every: Duration(tc.every), ExpectedClients: 3, RoundLength: Duration(time.Minute)}})
+		_, _, err := Create(CreateOptions{Names: names(3), Template: File{Settings: protocol.Settings{Name: "x", Epsilon: 2, Rounds: tc.rounds, Campaigns: tc.campaigns,
+			Every: Duration(tc.every), ExpectedClients: 3, RoundLength: Duration(time.Minute)}}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

@@ -409,7 +409,7 @@ func (c *Coordinator) Stop() {
 // open is the window open at tick, if any.
 func (c *Coordinator) statusOf(state string, tick time.Time, open *window) protocol.Status {
 	st := c.eng.Study
-	sch := &protocol.Schedule{RoundLengthMillis: c.length.Milliseconds(), RoundSlackMillis: c.slack.Milliseconds()}
+	sch := &protocol.Schedule{RoundLength: protocol.Duration(c.length), RoundSlack: protocol.Duration(c.slack)}
 	if t0 := c.eng.ScheduleStart(); !t0.IsZero() {
 		sch.Start = &t0
 	}
@@ -490,7 +490,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	// The schedule as of the release: unless the study has ended, the
 	// next round opens now, or at the next campaign's start.
 	t0 := c.eng.ScheduleStart()
-	sch := &protocol.Schedule{Start: &t0, RoundLengthMillis: c.length.Milliseconds(), RoundSlackMillis: c.slack.Milliseconds()}
+	sch := &protocol.Schedule{Start: &t0, RoundLength: protocol.Duration(c.length), RoundSlack: protocol.Duration(c.slack)}
 	if finished == "" && p.res.Event.Round < c.eng.Study.Rounds {
 		opens := c.nextOpening(tick)
 		by, rel := opens.Add(c.length-c.slack), opens.Add(c.length)

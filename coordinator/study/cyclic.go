@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
@@ -30,7 +31,9 @@ import (
 // (privacy "client" or "both") the change is re-clipped to S and the
 // round's noise c_r·S is added on the lattice, with no amplification by
 // sampling (q = 1); under privacy "example" the model is handed on as the
-// LHA trained it (its local DP-SGD is the protection). The hand-off is
+// LHA trained it (its local DP-SGD is the protection). In a study of the
+// Lipschitz design the hand-off is then projected to spectral norm ≤ 1
+// per layer, as every release of a DP-FedAvg round. The hand-off is
 // committed to the store (event and model) before it is released to
 // everyone at the slot's end, and the next turn trains from it.
 //
@@ -154,6 +157,9 @@ func (cs *cyclicState) complete(r *Round, now func() time.Time) (*Result, error)
 		if !fl.HandOff(e.Config, round, received, trained, next, e.noise) {
 			r.Rejected++
 			r.Received--
+		}
+		if len(e.Config.Spectral) > 0 { // as fl.Server releases: projected after the noise
+			nn.NewMLP(e.Config.Spectral...).ProjectSpectral(next)
 		}
 		if e.Config.DP {
 			// A hand-off of this LHA (Submit checked the update; should

@@ -22,8 +22,10 @@ func cyclicFile(t *testing.T, n, rounds int, p protocol.StrategyParams) (*File, 
 		eps = 0 // no client-level budget
 	}
 	f, _, err := Create(CreateOptions{Names: names(n), Template: File{
-		Name: "cyclic", Epsilon: eps, Rounds: rounds, ExpectedClients: n, History: 4, Horizon: 2,
-		Hidden: []int{4}, LocalEpochs: 2, LearningRate: 0.01, StrategyParams: p,
+		StrategyParams: p,
+		Settings: protocol.Settings{Name: "cyclic", Epsilon: eps, Rounds: rounds, ExpectedClients: n, History: 4, Horizon: 2,
+			Hidden: []int{4}, LocalEpochs: 2, LearningRate: 0.01,
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)

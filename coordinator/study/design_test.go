@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 func TestCreateWithDesign(t *testing.T) {
@@ -21,11 +22,11 @@ func TestCreateWithDesign(t *testing.T) {
 		features string
 		lr       float64
 	}{
-		{"default", 7, File{Epsilon: 1}, 5, 7, []int{16}, "log-change", 0.001},
-		{"paper", 400, File{Epsilon: 1}, 75, 100, []int{128, 64, 32}, "counts", 0.001},
-		{"paper", 30, File{Epsilon: 1}, 75, 30, []int{128, 64, 32}, "counts", 0.001},
+		{"default", 7, File{Settings: protocol.Settings{Epsilon: 1}}, 5, 7, []int{16}, "log-change", 0.001},
+		{"paper", 400, File{Settings: protocol.Settings{Epsilon: 1}}, 75, 100, []int{128, 64, 32}, "counts", 0.001},
+		{"paper", 30, File{Settings: protocol.Settings{Epsilon: 1}}, 75, 30, []int{128, 64, 32}, "counts", 0.001},
 		// Fields set by hand win over the design.
-		{"default", 7, File{Epsilon: 1, Rounds: 4, ExpectedClients: 3, LearningRate: 0.5}, 4, 3, []int{16}, "log-change", 0.5},
+		{"default", 7, File{Settings: protocol.Settings{Epsilon: 1, Rounds: 4, ExpectedClients: 3, LearningRate: 0.5}}, 4, 3, []int{16}, "log-change", 0.5},
 	} {
 		d, err := model.Preset(tc.preset)
 		if err != nil {

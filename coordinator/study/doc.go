@@ -125,7 +125,7 @@
 // Sampling and noise come from privacy.NewSecureRand unless an insecure seed
 // is given (research mode): then the initial model, sampling and noise come
 // from fl.NewRand(seed, fl.StreamInit / StreamSampling / StreamNoise),
-// exactly as fl.Simulation draws them, and updates are summed in LHA order,
+// exactly as fltest.Simulation draws them, and updates are summed in LHA order,
 // so a live study with every sampled LHA answering gives the same model as
 // the in-process simulation. A resumed research study fast-forwards its
 // streams over the committed rounds so that it continues the same sequence.

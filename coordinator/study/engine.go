@@ -228,10 +228,10 @@ func Open(f *File, raw []byte, store Store, opt *Options) (*Engine, error) {
 	// A noise schedule is recomputed from the study file (deterministic)
 	// and must agree with the c calibrated at the start; every committed
 	// round's c_t is checked against it by replay.
-	if e.Study.NoiseSchedule, err = f.CalibrateSchedule(); err != nil {
+	if e.Study.NoiseMultipliers, err = f.CalibrateSchedule(); err != nil {
 		return nil, err
 	}
-	if cs := e.Study.NoiseSchedule; cs != nil && slices.Min(cs) != c {
+	if cs := e.Study.NoiseMultipliers; cs != nil && slices.Min(cs) != c {
 		return nil, fmt.Errorf("%w: the noise schedule's smallest c is %v, the study started with c=%v", ErrMismatch, slices.Min(cs), c)
 	}
 	if err := e.applyTopUps(st); err != nil {

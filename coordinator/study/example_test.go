@@ -35,8 +35,8 @@ func (t *everyone) count(k protocol.Kind, b []byte) {
 // bytes (what a Durable Object keeps in its storage).
 func Example() {
 	f, _, err := study.Create(study.CreateOptions{Names: []string{"A", "B", "C", "D"}, Template: study.File{
-		Name: "example", Epsilon: 3, Rounds: 3, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{4},
-		RoundLength: study.Duration(time.Minute)}})
+		Settings: protocol.Settings{Name: "example", Epsilon: 3, Rounds: 3, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{4},
+			RoundLength: study.Duration(time.Minute)}}})
 	if err != nil {
 		panic(err)
 	}

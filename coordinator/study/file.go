@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/model"
-	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -19,25 +19,10 @@ const FileVersion = 1
 // ErrConfig is wrapped by every study-file validation error.
 var ErrConfig = errors.New("study: invalid study file")
 
-// Duration is a time.Duration written as a Go duration string ("90s").
-type Duration time.Duration
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want a duration string like \"60s\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
+// Duration is protocol.Duration (a time.Duration written as a Go
+// duration string, "90s"), the one unit of a study's durations; the alias
+// keeps the name for the file's callers.
+type Duration = protocol.Duration
 
 // LHA is one enrolled local health authority.
 type LHA struct {
@@ -52,74 +37,11 @@ type LHA struct {
 type File struct {
 	// Version is FileVersion. Required.
 	Version int `json:"version"`
-	// Name names the study. Defaults to "fedcast study".
-	Name string `json:"name"`
-	// Epsilon is the client-level privacy budget ε. Required, finite,
-	// > 0, except under privacy "example", which has none (must be absent).
-	Epsilon float64 `json:"epsilon"`
-	// Delta is δ. Defaults to 1e-5.
-	Delta float64 `json:"delta"`
-	// Accountant is the privacy accountant that calibrates the noise and
-	// gates the budget: "rdp" (the default when empty) or "pld".
-	Accountant privacy.AccountantKind `json:"accountant,omitempty"`
-	// NoiseSchedule gives each round its own noise multiplier
-	// (privacy.Schedule; docs/strategies.md): "constant" (the default when
-	// empty), "linear:r", "step:j,r", "geometric:r", whose scale is
-	// calibrated to Epsilon, or an explicit list "c1,c2,…,cT" that must
-	// fit the budget. Fixed when the study starts and sent to every LHA.
-	NoiseSchedule string `json:"noise_schedule,omitempty"`
-	// Rounds is T, all rounds of the study (of every campaign). Required.
-	Rounds int `json:"rounds"`
-	// Campaigns makes a continuing study: Campaigns training campaigns of
-	// Rounds/Campaigns rounds each (Rounds must be a multiple), campaign k
-	// starting Every after campaign k−1 (the first at t₀). 0 or 1: one
-	// campaign. Epsilon is then the lifetime budget: the noise is
-	// calibrated so that all planned rounds compose to it exactly.
-	Campaigns int      `json:"campaigns,omitempty"`
-	Every     Duration `json:"every,omitempty"`
-	// ExpectedClients is m, expected LHAs per round (q = m/N). Required.
-	ExpectedClients int `json:"expected_clients"`
-	// ClipNorm is S. Defaults to 0.5.
-	ClipNorm float64 `json:"clip_norm"`
-	// LocalEpochs is E. Defaults to 30.
-	LocalEpochs int `json:"local_epochs"`
-	// LearningRate defaults to 0.001.
-	LearningRate float64 `json:"learning_rate"`
-	// History is H (default 10), Horizon P (default 7).
-	History int `json:"history"`
-	Horizon int `json:"horizon"`
-	// Smoothing is "centered" (default) or "trailing".
-	Smoothing string `json:"smoothing"`
-	// TrainFraction defaults to 0.9.
-	TrainFraction float64 `json:"train_fraction"`
-	// From and To (YYYY-MM-DD, inclusive) restrict the windows; empty
-	// means each LHA's whole series.
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-	// Hidden are the hidden layer sizes. Defaults to [128, 64, 32].
-	Hidden []int `json:"hidden"`
-	// Features is what the network reads and predicts: "log-change"
-	// (fedcast's design; `study new` writes it) or "counts" (the paper's).
-	// Defaults to "counts", so files written before the field keep their
-	// meaning.
-	Features string `json:"features,omitempty"`
-	// Damping in (0, 1] multiplies a log-change model's forecast change
-	// (post-processing of the final model). 0 (absent) means 1: none.
-	Damping float64 `json:"damping,omitempty"`
-	// Weekly, with features "weekly-total", are the weekly design's
-	// windows (model.Weekly; public.go). Absent otherwise.
-	Weekly *model.Weekly `json:"weekly,omitempty"`
-	// RoundLength is L, the length of one slot of the study's public round
-	// schedule: round k opens at t₀ + (k−1)·L (t₀: the moment the start
-	// quorum was reached), takes updates until L − RoundSlack after it
-	// opened, and its model is released at the slot's end, when the next
-	// round opens. Defaults to 60s. It replaced round_deadline and
-	// round_interval (see Parse).
-	RoundLength Duration `json:"round_length"`
-	// RoundSlack is the end of each slot kept for aggregating, noising and
-	// committing the round: updates are taken until L − RoundSlack.
-	// Defaults to L/10; must be in (0, L/2].
-	RoundSlack Duration `json:"round_slack"`
+	// Settings are the study's parameters (protocol.Settings, declared
+	// once for the file and the study value sent to every LHA; their JSON
+	// names are the file's fields). Zero optional ones take the paper's
+	// defaults (Defaults).
+	protocol.Settings
 	// LinksFile is where `study new --links` wrote the join and admin
 	// links (a secret CSV kept by the coordinator; this file holds only
 	// its path, so that serve can say where the links are).
@@ -166,24 +88,20 @@ type File struct {
 func (f *File) study() protocol.Study {
 	layers := f.Layers()
 	n := len(f.LHAs)
-	return protocol.Study{
-		Protocol: protocol.Version, Name: f.Name, Epsilon: f.Epsilon, Delta: f.Delta,
-		Rounds: f.Rounds, Clients: n, ExpectedClients: f.ExpectedClients,
-		SampleRate: float64(f.ExpectedClients) / float64(max(n, 1)), ClipNorm: f.ClipNorm,
-		LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate,
-		History: f.History, Horizon: f.Horizon, Smoothing: f.Smoothing,
-		TrainFraction: f.TrainFraction, From: f.From, To: f.To,
-		Layers: layers, Params: protocol.ParamCount(layers), Features: f.Features, Damping: f.Damping,
-		RoundLengthMillis: time.Duration(f.RoundLength).Milliseconds(),
-		RoundSlackMillis:  time.Duration(f.RoundSlack).Milliseconds(),
-		Campaigns:         f.Campaigns,
-		EveryMillis:       time.Duration(f.Every).Milliseconds(),
-		Accountant:        string(f.AccountantKind()),
-		StudyStrategy:     protocol.StudyStrategy{StrategyParams: f.StrategyParams},
-		Helper:            f.Helper.public(),
-		PublicInputs:      f.publicInputs(),
-		Weekly:            f.Weekly,
+	st := protocol.Study{
+		Protocol:      protocol.Version,
+		Settings:      f.Settings,
+		Clients:       n,
+		SampleRate:    float64(f.ExpectedClients) / float64(max(n, 1)),
+		Layers:        layers,
+		Params:        protocol.ParamCount(layers),
+		StudyStrategy: protocol.StudyStrategy{StrategyParams: f.StrategyParams},
+		Helper:        f.Helper.public(),
+		PublicInputs:  f.publicInputs(),
 	}
+	st.Accountant = f.AccountantKind()
+	st.Hidden = slices.Clone(f.Hidden)
+	return st
 }
 
 // Public returns the study value sent to every client: the file's study

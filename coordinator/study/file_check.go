@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -36,9 +35,6 @@ func (f *File) Validate() error {
 	if err := f.checkEnrolment(); err != nil {
 		return err
 	}
-	if err := f.checkNoiseSchedule(); err != nil {
-		return err
-	}
 	if err := f.checkPublic(); err != nil {
 		return err
 	}
@@ -60,20 +56,6 @@ func (f *File) Validate() error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return f.validateHelper()
-}
-
-// checkNoiseSchedule checks the noise schedule's rule (the value sent to
-// the LHAs is its calibrated list).
-func (f *File) checkNoiseSchedule() error {
-	if !f.ClientLevelDP() && f.NoiseSchedule != "" {
-		return configErr("noise_schedule %q is the coordinator's client-level noise, which privacy \"example\" does not have: leave it out and give each LHA's budget as example_epsilon (or use privacy \"both\")", f.NoiseSchedule)
-	}
-	if sch, err := privacy.ParseSchedule(f.NoiseSchedule); err != nil {
-		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
-	} else if _, err := sch.Shape(max(f.Rounds, 1)); err != nil && f.Rounds >= 1 {
-		return fmt.Errorf("%w: noise_schedule: %w", ErrConfig, err)
-	}
-	return nil
 }
 
 // checkEnrolment checks the LHAs and the tokens: at least one LHA, names

@@ -59,7 +59,7 @@ func TestFileAndLHAShareTheBounds(t *testing.T) {
 func TestFileStudyMappingIsComplete(t *testing.T) {
 	var f File
 	fill(reflect.ValueOf(&f).Elem())
-	engine := map[string]bool{"NoiseMultiplier": true, "NoiseSchedule": true, "CyclicSeed": true, "TopUps": true,
+	engine := map[string]bool{"NoiseMultiplier": true, "NoiseMultipliers": true, "CyclicSeed": true, "TopUps": true,
 		"InsecureSeed": true, "ExampleNoiseMultiplier": true, "ExampleSteps": true}
 	st := f.study()
 	var walk func(v reflect.Value)

@@ -72,7 +72,7 @@ func (f *File) CheckHelper(c float64) error {
 	}
 	st := f.Public(c, false)
 	if cs, err := f.CalibrateSchedule(); err == nil && cs != nil {
-		st.NoiseSchedule = cs
+		st.NoiseMultipliers = cs
 	}
 	if err := st.CheckSecureAggregation(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -153,7 +154,7 @@ func TestInProcessCancel(t *testing.T) {
 // BenchmarkDrivers runs one study of the paper's network (H = 10,
 // 128-64-32, E = 30; 100 LHAs, m = 25, 20 rounds, c = 4.88) on the
 // in-process driver (the Coordinator, frames and commits included: what
-// `fedcast simulate` runs) and on fl.Simulation (the transport-free
+// `fedcast simulate` runs) and on fltest.Simulation (the transport-free
 // reference loop), on the same data: the driver's overhead.
 func BenchmarkDrivers(b *testing.B) {
 	f, _, _ := small(b, 100)
@@ -185,7 +186,7 @@ func BenchmarkDrivers(b *testing.B) {
 		cfg := fl.Config{Clients: len(f.LHAs), ExpectedClients: f.ExpectedClients, Rounds: f.Rounds, ClipNorm: f.ClipNorm,
 			NoiseMultiplier: c, DP: true, LocalEpochs: f.LocalEpochs, LearningRate: f.LearningRate}
 		for i := 0; i < b.N; i++ {
-			sim := &fl.Simulation{Model: m, Initial: init, Config: cfg, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: uint64(i), Workers: 1}
+			sim := &fltest.Simulation{Model: m, Initial: init, Config: cfg, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: uint64(i), Workers: 1}
 			if _, err := sim.Run(context.Background()); err != nil {
 				b.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func TestLipschitzLiveStudy(t *testing.T) {
 	const n = 4
 	design := model.LipschitzDesign
 	f, _, err := Create(CreateOptions{Names: names(n), Design: &design, Template: File{
-		Name: "publishable", Epsilon: 8, Rounds: 3, ExpectedClients: n, Horizon: 7, Smoothing: "trailing",
+		Settings: protocol.Settings{Name: "publishable", Epsilon: 8, Rounds: 3, ExpectedClients: n, Horizon: 7, Smoothing: "trailing"},
 	}})
 	if err != nil {
 		t.Fatal(err)

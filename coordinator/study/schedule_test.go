@@ -8,16 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/shared/fl"
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // scheduled is small(t, n) with a noise schedule.
 func scheduled(t *testing.T, n int, spec string) (*File, []byte) {
 	t.Helper()
 	f, s, err := Create(CreateOptions{Names: names(n), Template: File{
-		Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
-		Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, NoiseSchedule: spec,
+		Settings: protocol.Settings{Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
+			Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, NoiseSchedule: spec,
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestNoiseScheduleStudy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	s := seed
 	e := openEngine(t, f, raw, path, &s)
-	if got := e.Study.NoiseSchedule; len(got) != len(cs) || got[0] != cs[0] {
+	if got := e.Study.NoiseMultipliers; len(got) != len(cs) || got[0] != cs[0] {
 		t.Fatalf("public study announces %v, want %v", got, cs)
 	}
 	play(t, e, data, 2)
@@ -69,7 +71,7 @@ func TestNoiseScheduleStudy(t *testing.T) {
 	if got := e.EpsilonSpent(); math.Abs(got-want) > 1e-12 || !(got <= f.Epsilon) || got < 0.999*f.Epsilon {
 		t.Errorf("ε spent %v, schedule composes to %v, budget %v", got, want, f.Epsilon)
 	}
-	sim := &fl.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
+	sim := &fltest.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
 	srv, err := sim.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -121,8 +123,8 @@ func TestNoiseScheduleFileChecks(t *testing.T) {
 		}
 	}
 	// A list over the budget is refused when the study is created.
-	if _, _, err := Create(CreateOptions{Names: names(4), Template: File{Name: "x", Epsilon: 1, Rounds: 2, ExpectedClients: 2,
-		NoiseSchedule: "0.5,0.5"}}); !errors.Is(err, privacy.ErrBudgetExhausted) {
+	if _, _, err := Create(CreateOptions{Names: names(4), Template: File{Settings: protocol.Settings{Name: "x", Epsilon: 1, Rounds: 2, ExpectedClients: 2,
+		NoiseSchedule: "0.5,0.5"}}}); !errors.Is(err, privacy.ErrBudgetExhausted) {
 		t.Errorf("over-budget list: %v", err)
 	}
 }

@@ -22,9 +22,10 @@ func secureStudy(t *testing.T, n int) (*File, []byte, *secagg.PrivateKey) {
 		t.Fatal(err)
 	}
 	f, _, err := Create(CreateOptions{Names: names(n), Template: File{
-		Name: "secure", Epsilon: 3, Rounds: 4, ExpectedClients: n / 2, History: 4, Horizon: 2,
-		Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01,
 		Helper: &HelperRef{URL: "http://helper.test", PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Name: "secure", Epsilon: 3, Rounds: 4, ExpectedClients: n / 2, History: 4, Horizon: 2,
+			Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01,
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -178,8 +179,9 @@ func TestSecureStudyRefusals(t *testing.T) {
 		{"bad key", func(f *File) { f.Helper.PublicKey = []byte{1, 2} }},
 		{"bad fingerprint", func(f *File) { f.Helper.Fingerprint = "0000" }},
 	} {
-		tmpl := File{Name: "s", Epsilon: 3, Rounds: 4, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{8},
-			LocalEpochs: 5, LearningRate: 0.01, Helper: &HelperRef{URL: "http://h", PublicKey: key.PublicKey().Bytes()}}
+		tmpl := File{Helper: &HelperRef{URL: "http://h", PublicKey: key.PublicKey().Bytes()},
+			Settings: protocol.Settings{Name: "s", Epsilon: 3, Rounds: 4, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{8},
+				LocalEpochs: 5, LearningRate: 0.01}}
 		c.edit(&tmpl)
 		if _, _, err := Create(CreateOptions{Names: names(4), Template: tmpl}); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", c.name, err)
@@ -193,16 +195,17 @@ func TestSecureStudyRefusals(t *testing.T) {
 func TestSecureNoiseSchedule(t *testing.T) {
 	key, _ := secagg.GenerateKey()
 	f, _, err := Create(CreateOptions{Names: names(4), Template: File{
-		Name: "schedule", Epsilon: 3, Rounds: 3, ExpectedClients: 2, History: 4, Horizon: 2,
-		Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, NoiseSchedule: "linear:2",
 		Helper: &HelperRef{URL: "http://helper.test", PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Name: "schedule", Epsilon: 3, Rounds: 3, ExpectedClients: 2, History: 4, Horizon: 2,
+			Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01, NoiseSchedule: "linear:2",
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := f.Marshal()
 	e := openEngine(t, f, raw, filepath.Join(t.TempDir(), "ledger.db"), nil)
-	cs := e.Study.NoiseSchedule
+	cs := e.Study.NoiseMultipliers
 	if len(cs) != 3 || cs[0] == cs[2] {
 		t.Fatalf("schedule %v", cs)
 	}

@@ -14,8 +14,9 @@ import (
 )
 
 func strategyFile(p protocol.StrategyParams) study.File {
-	return study.File{Name: "strategies", Epsilon: 3, Rounds: 4, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{4},
-		LocalEpochs: 5, RoundLength: study.Duration(time.Minute), StrategyParams: p}
+	return study.File{StrategyParams: p,
+		Settings: protocol.Settings{Name: "strategies", Epsilon: 3, Rounds: 4, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{4},
+			LocalEpochs: 5, RoundLength: study.Duration(time.Minute)}}
 }
 
 // TestStudyFileStrategy: the study file's strategy, lambda, privacy and

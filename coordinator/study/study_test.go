@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
@@ -31,8 +32,9 @@ func names(n int) []string {
 func small(t testing.TB, n int) (*File, []byte, *Secrets) {
 	t.Helper()
 	f, s, err := Create(CreateOptions{Names: names(n), Template: File{
-		Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
-		Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01,
+		Settings: protocol.Settings{Name: "test", Epsilon: 3, Rounds: 6, ExpectedClients: n / 2, History: 4, Horizon: 2,
+			Hidden: []int{8, 4}, LocalEpochs: 5, LearningRate: 0.01,
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +122,7 @@ func TestQuorumAndResumeWait(t *testing.T) {
 }
 
 func TestCreateRefusesUncalibratable(t *testing.T) {
-	_, _, err := Create(CreateOptions{Names: names(4), Template: File{Epsilon: 1e-9, Rounds: 1000, ExpectedClients: 4}})
+	_, _, err := Create(CreateOptions{Names: names(4), Template: File{Settings: protocol.Settings{Epsilon: 1e-9, Rounds: 1000, ExpectedClients: 4}}})
 	if err == nil {
 		t.Fatal("Create accepted ε=1e-9 over 1000 rounds at q=1")
 	}
@@ -217,7 +219,7 @@ func play(t *testing.T, e *Engine, data []fl.ClientData, stop int) {
 }
 
 // TestMatchesSimulation: in research mode the engine, fed updates in any
-// order and interrupted by a reopen, reproduces fl.Simulation bit for bit.
+// order and interrupted by a reopen, reproduces fltest.Simulation bit for bit.
 func TestMatchesSimulation(t *testing.T) {
 	const n, seed = 8, uint64(42)
 	f, raw, _ := small(t, n)
@@ -236,7 +238,7 @@ func TestMatchesSimulation(t *testing.T) {
 		t.Fatalf("finished %q", e.Finished())
 	}
 
-	sim := &fl.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
+	sim := &fltest.Simulation{Model: e.Model, Config: e.Config, Clients: data, Epsilon: f.Epsilon, Delta: f.Delta, Seed: seed, Workers: 1}
 	srv, err := sim.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +421,7 @@ func TestRemovedScheduleFields(t *testing.T) {
 }
 
 func TestScheduleDefaults(t *testing.T) {
-	f := File{RoundLength: Duration(2 * time.Second)}
+	f := File{Settings: protocol.Settings{RoundLength: Duration(2 * time.Second)}}
 	f.Defaults()
 	if f.RoundSlack != Duration(200*time.Millisecond) || f.Window() != 1800*time.Millisecond {
 		t.Errorf("slack %v, window %v; want 200ms and 1.8s", time.Duration(f.RoundSlack), f.Window())

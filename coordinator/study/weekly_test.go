@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/model"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // A weekly study: the design fills its windows, 16 inputs, trailing
@@ -18,7 +19,7 @@ func TestWeeklyStudyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Create(CreateOptions{Names: names(2), Template: File{Name: "w", Epsilon: 2}, Design: &d}); !errors.Is(err, ErrConfig) ||
+	if _, _, err := Create(CreateOptions{Names: names(2), Template: File{Settings: protocol.Settings{Name: "w", Epsilon: 2}}, Design: &d}); !errors.Is(err, ErrConfig) ||
 		!strings.Contains(err.Error(), "--public") {
 		t.Fatalf("a weekly study without public totals: %v", err)
 	}
@@ -26,7 +27,7 @@ func TestWeeklyStudyFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("kind,name,state,population,date,cases\ntotal,national,,,2020-10-01,5\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := File{Name: "w", Epsilon: 2}
+	tmpl := File{Settings: protocol.Settings{Name: "w", Epsilon: 2}}
 	if err := tmpl.DeclarePublic(path, "test", "holidays"); err != nil {
 		t.Fatal(err)
 	}

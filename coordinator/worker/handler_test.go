@@ -27,8 +27,8 @@ func initEnvelope(t *testing.T, blobs ...[]byte) []byte {
 
 func newHandler(t *testing.T) (*handler, *study.Secrets) {
 	t.Helper()
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Epsilon: 4, Rounds: 2,
-		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}})
+	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2,
+		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

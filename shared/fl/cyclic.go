@@ -1,12 +1,10 @@
 package fl
 
 import (
-	"context"
-	"fmt"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -15,6 +13,13 @@ import (
 // model it receives on the client's own windows and hands the result on to
 // the next client (through the coordinator). There is no averaging and no
 // client sampling.
+//
+// One driver runs it, live and simulated: the study engine's cyclic state
+// (coordinator/study, cyclic.go) behind its Coordinator, which `fedcast
+// serve`, the worker and `fedcast simulate` (study.InProcess) drive. This
+// package holds its transport-free parts: the public order (CyclicOrder,
+// CyclicTurn), the hand-off (HandOff), each client's own account
+// (CyclicAccountant) and the strategy (CyclicStrategy).
 //
 // # What is accounted (client-level DP)
 //
@@ -47,11 +52,11 @@ import (
 //
 // # Example-level variant
 //
-// With local DP-SGD (CyclicSimulation.Example) each client makes its own
+// With local DP-SGD (a Client with DPSGD) each client makes its own
 // turn differentially private at the example level: the turn is E local
 // DP-SGD steps (LocalDPSGD.Train: Poisson batches at q_local, per-window
 // clipping to C, the discrete Gaussian at c_local·C) from a fresh Adam
-// state, instead of LocalTurn's full-batch steps. Each client keeps its own
+// state, instead of LocalUpdate's full-batch steps. Each client keeps its own
 // LocalDPSGD for the whole study, and its accountant composes the steps of
 // its own turns only: E per round, E·T in all, the number the setting was
 // calibrated for. The turns of the other clients read this client's data
@@ -62,23 +67,6 @@ import (
 // is handed on as the client trained it; the coordinator and the next
 // client see it), on for "both" (both mechanisms, each with its own
 // accountant; the two ε protect different units and are never added).
-
-// A ClientStep is one client's turn: it trains from model on the client's
-// data and writes the model it hands on into dst (len(model)). model must
-// not be modified. The default, LocalTurn, is LocalUpdate's E full-batch
-// Adam steps from a fresh optimiser state.
-type ClientStep func(t *nn.Trainer, model []float64, data ClientData, cfg Config, dst []float64)
-
-// LocalTurn is the default ClientStep: cfg.LocalEpochs full-batch Adam
-// steps from a fresh optimiser state starting at model; a client with no
-// windows hands the model on unchanged. Clipping is left to the hand-off.
-func LocalTurn(t *nn.Trainer, model []float64, data ClientData, cfg Config, dst []float64) {
-	copy(dst, model)
-	if len(data.Y) == 0 {
-		return
-	}
-	t.Train(dst, data.X, data.Y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate})
-}
 
 // CheckCyclic checks that cfg describes a cyclic study: a valid
 // configuration in which every client takes a turn in every round
@@ -138,7 +126,8 @@ func HandOff(cfg Config, round int, received, trained, next []float64, noise *ra
 
 // CyclicAccountant keeps each client's own privacy account in a cyclic
 // study: client i's accountant composes the hand-offs client i produced and
-// nothing else. Its fields are exported and it round-trips through JSON.
+// nothing else. Its fields are exported and it round-trips through JSON;
+// HandOffs changes through Record only.
 type CyclicAccountant struct {
 	Kind  privacy.AccountantKind `json:"accountant"`
 	Delta float64                `json:"delta"`
@@ -146,7 +135,12 @@ type CyclicAccountant struct {
 	// order, as runs of equal c (q = 1).
 	HandOffs [][]privacy.Event `json:"hand_offs"`
 
-	memo map[string]float64
+	// memo holds the ε of each account seen (by key: clients with the
+	// same hand-offs share it); own[i] client i's ε when known[i] (a
+	// study's ε, the largest, is asked for at every turn).
+	memo  map[string]float64
+	own   []float64
+	known []bool
 }
 
 // NewCyclicAccountant returns empty accounts for clients clients.
@@ -157,6 +151,9 @@ func NewCyclicAccountant(kind privacy.AccountantKind, clients int, delta float64
 // Record adds one hand-off of client i with noise multiplier c.
 func (a *CyclicAccountant) Record(i int, c float64) {
 	a.HandOffs[i] = appendHandOff(a.HandOffs[i], c)
+	if i < len(a.known) {
+		a.known[i] = false
+	}
 }
 
 func appendHandOff(evs []privacy.Event, c float64) []privacy.Event {
@@ -180,7 +177,13 @@ func (a *CyclicAccountant) Turns(i int) int {
 // Epsilon returns client i's ε at Delta: the exact composition of its own
 // hand-offs by the accountant (0 before its first).
 func (a *CyclicAccountant) Epsilon(i int) float64 {
-	return a.epsilon(a.HandOffs[i])
+	if len(a.known) != len(a.HandOffs) {
+		a.own, a.known = make([]float64, len(a.HandOffs)), make([]bool, len(a.HandOffs))
+	}
+	if !a.known[i] {
+		a.own[i], a.known[i] = a.epsilon(a.HandOffs[i]), true
+	}
+	return a.own[i]
 }
 
 // EpsilonIfNext returns client i's ε after one more hand-off with noise
@@ -202,8 +205,13 @@ func (a *CyclicAccountant) epsilon(evs []privacy.Event) float64 {
 	if len(evs) == 0 {
 		return 0
 	}
-	key := fmt.Sprint(evs)
-	if e, ok := a.memo[key]; ok {
+	key := make([]byte, 0, 24*len(evs))
+	for _, e := range evs {
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(e.SampleRate))
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(e.NoiseMultiplier))
+		key = binary.LittleEndian.AppendUint64(key, uint64(e.Rounds))
+	}
+	if e, ok := a.memo[string(key)]; ok {
 		return e
 	}
 	e, err := privacy.EpsilonFor(a.Kind, evs, a.Delta)
@@ -213,7 +221,7 @@ func (a *CyclicAccountant) epsilon(evs []privacy.Event) float64 {
 	if a.memo == nil {
 		a.memo = map[string]float64{}
 	}
-	a.memo[key] = e
+	a.memo[string(key)] = e
 	return e
 }
 
@@ -228,169 +236,6 @@ func CyclicEpsilon(cfg Config, delta float64) (float64, error) {
 		return 0, err
 	}
 	return a.Epsilon(CyclicStrategy{}.Events(cfg, cfg.Rounds), delta)
-}
-
-// CyclicEvent is the record of one round of a cyclic study.
-type CyclicEvent struct {
-	Round int `json:"round"` // 1-based
-	// NoiseMultiplier is c_t, the multiplier of every hand-off of the
-	// round (0 in non-DP mode).
-	NoiseMultiplier float64 `json:"noise_multiplier"`
-	// HandOffs is the number of turns taken (N), Refused those whose model
-	// was not finite and counted as no change.
-	HandOffs int `json:"hand_offs"`
-	Refused  int `json:"refused"`
-	// Epsilon is the largest per-client ε after the round (+Inf in non-DP mode).
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-}
-
-// CyclicSimulation runs a cyclic study in process (research runs: its noise
-// is reproducible, never use one for a release).
-type CyclicSimulation struct {
-	// Model is the architecture. Required.
-	Model *nn.MLP
-	// Initial, if set, is the initial model (copied); otherwise Model.Init
-	// draws one from the run's StreamInit.
-	Initial []float64
-	// Config is the study setting; ExpectedClients must equal Clients
-	// (CheckCyclic). In DP mode NoiseMultiplier (or NoiseSchedule) is the
-	// multiplier of each hand-off, calibrated with q = 1 (CyclicEpsilon).
-	Config Config
-	// Clients holds every enrolled client's windows; len must be Config.Clients.
-	Clients []ClientData
-	// Epsilon is each client's budget at Delta; +Inf in non-DP mode.
-	Epsilon, Delta float64
-	// Seed derives the streams: StreamInit (initial model), StreamSampling
-	// (the public order of turns, a fresh permutation every round) and
-	// StreamNoise.
-	Seed uint64
-	// Step is a client's turn; nil means LocalTurn (or local DP-SGD when
-	// Example is set; the two are exclusive).
-	Step ClientStep
-	// Example, if set, makes every turn local DP-SGD with this setting
-	// (calibrated for E·T steps per client). Each client's own accountant
-	// is in Locals after Run.
-	Example *ExampleDP
-	// Locals holds, after Run with Example set, each client's local DP-SGD
-	// and its accountant (the steps of its own turns only).
-	Locals []*LocalDPSGD
-	// OnRound, if set, is called after each round with its record and the
-	// model at the end of the round (not to be retained or modified).
-	OnRound func(ev CyclicEvent, model []float64)
-}
-
-// Run executes the T rounds and returns the final model and the per-client
-// accounts (nil in non-DP mode). It drives a CyclicServer: before it
-// starts it refuses a study whose clients' ε would exceed the budget, and
-// before every hand-off it checks that the client's own account stays
-// within it (privacy.ErrBudgetExhausted).
-func (s *CyclicSimulation) Run(ctx context.Context) ([]float64, *CyclicAccountant, error) {
-	cfg := s.Config
-	if err := CheckCyclic(cfg); err != nil {
-		return nil, nil, err
-	}
-	if len(s.Clients) != cfg.Clients {
-		return nil, nil, configErr("the simulation has %d clients' data but Config.Clients is %d", len(s.Clients), cfg.Clients)
-	}
-	dim := s.Model.NumParams()
-	w := make([]float64, dim)
-	if s.Initial != nil {
-		if len(s.Initial) != dim {
-			return nil, nil, configErr("the initial model has %d values, the architecture %d", len(s.Initial), dim)
-		}
-		copy(w, s.Initial)
-	} else {
-		s.Model.Init(w, NewRand(s.Seed, StreamInit))
-	}
-	if cfg.DP {
-		if err := privacy.CheckDelta(s.Delta); err != nil {
-			return nil, nil, err
-		}
-	}
-	srv, err := NewCyclicServer(cfg, w, s.Epsilon, s.Delta)
-	if err != nil {
-		return nil, nil, err
-	}
-	step := s.Step
-	if step == nil {
-		step = LocalTurn
-	}
-	s.Locals = nil
-	if s.Example != nil {
-		if s.Step != nil {
-			return nil, nil, configErr("a cyclic simulation takes either a Step or local DP-SGD (Example), not both")
-		}
-		s.Locals = make([]*LocalDPSGD, cfg.Clients)
-		for i := range s.Locals {
-			l, err := NewLocalDPSGD(*s.Example)
-			if err != nil {
-				return nil, nil, err
-			}
-			s.Locals[i] = l
-		}
-	}
-	order := NewRand(s.Seed, StreamSampling)
-	noise := NewRand(s.Seed, StreamNoise)
-	t := nn.NewTrainer(s.Model)
-	trained := make([]float64, dim)
-	var ev CyclicEvent
-	for {
-		if err := ctx.Err(); err != nil {
-			return srv.Global, srv.Accounts, err
-		}
-		i, err := srv.Next(order)
-		if err == ErrStudyComplete {
-			return srv.Global, srv.Accounts, nil
-		}
-		if err != nil {
-			return srv.Global, srv.Accounts, err
-		}
-		if s.Locals != nil {
-			if err := s.exampleTurn(t, i, srv.Round+1, srv.Global, trained); err != nil {
-				return srv.Global, srv.Accounts, err
-			}
-		} else {
-			step(t, srv.Global, s.Clients[i], cfg, trained)
-		}
-		p, err := srv.Propose(trained, noise)
-		if err != nil {
-			return srv.Global, srv.Accounts, err
-		}
-		srv.Apply(p)
-		if p.Turn == 1 {
-			ev = CyclicEvent{Round: p.Round, NoiseMultiplier: p.NoiseMultiplier, Delta: s.Delta, Epsilon: math.Inf(1)}
-		}
-		ev.HandOffs++
-		if !p.Used {
-			ev.Refused++
-		}
-		if p.Turn == cfg.Clients {
-			if srv.Accounts != nil {
-				ev.Epsilon = srv.Accounts.MaxEpsilon()
-			}
-			if s.OnRound != nil {
-				s.OnRound(ev, srv.Global)
-			}
-		}
-	}
-}
-
-// exampleTurn is client i's turn in round round (1-based) under local
-// DP-SGD: E steps of its own LocalDPSGD from model into dst, with batches
-// and noise from ClientRand (independent per client and round). A client
-// whose own budget cannot cover the turn refuses it; the study was
-// calibrated for E·T steps per client, so in a simulation that is an error
-// (privacy.ErrBudgetExhausted), not a silent skip.
-func (s *CyclicSimulation) exampleTurn(t *nn.Trainer, i, round int, model, dst []float64) error {
-	copy(dst, model)
-	d := s.Clients[i]
-	err := s.Locals[i].Train(t, dst, d.X, d.Y, s.Config.LocalEpochs, s.Config.LearningRate,
-		ClientRand(s.Seed, StreamExampleBatches, i, round), ClientRand(s.Seed, StreamExampleNoise, i, round), nil)
-	if err != nil {
-		return fmt.Errorf("fl: cyclic round %d, client %d: %w", round, i, err)
-	}
-	return nil
 }
 
 // CyclicStrategy is cyclic FL (Cyclic; see the notes above): a step is

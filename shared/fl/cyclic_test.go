@@ -1,13 +1,12 @@
 package fl
 
 import (
-	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -16,56 +15,9 @@ func cyclicConfig(n, rounds int) Config {
 		DP: true, LocalEpochs: 3, LearningRate: 1e-2}
 }
 
-// Each client's account holds exactly its own hand-offs (T of them, one per
-// round), not the N·T hand-offs of the study, and its ε is the exact
-// composition of those T Gaussian releases at q = 1: the same whether the
-// study has 2 or 7 clients.
-func TestCyclicAccountingCountsOwnHandOffs(t *testing.T) {
-	const rounds, delta = 4, 1e-5
-	sched, _ := privacy.ParseSchedule("linear:0.5")
-	cs, err := sched.Calibrate(privacy.AccountantRDP, 2, delta, 1, rounds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := privacy.ScheduleEpsilon(privacy.AccountantRDP, 1, cs, delta)
-	for _, n := range []int{2, 7} {
-		cfg := cyclicConfig(n, rounds).WithSchedule(cs)
-		var events []CyclicEvent
-		sim := &CyclicSimulation{Model: nn.NewMLP(4, 8, 1), Config: cfg, Clients: toyClients(n, rand.New(rand.NewPCG(3, 3))),
-			Epsilon: 2, Delta: delta, Seed: 9, OnRound: func(ev CyclicEvent, _ []float64) { events = append(events, ev) }}
-		_, acct, err := sim.Run(context.Background())
-		if err != nil {
-			t.Fatalf("N=%d: %v", n, err)
-		}
-		for i := 0; i < n; i++ {
-			if got := acct.Turns(i); got != rounds {
-				t.Errorf("N=%d: client %d's account holds %d hand-offs, want its own %d (the study made %d)", n, i, got, rounds, n*rounds)
-			}
-			if got := acct.Epsilon(i); math.Abs(got-want) > 1e-12*want || !(got <= 2) {
-				t.Errorf("N=%d: client %d's ε = %v, want %v (≤ 2)", n, i, got, want)
-			}
-		}
-		if len(events) != rounds {
-			t.Fatalf("N=%d: %d round records", n, len(events))
-		}
-		for k, ev := range events {
-			if ev.HandOffs != n || ev.NoiseMultiplier != cs[k] {
-				t.Errorf("N=%d round %d: %+v, want %d hand-offs at c=%v", n, k+1, ev, n, cs[k])
-			}
-		}
-		// Counting every hand-off of the study against each client would
-		// spend far more: the accounting is not that.
-		all := make([]float64, 0, n*rounds)
-		for _, c := range cs {
-			for range n {
-				all = append(all, c)
-			}
-		}
-		if everyone, _ := privacy.ScheduleEpsilon(privacy.AccountantRDP, 1, all, delta); !(everyone > want*math.Sqrt(float64(n))*0.9) {
-			t.Errorf("N=%d: test premise: all hand-offs would give ε %v, own ones %v", n, everyone, want)
-		}
-	}
-}
+// The per-client accounting of a whole cyclic study (each LHA's own T
+// hand-offs, not the N·T of the study) is tested on the one driver that
+// runs it: coordinator/study, TestInProcessCyclicOwnHandOffs.
 
 // The accountant composes per client: clients with different numbers of
 // hand-offs have different ε, each that of its own.
@@ -175,58 +127,46 @@ func TestHandOffFollowsSchedule(t *testing.T) {
 	}
 }
 
+// CheckCyclic refuses sampling (m < N); the multiplier of a DP-FedAvg
+// study (with its amplification by sampling) does not cover a cyclic one
+// (q = 1), which CyclicEpsilon shows; and the one calibrated at q = 1
+// does, exactly.
 func TestCyclicRefusesSampling(t *testing.T) {
 	cfg := cyclicConfig(4, 2)
 	cfg.ExpectedClients = 2
-	sim := &CyclicSimulation{Model: nn.NewMLP(4, 1), Config: cfg, Clients: toyClients(4, rand.New(rand.NewPCG(1, 1))), Epsilon: 5, Delta: 1e-5}
-	if _, _, err := sim.Run(context.Background()); !errors.Is(err, ErrConfig) {
+	if err := CheckCyclic(cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("cyclic with m < N: %v, want ErrConfig", err)
 	}
-	// Over budget: the multiplier of a DP-FedAvg study (with its sampling
-	// amplification) does not cover a cyclic one.
+	if err := CheckCyclic(cyclicConfig(4, 2)); err != nil {
+		t.Errorf("cyclic with m = N: %v", err)
+	}
 	cfg = cyclicConfig(4, 10)
 	cfg.NoiseMultiplier, _ = privacy.NoiseMultiplier(1, 1e-5, 0.25, 10)
-	sim = &CyclicSimulation{Model: nn.NewMLP(4, 1), Config: cfg, Clients: toyClients(4, rand.New(rand.NewPCG(1, 1))), Epsilon: 1, Delta: 1e-5}
-	if _, _, err := sim.Run(context.Background()); !errors.Is(err, privacy.ErrBudgetExhausted) {
-		t.Errorf("cyclic calibrated with q = 0.25: %v, want ErrBudgetExhausted", err)
+	if eps, err := CyclicEpsilon(cfg, 1e-5); err != nil || !(eps > 1.5) {
+		t.Errorf("cyclic at the multiplier of q = 0.25: ε %v (%v), want well above 1", eps, err)
+	}
+	cfg.NoiseMultiplier, _ = privacy.NoiseMultiplier(1, 1e-5, 1, 10)
+	if eps, err := CyclicEpsilon(cfg, 1e-5); err != nil || !(eps <= 1) || eps < 0.999 {
+		t.Errorf("cyclic at the multiplier of q = 1: ε %v (%v), want 1", eps, err)
 	}
 }
 
-// Without DP, cyclic training learns, and a swapped-in ClientStep is what
-// trains each turn.
-func TestCyclicLearnsAndStepSwaps(t *testing.T) {
-	clients := toyClients(6, rand.New(rand.NewPCG(5, 5)))
-	m := nn.NewMLP(4, 16, 8, 1)
-	cfg := Config{Clients: 6, ExpectedClients: 6, Rounds: 15, LocalEpochs: 5, LearningRate: 1e-2}
-	tr := nn.NewTrainer(m)
-	loss := func(w []float64) (l float64) {
-		for _, c := range clients {
-			l += tr.Loss(w, c.X, c.Y)
+// CyclicOrder is a permutation, the same for the same (seed, round), a
+// copy the caller may change without changing CyclicTurn's answer.
+func TestCyclicOrderIsACopy(t *testing.T) {
+	seed := strings.Repeat("ab", 32)
+	o := CyclicOrder(seed, 3, 9)
+	if !slices.Equal(slices.Sorted(slices.Values(o)), []int{0, 1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Fatalf("order %v is not a permutation of 9", o)
+	}
+	want := slices.Clone(o)
+	o[0], o[1] = o[1], o[0]
+	for pos := range 9 {
+		if r, p, c := CyclicTurn(seed, 2*9+pos+1, 9); r != 3 || p != pos || c != want[pos] {
+			t.Fatalf("turn %d: round %d, position %d, client %d; want 3, %d, %d", 2*9+pos+1, r, p, c, pos, want[pos])
 		}
-		return l
 	}
-	init := make([]float64, m.NumParams())
-	m.Init(init, NewRand(1, StreamInit))
-	sim := &CyclicSimulation{Model: m, Config: cfg, Clients: clients, Epsilon: math.Inf(1), Seed: 1, Initial: init}
-	w, acct, err := sim.Run(context.Background())
-	if err != nil || acct != nil {
-		t.Fatal(err, acct)
-	}
-	if !(loss(w) < 0.1*loss(init)) {
-		t.Errorf("cyclic training did not learn: loss %v → %v", loss(init), loss(w))
-	}
-	turns := 0
-	sim.Step = func(t *nn.Trainer, model []float64, data ClientData, cfg Config, dst []float64) {
-		turns++
-		copy(dst, model)
-	}
-	w, _, err = sim.Run(context.Background())
-	if err != nil || turns != 6*15 {
-		t.Fatalf("%v; %d turns, want 90", err, turns)
-	}
-	for i := range w {
-		if w[i] != init[i] {
-			t.Fatal("a step that hands the model on unchanged changed it")
-		}
+	if slices.Equal(CyclicOrder(seed, 4, 9), want) && slices.Equal(CyclicOrder(seed, 5, 9), want) {
+		t.Error("rounds 3, 4 and 5 have the same order")
 	}
 }

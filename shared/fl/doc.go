@@ -36,10 +36,12 @@
 // global weights, accountant) and gates every round on the privacy budget;
 // [Server.Propose] computes the next model and its privacy event without
 // changing the state, so that a coordinator can commit both to its ledger
-// before applying ([Server.Apply]) and releasing them. A [Simulation] runs a
-// whole study in process on many cores, with results that do not depend on
-// the number of workers; a [Pool] shares the cores between simulations
-// running at once (an experiment's runs) without oversubscribing them.
+// before applying ([Server.Apply]) and releasing them. There is no round
+// loop here: the study engine (coordinator/study) drives a [Server] live and
+// in `fedcast simulate` (the tests' transport-free reference loop is
+// internal/fltest.Simulation); a [Pool] shares the cores between the
+// in-process studies running at once (an experiment's runs) without
+// oversubscribing them.
 //
 // # Strategies and privacy levels
 //
@@ -68,12 +70,14 @@
 //
 // # Cyclic FL
 //
-// [CyclicSimulation] and [CyclicServer] run cyclic FL (seed 002): every
-// client takes one turn per round in a public order, and each turn's model
-// is handed on through [HandOff]: re-clipped change plus N(0, (c_t·S)²) at
-// client level, no sampling. [CyclicAccountant] keeps each client's own
-// hand-offs only (the others' are post-processing for it). A turn is a
-// [ClientStep], so a local DP-SGD step can replace [LocalTurn].
+// Cyclic FL (seed 002, [CyclicStrategy]): every client takes one turn per
+// round in a public order ([CyclicOrder] of the study file's hash), and
+// each turn's model is handed on through [HandOff]: re-clipped change plus
+// N(0, (c_t·S)²) at client level, no sampling. [CyclicAccountant] keeps
+// each client's own hand-offs only (the others' are post-processing for
+// it). A turn is the client's update ([LocalUpdate], or [Client.Update]
+// with local DP-SGD). The study engine (coordinator/study) runs it, live
+// and in `fedcast simulate`: there is no cyclic loop here.
 //
 // # Randomness
 //

@@ -1,14 +1,12 @@
 package fl
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/nn"
@@ -383,113 +381,6 @@ func toyClients(n int, rng *rand.Rand) []ClientData {
 		cs[i] = ClientData{X: x, Y: y}
 	}
 	return cs
-}
-
-func TestSimulationIndependentOfWorkers(t *testing.T) {
-	clients := toyClients(20, rand.New(rand.NewPCG(4, 4)))
-	cfg := Config{Clients: 20, ExpectedClients: 6, Rounds: 4, ClipNorm: 0.5, NoiseMultiplier: 1.1, DP: true, LocalEpochs: 5, LearningRate: 1e-3}
-	run := func(workers int) *Server {
-		s := &Simulation{Model: nn.NewMLP(4, 16, 8, 1), Config: cfg, Clients: clients, Epsilon: 50, Delta: 1e-5, Seed: 42, Workers: workers}
-		srv, err := s.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return srv
-	}
-	a, b := run(1), run(3)
-	if !slices.Equal(a.Global, b.Global) {
-		t.Error("1 and 3 workers gave different models")
-	}
-	want, _ := privacy.Epsilon(cfg.SampleRate(), cfg.NoiseMultiplier, cfg.Rounds, 1e-5)
-	if a.EpsilonSpent() != want {
-		t.Errorf("ε spent %v, accountant says %v", a.EpsilonSpent(), want)
-	}
-}
-
-// Simulations sharing a Pool (an experiment's runs) give the same model as
-// one worker alone, and give every slot back.
-func TestSimulationPoolShared(t *testing.T) {
-	clients := toyClients(20, rand.New(rand.NewPCG(4, 4)))
-	cfg := Config{Clients: 20, ExpectedClients: 6, Rounds: 4, ClipNorm: 0.5, NoiseMultiplier: 1.1, DP: true, LocalEpochs: 5, LearningRate: 1e-3}
-	sim := func(seed uint64, workers int, pool *Pool) *Simulation {
-		return &Simulation{Model: nn.NewMLP(4, 16, 8, 1), Config: cfg, Clients: clients, Epsilon: 50, Delta: 1e-5, Seed: seed, Workers: workers, Pool: pool}
-	}
-	pool := NewPool(2)
-	const runs = 3
-	got := make([][]float64, runs)
-	var wg sync.WaitGroup
-	for r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := pool.Acquire(context.Background()); err != nil {
-				t.Error(err)
-				return
-			}
-			defer pool.Release()
-			srv, err := sim(uint64(r), 4, pool).Run(context.Background())
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			got[r] = srv.Global
-		}()
-	}
-	wg.Wait()
-	for r := range runs {
-		srv, err := sim(uint64(r), 1, nil).Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got[r], srv.Global) {
-			t.Errorf("run %d: the pooled simulation differs from the 1-worker one", r)
-		}
-	}
-	for i := range pool.Size() {
-		if !pool.TryAcquire() {
-			t.Fatalf("slot %d of %d still taken after every run ended", i+1, pool.Size())
-		}
-	}
-	if pool.TryAcquire() {
-		t.Error("the pool gave out more slots than it has")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := pool.Acquire(ctx); err != context.Canceled {
-		t.Errorf("Acquire on a full pool with a cancelled context: %v, want context.Canceled", err)
-	}
-}
-
-func TestSimulationLearnsWithoutDP(t *testing.T) {
-	clients := toyClients(10, rand.New(rand.NewPCG(5, 5)))
-	m := nn.NewMLP(4, 16, 8, 1)
-	cfg := Config{Clients: 10, ExpectedClients: 10, Rounds: 30, LocalEpochs: 10, LearningRate: 1e-2}
-	var losses []float64
-	tr := nn.NewTrainer(m)
-	s := &Simulation{Model: m, Config: cfg, Clients: clients, Epsilon: math.Inf(1), Seed: 1,
-		OnRound: func(ev Event, g []float64) {
-			var l float64
-			for _, c := range clients {
-				l += tr.Loss(g, c.X, c.Y)
-			}
-			losses = append(losses, l)
-		}}
-	if _, err := s.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(losses) != 30 || !(losses[29] < 0.1*losses[0]) {
-		t.Errorf("federated training did not learn: loss after round 1 %v, after 30 %v", losses[0], losses[len(losses)-1])
-	}
-}
-
-func TestSimulationCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	s := &Simulation{Model: nn.NewMLP(4, 1), Config: Config{Clients: 1, ExpectedClients: 1, Rounds: 5, LocalEpochs: 1, LearningRate: 1e-3},
-		Clients: toyClients(1, rand.New(rand.NewPCG(1, 1))), Epsilon: math.Inf(1)}
-	if srv, err := s.Run(ctx); !errors.Is(err, context.Canceled) || srv.Round != 0 {
-		t.Errorf("cancelled run: %v", err)
-	}
 }
 
 func TestLocalUpdateProgress(t *testing.T) {

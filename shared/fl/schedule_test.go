@@ -1,15 +1,12 @@
 package fl
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -99,32 +96,5 @@ func TestConfigScheduleValidate(t *testing.T) {
 	}
 	if c := ok.WithSchedule([]float64{2, 2, 2}); c.NoiseSchedule != nil || c.NoiseMultiplier != 2 {
 		t.Errorf("a constant schedule is a plain c: %+v", c)
-	}
-}
-
-// The simulation follows the schedule round by round.
-func TestSimulationNoiseSchedule(t *testing.T) {
-	clients := toyClients(20, rand.New(rand.NewPCG(4, 4)))
-	base := Config{Clients: 20, ExpectedClients: 5, Rounds: 5, ClipNorm: 0.5, DP: true, LocalEpochs: 3, LearningRate: 1e-3}
-	sched, _ := privacy.ParseSchedule("linear:0.5")
-	cs, err := sched.Calibrate(privacy.AccountantRDP, 2, 1e-5, base.SampleRate(), base.Rounds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []float64
-	s := &Simulation{Model: nn.NewMLP(4, 8, 1), Config: base.WithSchedule(cs), Clients: clients, Epsilon: 2, Delta: 1e-5, Seed: 3,
-		OnRound: func(ev Event, _ []float64) { got = append(got, ev.NoiseMultiplier) }}
-	srv, err := s.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cs {
-		if got[i] != cs[i] {
-			t.Fatalf("rounds ran at %v, schedule %v", got, cs)
-		}
-	}
-	want, _ := privacy.ScheduleEpsilon(privacy.AccountantRDP, base.SampleRate(), cs, 1e-5)
-	if math.Abs(srv.EpsilonSpent()-want) > 1e-12 || !(want <= 2) {
-		t.Errorf("spent %v, want %v ≤ 2", srv.EpsilonSpent(), want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
@@ -52,7 +53,7 @@ func TestWeeklyTrainsThroughFL(t *testing.T) {
 		if dp {
 			cfg.NoiseMultiplier, eps = 2, 8
 		}
-		sim := &fl.Simulation{Model: m, Initial: init, Config: cfg, Clients: clients, Epsilon: eps, Delta: 1e-5, Seed: 3, Workers: 1}
+		sim := &fltest.Simulation{Model: m, Initial: init, Config: cfg, Clients: clients, Epsilon: eps, Delta: 1e-5, Seed: 3, Workers: 1}
 		srv, err := sim.Run(context.Background())
 		if err != nil {
 			t.Fatalf("dp=%v: %v", dp, err)

@@ -17,9 +17,6 @@ func (st Study) CampaignRounds() int {
 	return max(st.Rounds/st.CampaignCount(), 1)
 }
 
-// Every is the time between campaign starts (0 with one campaign).
-func (st Study) Every() time.Duration { return time.Duration(st.EveryMillis) * time.Millisecond }
-
 // CampaignOf returns the campaign (1-based) of round (1-based) and the
 // round's place in it (1-based).
 func (st Study) CampaignOf(round int) (campaign, within int) {
@@ -33,11 +30,11 @@ func (st Study) CampaignOf(round int) (campaign, within int) {
 // SlotStart is when slot j (0-based: the j-th round to open, round j+1)
 // opens, for a schedule that started at t0 with slots of length l.
 func (st Study) SlotStart(t0 time.Time, l time.Duration, j int64) time.Time {
-	if st.CampaignCount() <= 1 || st.Every() <= 0 {
+	if st.CampaignCount() <= 1 || time.Duration(st.Every) <= 0 {
 		return t0.Add(time.Duration(j) * l)
 	}
 	t := int64(st.CampaignRounds())
-	return t0.Add(time.Duration(j/t)*st.Every() + time.Duration(j%t)*l)
+	return t0.Add(time.Duration(j/t)*time.Duration(st.Every) + time.Duration(j%t)*l)
 }
 
 // CampaignStart is when campaign k (1-based) starts.
@@ -50,12 +47,12 @@ func (st Study) NextSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
 	if !now.After(t0) {
 		return 0
 	}
-	if st.CampaignCount() <= 1 || st.Every() <= 0 {
+	if st.CampaignCount() <= 1 || time.Duration(st.Every) <= 0 {
 		return int64((now.Sub(t0) + l - 1) / l)
 	}
 	t := int64(st.CampaignRounds())
-	k := int64(now.Sub(t0) / st.Every())
-	i := int64((now.Sub(t0) - time.Duration(k)*st.Every() + l - 1) / l)
+	k := int64(now.Sub(t0) / time.Duration(st.Every))
+	i := int64((now.Sub(t0) - time.Duration(k)*time.Duration(st.Every) + l - 1) / l)
 	if i >= t {
 		k, i = k+1, 0
 	}

@@ -8,7 +8,7 @@ import (
 func TestCampaignSchedule(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	L, every := time.Minute, time.Hour
-	st := Study{Rounds: 6, Campaigns: 3, EveryMillis: every.Milliseconds()}
+	st := Study{Settings: Settings{Rounds: 6, Campaigns: 3, Every: Duration(every)}}
 	for j, want := range []time.Duration{0, L, every, every + L, 2 * every, 2*every + L} {
 		if got := st.SlotStart(t0, L, int64(j)).Sub(t0); got != want {
 			t.Errorf("slot %d at %v, want %v", j, got, want)
@@ -32,7 +32,7 @@ func TestCampaignSchedule(t *testing.T) {
 		t.Error("a next campaign after the last started")
 	}
 	// One campaign: slots every L, as before campaigns.
-	one := Study{Rounds: 6}
+	one := Study{Settings: Settings{Rounds: 6}}
 	if got := one.SlotStart(t0, L, 4); !got.Equal(t0.Add(4 * L)) {
 		t.Errorf("one campaign: slot 4 at %v", got.Sub(t0))
 	}

@@ -21,7 +21,7 @@ func (s *Study) AccountantKind() (privacy.AccountantKind, error) {
 	if s.Accountant == "" {
 		return privacy.DefaultAccountant, nil
 	}
-	k, err := privacy.ParseAccountantKind(s.Accountant)
+	k, err := privacy.ParseAccountantKind(string(s.Accountant))
 	if err != nil {
 		return "", fmt.Errorf("protocol: study: %w", err)
 	}
@@ -42,7 +42,7 @@ func (s *Study) FLConfig() (fl.Config, error) {
 		Clients: s.Clients, ExpectedClients: s.ExpectedClients, Rounds: s.Rounds,
 		ClipNorm: s.ClipNorm, NoiseMultiplier: s.NoiseMultiplier, DP: s.ClientLevelDP(),
 		LocalEpochs: s.LocalEpochs, LearningRate: s.LearningRate, Accountant: kind,
-		NoiseSchedule: slices.Clone(s.NoiseSchedule),
+		NoiseSchedule: slices.Clone(s.NoiseMultipliers),
 	}
 	if s.Features == "lipschitz" { // model.Lipschitz: trained and released spectrally bounded
 		cfg.Spectral = slices.Clone(s.Layers)
@@ -69,14 +69,4 @@ func (s *Study) WindowOptions() (series.WindowOptions, error) {
 		}
 	}
 	return opt, nil
-}
-
-// RoundLength returns L, the length of a slot of the public schedule.
-func (s *Study) RoundLength() time.Duration {
-	return time.Duration(s.RoundLengthMillis) * time.Millisecond
-}
-
-// RoundSlack returns the slack of the public schedule.
-func (s *Study) RoundSlack() time.Duration {
-	return time.Duration(s.RoundSlackMillis) * time.Millisecond
 }

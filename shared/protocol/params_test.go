@@ -9,9 +9,10 @@ import (
 )
 
 func TestStudyMappings(t *testing.T) {
-	st := Study{Clients: 20, ExpectedClients: 5, Rounds: 7, ClipNorm: 0.5, NoiseMultiplier: 1.3, LocalEpochs: 3,
-		LearningRate: 0.01, History: 10, Horizon: 7, Smoothing: "trailing", From: "2020-03-01", To: "2020-06-30",
-		RoundLengthMillis: 90_000, RoundSlackMillis: 9_000}
+	st := Study{Clients: 20, NoiseMultiplier: 1.3,
+		Settings: Settings{ExpectedClients: 5, Rounds: 7, ClipNorm: 0.5, LocalEpochs: 3,
+			LearningRate: 0.01, History: 10, Horizon: 7, Smoothing: "trailing", From: "2020-03-01", To: "2020-06-30",
+			RoundLength: Duration(90_000 * time.Millisecond), RoundSlack: Duration(9_000 * time.Millisecond)}}
 	cfg, err := st.FLConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -32,19 +33,19 @@ func TestStudyMappings(t *testing.T) {
 	if opt != want {
 		t.Errorf("WindowOptions: %+v, want %+v", opt, want)
 	}
-	if st.RoundLength() != 90*time.Second || st.RoundSlack() != 9*time.Second {
-		t.Errorf("schedule %v/%v", st.RoundLength(), st.RoundSlack())
+	if st.RoundLength != Duration(90*time.Second) || st.RoundSlack != Duration(9*time.Second) {
+		t.Errorf("schedule %v/%v", st.RoundLength, st.RoundSlack)
 	}
 	for _, bad := range []Study{
-		{Smoothing: "weekly"},
-		{Smoothing: "centered", From: "1 March"},
-		{Smoothing: "centered", To: "2020-13-01"},
+		{Settings: Settings{Smoothing: "weekly"}},
+		{Settings: Settings{Smoothing: "centered", From: "1 March"}},
+		{Settings: Settings{Smoothing: "centered", To: "2020-13-01"}},
 	} {
 		if _, err := bad.WindowOptions(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
-	if _, err := (&Study{Accountant: "moments"}).FLConfig(); err == nil {
+	if _, err := (&Study{Settings: Settings{Accountant: "moments"}}).FLConfig(); err == nil {
 		t.Error("an unknown accountant was accepted")
 	}
 }

@@ -178,9 +178,9 @@ type Schedule struct {
 	// Start is t₀, the moment the start quorum was reached (nil while the
 	// study waits for it).
 	Start *time.Time `json:"start,omitempty"`
-	// RoundLengthMillis is L, RoundSlackMillis the slack (as in Study).
-	RoundLengthMillis int64 `json:"round_length_ms"`
-	RoundSlackMillis  int64 `json:"round_slack_ms"`
+	// RoundLength is L, RoundSlack the slack (as in Study).
+	RoundLength Duration `json:"round_length"`
+	RoundSlack  Duration `json:"round_slack"`
 	// Round is the round that is open now, or opens next, at Opens; its
 	// updates must arrive by TrainBy and its model is released at
 	// Release. All zero/nil when no round is planned (waiting for the

@@ -3,6 +3,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,82 +19,33 @@ import (
 type Study struct {
 	// Protocol is the protocol version of the coordinator.
 	Protocol int `json:"protocol"`
-	// Name names the study for people.
-	Name string `json:"name"`
-	// Epsilon is the privacy budget ε, Delta its δ.
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	// Rounds is T, the planned number of rounds (of all campaigns
-	// together in a continuing study).
-	Rounds int `json:"rounds"`
-	// Campaigns is the number of training campaigns of a continuing
-	// study, each of Rounds/Campaigns rounds, campaign k starting at
-	// t₀ + (k−1)·Every (0 or 1: one campaign, as before the field);
-	// EveryMillis is Every in milliseconds. Public and fixed at creation
-	// (campaign.go).
-	Campaigns   int   `json:"campaigns,omitempty"`
-	EveryMillis int64 `json:"every_ms,omitempty"`
+	// Settings are the parameters the coordinator set (settings.go): the
+	// budget, the schedule, the training and the windows; their JSON names
+	// are the study file's.
+	Settings
 	// Clients is N, the number of enrolled LHAs (fixed at the start).
 	Clients int `json:"clients"`
-	// ExpectedClients is m, the expected number of LHAs per round.
-	ExpectedClients int `json:"expected_clients"`
 	// SampleRate is q = m/N.
 	SampleRate float64 `json:"sample_rate"`
-	// ClipNorm is S, the L2 bound of each update.
-	ClipNorm float64 `json:"clip_norm"`
 	// NoiseMultiplier is c; the noise on the mean has σ = c·S/m.
 	NoiseMultiplier float64 `json:"noise_multiplier"`
-	// LocalEpochs is E, full-batch Adam steps per round.
-	LocalEpochs int `json:"local_epochs"`
-	// LearningRate is Adam's step size.
-	LearningRate float64 `json:"learning_rate"`
-	// History is H (input days), Horizon is P (days ahead).
-	History int `json:"history"`
-	Horizon int `json:"horizon"`
-	// Smoothing is "centered" or "trailing" (7-day moving average).
-	Smoothing string `json:"smoothing"`
-	// TrainFraction is the share of each area's windows (earliest by
-	// target date) used for training.
-	TrainFraction float64 `json:"train_fraction"`
-	// From and To restrict the windows to a date range (YYYY-MM-DD, both
-	// inclusive); empty means the whole series.
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-	// Layers are the MLP's layer sizes, input H first, output 1 last.
+	// Layers are the MLP's layer sizes: the input H first, Hidden, the
+	// output 1 last.
 	Layers []int `json:"layers"`
-	// Features names what the network reads and predicts (shared/model):
-	// "log-change" (changes of ln(1+count) against the last input day; an
-	// output of 0 is the no-change forecast) or "counts" (the paper's raw
-	// counts). Empty means "counts" (coordinators before the field).
-	Features string `json:"features,omitempty"`
-	// Damping in (0, 1] multiplies a log-change model's output before it
-	// becomes a forecast (the forecast change is shrunk toward "no
-	// change"). 0 (absent) means 1.
-	Damping float64 `json:"damping,omitempty"`
 	// Params is the length of the flat parameter vector.
 	Params int `json:"params"`
-	// RoundLengthMillis is L, the length of one slot of the public round
-	// schedule in milliseconds: rounds open every L (see Schedule).
-	RoundLengthMillis int64 `json:"round_length_ms"`
-	// RoundSlackMillis is the end of each slot kept for aggregating and
-	// committing: updates are taken until L − slack after a round opens,
-	// and the model is released at the slot's end.
-	RoundSlackMillis int64 `json:"round_slack_ms"`
 	// InsecureSeed is true when the coordinator runs in research mode with
 	// reproducible (not secret) sampling and noise.
 	InsecureSeed bool `json:"insecure_seed,omitempty"`
-	// Accountant names the privacy accountant that computes ε from the
-	// rounds: "rdp" or "pld" (empty from coordinators that predate the
-	// field: "rdp").
-	Accountant string `json:"accountant,omitempty"`
 	// StudyStrategy: strategy, λ, privacy level and local DP-SGD
 	// (strategy.go; all empty: DP-FedAvg with client-level DP).
 	StudyStrategy
-	// NoiseSchedule, when present, is c_1 … c_T: the noise multiplier of
-	// every round, fixed before the study (privacy.Schedule). Each LHA
-	// checks every round's c against it. NoiseMultiplier is then the
-	// smallest of them. Absent: every round has NoiseMultiplier.
-	NoiseSchedule []float64 `json:"noise_schedule,omitempty"`
+	// NoiseMultipliers, when present, are c_1 … c_T: the noise multiplier
+	// of every round, fixed before the study by calibrating the rule
+	// NoiseSchedule (privacy.Schedule). Each LHA checks every round's c
+	// against them. NoiseMultiplier is then the smallest of them. Absent:
+	// every round has NoiseMultiplier.
+	NoiseMultipliers []float64 `json:"noise_multipliers,omitempty"`
 	// CyclicSeed, in a study with strategy "cyclic", is the seed of the
 	// public turn timetable: the hex SHA-256 of the study file. Round r's
 	// order is fl.CyclicOrder(CyclicSeed, r, Clients), and a round of the
@@ -111,11 +63,6 @@ type Study struct {
 	// PublicInputs are the public data the study's design reads beside
 	// each LHA's file, with source and hash (public.go).
 	PublicInputs []PublicInput `json:"public_inputs,omitempty"`
-	// Weekly, with Features "weekly-total", are the weekly design's
-	// windows (model.Weekly): each LHA trains on and forecasts the next
-	// 7-day total from its own series and the public inputs. Absent in
-	// every other study.
-	Weekly *model.Weekly `json:"weekly,omitempty"`
 }
 
 // Bounds of a study's parameters, written only here: Study.Validate
@@ -202,13 +149,36 @@ func (s *Study) checkBudget() error {
 	if err := privacy.CheckClipNorm(s.ClipNorm); err != nil {
 		return bad("clip_norm", "is %v: %v", s.ClipNorm, err)
 	}
-	for _, c := range append([]float64{s.NoiseMultiplier}, s.NoiseSchedule...) {
+	if err := s.checkNoiseSchedule(); err != nil {
+		return err
+	}
+	for _, c := range append([]float64{s.NoiseMultiplier}, s.NoiseMultipliers...) {
 		if !finite(c) || c < 0 {
-			return bad("noise_multiplier", "is %v (schedule %v): every noise multiplier must be finite and ≥ 0", s.NoiseMultiplier, s.NoiseSchedule)
+			return bad("noise_multiplier", "is %v (schedule %v): every noise multiplier must be finite and ≥ 0", s.NoiseMultiplier, s.NoiseMultipliers)
 		}
 	}
 	if err := s.StrategyParams.CheckStrategy(); err != nil {
 		return bad("strategy", "settings: %s", strings.TrimPrefix(err.Error(), "protocol: study: "))
+	}
+	return nil
+}
+
+// checkNoiseSchedule checks the rule of the noise schedule (its
+// calibrated values are NoiseMultipliers): it parses, fits T rounds, and
+// exists only with client-level noise.
+func (s *Study) checkNoiseSchedule() error {
+	if s.NoiseSchedule == "" {
+		return nil
+	}
+	if !s.ClientLevelDP() {
+		return bad("noise_schedule", "%q is the coordinator's client-level noise, which privacy \"example\" does not have: leave it out and give each LHA's budget as example_epsilon (or use privacy \"both\")", s.NoiseSchedule)
+	}
+	sch, err := privacy.ParseSchedule(s.NoiseSchedule)
+	if err == nil && s.Rounds >= 1 {
+		_, err = sch.Shape(s.Rounds)
+	}
+	if err != nil {
+		return bad("noise_schedule", "is %q: %v", s.NoiseSchedule, err)
 	}
 	return nil
 }
@@ -295,6 +265,9 @@ func (s *Study) checkModel() error {
 			return bad("layers", "are %v: each layer's size must be in [1, %d]", l, MaxWidth)
 		}
 	}
+	if !slices.Equal(l[1:len(l)-1], s.Hidden) {
+		return bad("layers", "are %v, must be the input days H=%d, the hidden layers %v and one output", l, s.History, s.Hidden)
+	}
 	if p := ParamCount(l); p > MaxWeights {
 		return bad("layers", "are %v: %d weights, more than a protocol frame carries (%d)", l, p, MaxWeights)
 	} else if s.Params != p {
@@ -304,19 +277,21 @@ func (s *Study) checkModel() error {
 }
 
 func (s *Study) checkSchedule() error {
-	length, slack := s.RoundLength(), s.RoundSlack()
+	length, slack := time.Duration(s.RoundLength), time.Duration(s.RoundSlack)
 	if length < MinRoundLength {
 		return bad("round_length", "is %v, must be ≥ %v", length, MinRoundLength)
 	}
 	if slack <= 0 || slack > length/2 {
 		return bad("round_slack", "is %v, must be in (0, round_length/2 = %v]", slack, length/2)
 	}
-	every := time.Duration(s.EveryMillis) * time.Millisecond
+	every := time.Duration(s.Every)
 	switch c := s.Campaigns; {
 	case s.Rounds < 1 || s.Rounds > MaxRound:
 		return bad("rounds", "is %d, must be in [1, %d]", s.Rounds, uint32(MaxRound))
 	case c < 0:
 		return bad("campaigns", "is %d, must be 0 or more", c)
+	case every < 0:
+		return bad("every", "is %v, must be ≥ 0", every)
 	case c <= 1:
 		if every != 0 && c == 0 {
 			return bad("every", "is set (%v) but campaigns is not: give both, e.g. \"campaigns\": 4, \"every\": \"168h\"", every)

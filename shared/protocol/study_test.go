@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -15,12 +16,16 @@ import (
 // validStudy is a study every check accepts: N=4 LHAs, m=2, H=13 into
 // 16 hidden units, 90 s rounds.
 func validStudy() protocol.Study {
-	return protocol.Study{Protocol: protocol.Version, Name: "Kreise", Epsilon: 2, Delta: 1e-5, Rounds: 5,
-		Clients: 4, ExpectedClients: 2, SampleRate: 0.5, ClipNorm: 0.5, NoiseMultiplier: 1.1,
-		LocalEpochs: 30, LearningRate: 0.001, History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
-		Layers: []int{13, 16, 1}, Params: 241, Features: "log-change", Damping: 0.5,
-		RoundLengthMillis: 90000, RoundSlackMillis: 9000, Accountant: "rdp",
-		Helper: &protocol.Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}}}
+	return protocol.Study{Protocol: protocol.Version,
+		Clients: 4, SampleRate: 0.5, NoiseMultiplier: 1.1,
+		Layers: []int{13, 16, 1}, Params: 241,
+		Helper: &protocol.Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}},
+		Settings: protocol.Settings{Name: "Kreise", Epsilon: 2, Delta: 1e-5, Rounds: 5,
+			ExpectedClients: 2, ClipNorm: 0.5,
+			LocalEpochs: 30, LearningRate: 0.001, History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
+			Features: "log-change", Damping: 0.5,
+			RoundLength: protocol.Duration(90000 * time.Millisecond), RoundSlack: protocol.Duration(9000 * time.Millisecond), Accountant: "rdp",
+			Hidden: []int{16}}}
 }
 
 // Every field of the study value is part of its identity: changing any
@@ -70,12 +75,17 @@ func TestStudyValidate(t *testing.T) {
 		{"history", func(s *protocol.Study) { s.History, s.Layers = 4097, []int{4097, 1} }},
 		{"layers", func(s *protocol.Study) { s.Layers = []int{12, 16, 1} }},
 		{"params", func(s *protocol.Study) { s.Params = 240 }},
+		{"layers", func(s *protocol.Study) { s.Hidden = []int{17} }},
+		{"noise_schedule", func(s *protocol.Study) { s.NoiseSchedule = "linear:x" }},
+		{"noise_schedule", func(s *protocol.Study) {
+			s.Privacy, s.ExampleEpsilon, s.Epsilon, s.NoiseSchedule = "example", 1, 0, "linear:0.5"
+		}},
 		{"epsilon", func(s *protocol.Study) { s.Epsilon = 0 }},
 		{"epsilon", func(s *protocol.Study) { s.Privacy, s.ExampleEpsilon = "example", 1 }},
 		{"delta", func(s *protocol.Study) { s.Delta = 0.3 }},
 		{"accountant", func(s *protocol.Study) { s.Accountant = "moments" }},
 		{"clip_norm", func(s *protocol.Study) { s.ClipNorm = -1 }},
-		{"noise_multiplier", func(s *protocol.Study) { s.NoiseSchedule = []float64{1, -2} }},
+		{"noise_multiplier", func(s *protocol.Study) { s.NoiseMultipliers = []float64{1, -2} }},
 		{"strategy", func(s *protocol.Study) { s.Strategy = "gossip" }},
 		{"expected_clients", func(s *protocol.Study) { s.ExpectedClients = 5 }},
 		{"expected_clients", func(s *protocol.Study) { s.Strategy = "cyclic" }},
@@ -88,12 +98,13 @@ func TestStudyValidate(t *testing.T) {
 		{"smoothing", func(s *protocol.Study) { s.Smoothing = "" }},
 		{"train_fraction", func(s *protocol.Study) { s.TrainFraction = 1.5 }},
 		{"from", func(s *protocol.Study) { s.From = "2020-13-01" }},
-		{"round_length", func(s *protocol.Study) { s.RoundLengthMillis = 10 }},
-		{"round_slack", func(s *protocol.Study) { s.RoundSlackMillis = 50000 }},
+		{"round_length", func(s *protocol.Study) { s.RoundLength = protocol.Duration(10 * time.Millisecond) }},
+		{"round_slack", func(s *protocol.Study) { s.RoundSlack = protocol.Duration(50 * time.Second) }},
 		{"rounds", func(s *protocol.Study) { s.Rounds = 0 }},
-		{"rounds", func(s *protocol.Study) { s.Campaigns, s.EveryMillis = 2, 1e9 }},
-		{"every", func(s *protocol.Study) { s.Rounds, s.Campaigns, s.EveryMillis = 4, 2, 90000 }},
-		{"every", func(s *protocol.Study) { s.EveryMillis = 1e9 }},
+		{"rounds", func(s *protocol.Study) { s.Campaigns, s.Every = 2, protocol.Duration(1e9*time.Millisecond) }},
+		{"every", func(s *protocol.Study) { s.Rounds, s.Campaigns, s.Every = 4, 2, protocol.Duration(90*time.Second) }},
+		{"every", func(s *protocol.Study) { s.Every = protocol.Duration(1e9 * time.Millisecond) }},
+		{"every", func(s *protocol.Study) { s.Campaigns, s.Every = 1, protocol.Duration(-time.Hour) }},
 		{"public_inputs", func(s *protocol.Study) {
 			w := model.WeeklyDesign.Weekly
 			s.Features, s.Weekly, s.History, s.Smoothing = string(model.WeeklyTotal), w, w.Inputs(), "trailing"
@@ -117,14 +128,14 @@ func TestStudyValidate(t *testing.T) {
 // The slack rule: a tenth of the round, which Validate accepts.
 func TestDefaultRoundSlack(t *testing.T) {
 	s := validStudy()
-	s.RoundSlackMillis = protocol.DefaultRoundSlack(s.RoundLength()).Milliseconds()
-	if s.RoundSlackMillis != 9000 || s.Validate() != nil {
-		t.Errorf("slack %d ms: %v", s.RoundSlackMillis, s.Validate())
+	s.RoundSlack = protocol.Duration(protocol.DefaultRoundSlack(time.Duration(s.RoundLength)))
+	if s.RoundSlack != protocol.Duration(9*time.Second) || s.Validate() != nil {
+		t.Errorf("slack %v: %v", s.RoundSlack, s.Validate())
 	}
 }
 
 func ExampleStudy_ID() {
-	s := protocol.Study{Name: "Kreise", Rounds: 5}
+	s := protocol.Study{Settings: protocol.Settings{Name: "Kreise", Rounds: 5}}
 	moved := s
 	moved.Horizon = 14
 	fmt.Println(len(s.ID()), s.ID() == moved.ID())
@@ -138,7 +149,7 @@ func FuzzStudyValidate(f *testing.F) {
 	b, _ := json.Marshal(s)
 	f.Add(b)
 	f.Add([]byte(`{"layers":[1e9,1],"history":1000000000,"params":-1}`))
-	f.Add([]byte(`{"rounds":7,"campaigns":3,"every_ms":9223372036854775807,"round_length_ms":9223372036854775807}`))
+	f.Add([]byte(`{"rounds":7,"campaigns":3,"every":"2562047h47m16.854775807s","round_length":"2562047h47m16.854775807s"}`))
 	f.Add([]byte(`{"features":"weekly-total","weekly":{}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s protocol.Study

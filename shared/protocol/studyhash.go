@@ -157,8 +157,8 @@ func (s *Study) CheckSecureAggregation() error {
 			"noise from both servers; use privacy \"client\" or \"both\", or leave out the helper")
 	}
 	cs := []float64{s.NoiseMultiplier}
-	if len(s.NoiseSchedule) > 0 {
-		cs = s.NoiseSchedule
+	if len(s.NoiseMultipliers) > 0 {
+		cs = s.NoiseMultipliers
 	}
 	if err := secagg.CheckStudy(s.Clients, s.ClipNorm, cs...); err != nil {
 		return fmt.Errorf("protocol: study: %w", err)

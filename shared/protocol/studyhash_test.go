@@ -4,16 +4,21 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 func hashStudy() Study {
-	return Study{Protocol: 3, Name: "Kreis <A> & B", Epsilon: 1, Delta: 1e-5, Rounds: 5, Clients: 3, ExpectedClients: 3,
-		SampleRate: 1, ClipNorm: 0.5, NoiseMultiplier: 1.234567, LocalEpochs: 30, LearningRate: 0.001,
-		History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{13, 16, 1}, Params: 241,
-		RoundLengthMillis: 90000, RoundSlackMillis: 9000,
-		Helper: &Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}, Operator: "Helper e.V."}}
+	return Study{Protocol: 3, Clients: 3,
+		SampleRate: 1, NoiseMultiplier: 1.234567,
+		Layers: []int{13, 16, 1}, Params: 241,
+		Helper: &Helper{URL: "https://helper.example.org", PublicKey: []byte{1, 2, 3}, Operator: "Helper e.V."},
+		Settings: Settings{Name: "Kreis <A> & B", Epsilon: 1, Delta: 1e-5, Rounds: 5, ExpectedClients: 3,
+			ClipNorm: 0.5, LocalEpochs: 30, LearningRate: 0.001,
+			History: 13, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
+			RoundLength: Duration(90000 * time.Millisecond), RoundSlack: Duration(9000 * time.Millisecond),
+			Hidden: []int{16}}}
 }
 
 func TestStudyCanonicalJSON(t *testing.T) {
@@ -46,7 +51,7 @@ func TestStudyHashPinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "21c9a0c2d31bcf7d803614783af00be244df4b440dab34d55d6682726d90c216"
+	const want = "8f966cdff794dea2e9794ddc5a7bd58f39fc7992c034e27aae6d5e5345064f0e"
 	if got := hex.EncodeToString(h[:]); got != want {
 		t.Errorf("study hash %s, want %s", got, want)
 	}
@@ -93,7 +98,7 @@ func TestCheckSecureAggregation(t *testing.T) {
 		{"cyclic", func(s *Study) { s.Strategy = "cyclic" }, "cyclic strategy cannot use a helper"},
 		{"example", func(s *Study) { s.Privacy = "example" }, "needs client-level noise from both servers"},
 		{"wrap", func(s *Study) { s.Clients = 1 << 50 }, "could wrap around"},
-		{"wrap in a schedule", func(s *Study) { s.Clients = 1 << 40; s.NoiseSchedule = []float64{4, 1.0 / 1024} }, "could wrap around"},
+		{"wrap in a schedule", func(s *Study) { s.Clients = 1 << 40; s.NoiseMultipliers = []float64{4, 1.0 / 1024} }, "could wrap around"},
 	} {
 		s := ok
 		h := *ok.Helper

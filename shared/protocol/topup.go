@@ -57,10 +57,10 @@ var ErrTopUp = errors.New("protocol: invalid top-up")
 // PlannedEvents returns the privacy events of all the study's planned
 // rounds (c_t of its noise schedule, or c).
 func (st Study) PlannedEvents() []privacy.Event {
-	if len(st.NoiseSchedule) == 0 {
+	if len(st.NoiseMultipliers) == 0 {
 		return []privacy.Event{{SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier, Rounds: st.Rounds}}
 	}
-	return privacy.ScheduleEvents(st.SampleRate, st.NoiseSchedule)
+	return privacy.ScheduleEvents(st.SampleRate, st.NoiseMultipliers)
 }
 
 // FilterOrder returns the Rényi order of the study's privacy filter: the
@@ -90,7 +90,7 @@ func (st Study) canTopUp() error {
 		// own budget from the study value the LHAs sealed: a top-up would
 		// be a new study to it.
 		return fmt.Errorf("%w: a study with a helper (two-server aggregation) cannot be topped up; create a new study", ErrTopUp)
-	case st.Accountant != "" && st.Accountant != string(privacy.AccountantRDP):
+	case st.Accountant != "" && st.Accountant != privacy.AccountantRDP:
 		return fmt.Errorf("%w: the study uses the %s accountant; a top-up is an adaptive choice and composes under an RDP filter, never PLD", ErrTopUp, st.Accountant)
 	}
 	return nil
@@ -142,12 +142,12 @@ func (st Study) Apply(t TopUp) (Study, error) {
 		return st, fmt.Errorf("%w: top-up %d noise multiplier %v", ErrTopUp, t.Number, t.NoiseMultiplier)
 	}
 	out := st
-	sched := slices.Clone(st.NoiseSchedule)
+	sched := slices.Clone(st.NoiseMultipliers)
 	if len(sched) == 0 {
 		sched = slices.Repeat([]float64{st.NoiseMultiplier}, st.Rounds)
 	}
-	out.NoiseSchedule = append(sched, slices.Repeat([]float64{t.NoiseMultiplier}, t.Rounds)...)
-	out.NoiseMultiplier = slices.Min(out.NoiseSchedule)
+	out.NoiseMultipliers = append(sched, slices.Repeat([]float64{t.NoiseMultiplier}, t.Rounds)...)
+	out.NoiseMultiplier = slices.Min(out.NoiseMultipliers)
 	out.Rounds += t.Rounds
 	out.Campaigns = st.CampaignCount() + t.Campaigns
 	out.Epsilon = t.Epsilon

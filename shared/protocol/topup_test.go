@@ -19,9 +19,12 @@ func topUpStudy(t *testing.T) Study {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Study{Protocol: Version, Name: "topup", Epsilon: 2, Delta: delta, Rounds: 12, Campaigns: 3, EveryMillis: 3600000,
-		Clients: 4, ExpectedClients: 2, SampleRate: q, ClipNorm: 1, NoiseMultiplier: c, LocalEpochs: 1, LearningRate: 0.01,
-		History: 7, Horizon: 7, Layers: []int{7, 1}, Params: 8}
+	return Study{Protocol: Version,
+		Clients: 4, SampleRate: q, NoiseMultiplier: c,
+		Layers: []int{7, 1}, Params: 8,
+		Settings: Settings{Name: "topup", Epsilon: 2, Delta: delta, Rounds: 12, Campaigns: 3, Every: Duration(3600000 * time.Millisecond),
+			ExpectedClients: 2, ClipNorm: 1, LocalEpochs: 1, LearningRate: 0.01,
+			History: 7, Horizon: 7}}
 }
 
 func TestTopUpRaisesBudgetAndComposesToIt(t *testing.T) {
@@ -35,12 +38,12 @@ func TestTopUpRaisesBudgetAndComposesToIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up.Epsilon != 3 || up.Rounds != 20 || up.CampaignCount() != 5 || up.CampaignRounds() != 4 || len(up.NoiseSchedule) != 20 {
-		t.Fatalf("after the top-up: ε=%v, %d rounds, %d campaigns of %d, schedule of %d", up.Epsilon, up.Rounds, up.CampaignCount(), up.CampaignRounds(), len(up.NoiseSchedule))
+	if up.Epsilon != 3 || up.Rounds != 20 || up.CampaignCount() != 5 || up.CampaignRounds() != 4 || len(up.NoiseMultipliers) != 20 {
+		t.Fatalf("after the top-up: ε=%v, %d rounds, %d campaigns of %d, schedule of %d", up.Epsilon, up.Rounds, up.CampaignCount(), up.CampaignRounds(), len(up.NoiseMultipliers))
 	}
 	for r := 1; r <= 12; r++ {
-		if up.NoiseSchedule[r-1] != st.NoiseMultiplier {
-			t.Fatalf("planned round %d now has c=%v, was %v", r, up.NoiseSchedule[r-1], st.NoiseMultiplier)
+		if up.NoiseMultipliers[r-1] != st.NoiseMultiplier {
+			t.Fatalf("planned round %d now has c=%v, was %v", r, up.NoiseMultipliers[r-1], st.NoiseMultiplier)
 		}
 	}
 	eps, err := privacy.FilterEpsilon(up.PlannedEvents(), up.Delta, tu.Order)
@@ -86,7 +89,7 @@ func TestTopUpRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	pld := st
-	pld.Accountant = string(privacy.AccountantPLD)
+	pld.Accountant = privacy.AccountantPLD
 	if _, err := pld.NewTopUp(3, 1, at); !errors.Is(err, ErrTopUp) {
 		t.Fatalf("top-up of a PLD study: %v", err)
 	}

@@ -214,7 +214,7 @@ func decodeBinary(b []byte) (Message, error) {
 			return nil, fmt.Errorf("%w: round_result metadata: %v", ErrMalformed, err)
 		}
 		ev := rm.Event
-		if sch := rm.Schedule; sch != nil && (sch.RoundLengthMillis < 0 || sch.RoundSlackMillis < 0 || sch.Round < 0 || sch.Round > MaxRound) {
+		if sch := rm.Schedule; sch != nil && (sch.RoundLength < 0 || sch.RoundSlack < 0 || sch.Round < 0 || sch.Round > MaxRound) {
 			return nil, fmt.Errorf("%w: round_result schedule %+v", ErrMalformed, *sch)
 		}
 		if ev.Round != round {
@@ -329,7 +329,7 @@ func validateText(m Message) error {
 		}
 		s := m.Study
 		if !finite(s.Epsilon, s.Delta, s.SampleRate, s.ClipNorm, s.NoiseMultiplier, s.LearningRate, s.TrainFraction) ||
-			!finite(s.NoiseSchedule...) || len(s.NoiseSchedule) > MaxRound || len(s.TopUps) > MaxTopUps {
+			!finite(s.NoiseMultipliers...) || len(s.NoiseMultipliers) > MaxRound || len(s.TopUps) > MaxTopUps {
 			return fmt.Errorf("%w: study parameters not finite", ErrMalformed)
 		}
 	case *Accepted:

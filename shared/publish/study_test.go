@@ -59,14 +59,14 @@ func TestStudyForecaster(t *testing.T) {
 	if _, err := StudyForecaster("counts", layers, 0.1, p); !errors.Is(err, ErrNotLipschitz) {
 		t.Errorf("another design: %v, want ErrNotLipschitz", err)
 	}
-	st := protocol.Study{Features: "lipschitz", Layers: layers, Damping: 0.1}
+	st := protocol.Study{Layers: layers, Settings: protocol.Settings{Features: "lipschitz", Damping: 0.1}}
 	if _, _, err := ForStudy(st, nil); !errors.Is(err, ErrNoModelYet) {
 		t.Errorf("no model yet: %v", err)
 	}
 	if g, sha, err := ForStudy(st, p); err != nil || sha != protocol.HashHex(p) || g.Damping != 0.1 {
 		t.Errorf("ForStudy: %v, %q", err, sha)
 	}
-	if g, sha, err := ForStudy(protocol.Study{Features: "log-change"}, p); err != nil || sha != "" || g.Net.In() != 2 {
+	if g, sha, err := ForStudy(protocol.Study{Settings: protocol.Settings{Features: "log-change"}}, p); err != nil || sha != "" || g.Net.In() != 2 {
 		t.Errorf("another design: %v, %q", err, sha)
 	}
 }

@@ -24,7 +24,7 @@ func TestAnswerOnTime(t *testing.T) {
 	// hundred milliseconds.
 	const answerIn = 2 * time.Second
 	st := fakeStudy()
-	st.Rounds, st.Layers, st.LocalEpochs = 3, []int{3, 64, 64, 1}, 100000 // seconds of training
+	st.Rounds, st.Layers, st.Hidden, st.LocalEpochs = 3, []int{3, 64, 64, 1}, []int{64, 64}, 100000 // seconds of training
 	st.Params = nn.NewMLP(st.Layers...).NumParams()
 	d := newPipeDialer()
 	got, serverDone := answerRounds(t, d, st, answerIn, []bool{false, true})

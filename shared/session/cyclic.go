@@ -85,7 +85,7 @@ func (s *Session) cyclicEvent(ev protocol.Event, check bool) error {
 	if ev.Guarantee != "" || (ev.Accountant != "" && ev.Accountant != string(s.accountant.Kind())) {
 		return fmt.Errorf("%w: turn %d reports guarantee %q, accountant %q", ErrBudgetMismatch, ev.Round, ev.Guarantee, ev.Accountant)
 	}
-	c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseSchedule, round)
+	c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseMultipliers, round)
 	switch ev.NoiseMultiplier {
 	case c:
 		if mine {

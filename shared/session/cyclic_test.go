@@ -36,7 +36,7 @@ func turnsOf(st protocol.Study, i int) []int {
 // handOff is turn k's event: c (0: missed) and ε of own hand-offs.
 func handOff(st protocol.Study, k int, c, eps float64, w []float64) protocol.Event {
 	return protocol.Event{Round: k, SampleRate: 1, NoiseMultiplier: c, Epsilon: eps, Delta: st.Delta,
-		ModelSHA256: protocol.HashHex(w), Accountant: st.Accountant}
+		ModelSHA256: protocol.HashHex(w), Accountant: string(st.Accountant)}
 }
 
 func epsOf(t *testing.T, st protocol.Study, n int) float64 {

@@ -16,7 +16,7 @@ func TestEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.8, Layers: []int{10, 1}}
+	st := protocol.Study{Layers: []int{10, 1}, Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.8}}
 	// The model that copies the last input value is the no-change forecast
 	// itself: its test errors must equal the baseline's exactly.
 	copyLast := make([]float64, 11)

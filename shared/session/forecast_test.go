@@ -18,7 +18,7 @@ func TestForecastsAndHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 1}}
+	st := protocol.Study{Layers: []int{10, 1}, Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9}}
 	// A model that predicts the last input value: weight 1 on x[9].
 	model := make([]float64, 11)
 	model[9] = 1
@@ -67,8 +67,9 @@ func TestForecastsAndHub(t *testing.T) {
 // A one-layer network with weights 1/H and no bias forecasts the mean of
 // its input window: 20 for a series that is 20 every day.
 func TestForecastsMeanModel(t *testing.T) {
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", Layers: []int{10, 1},
-		From: "2020-11-01", To: "2020-11-20"} // from/to do not limit a forecast
+	st := protocol.Study{Layers: []int{10, 1},
+		Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered",
+			From: "2020-11-01", To: "2020-11-20"}} // from/to do not limit a forecast
 	model := make([]float64, 11)
 	for i := 0; i < 10; i++ {
 		model[i] = 0.1
@@ -111,8 +112,10 @@ func TestForecastsUseTheDesign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 4, 1},
-		Features: "log-change", Damping: 0.5}
+	st := protocol.Study{Layers: []int{10, 4, 1},
+		Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9,
+			Features: "log-change", Damping: 0.5,
+			Hidden: []int{4}}}
 	zero := make([]float64, 10*4+4+4+1)
 	fcs, _, err := Forecasts(st, d, zero)
 	if err != nil || len(fcs) != 3 {

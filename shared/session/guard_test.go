@@ -23,7 +23,7 @@ func linear(name string, days int) *series.Region {
 }
 
 func guardStudy() protocol.Study {
-	return protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.6, Layers: []int{10, 1}}
+	return protocol.Study{Layers: []int{10, 1}, Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.6}}
 }
 
 // The held-out origins are weekly and never reach a day training used as

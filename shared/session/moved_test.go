@@ -33,7 +33,7 @@ func TestSessionRefusesMovedStudy(t *testing.T) {
 				t.Errorf("strategy %q: moved to a study with another %s: %v, want ErrBadStudy", st.Strategy, v.Field, err)
 			}
 		}
-		for _, f := range []string{"Horizon", "Smoothing", "From", "To", "TrainFraction", "RoundLengthMillis"} {
+		for _, f := range []string{"Settings.Horizon", "Settings.Smoothing", "Settings.From", "Settings.To", "Settings.TrainFraction", "Settings.RoundLength"} {
 			if !fields[f] {
 				t.Errorf("no variant changes %s", f)
 			}

@@ -26,9 +26,9 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 		// privacy "example": no client-level noise or budget may be
 		// announced (a study cannot claim a client-level ε it does not
 		// account for); the local DP-SGD setting is checked by NewClient.
-		if st.Epsilon != 0 || st.NoiseMultiplier != 0 || len(st.NoiseSchedule) != 0 {
+		if st.Epsilon != 0 || st.NoiseMultiplier != 0 || len(st.NoiseMultipliers) != 0 {
 			return fmt.Errorf("privacy \"example\" announced with client-level ε=%v, c=%v, schedule %v: the coordinator adds no noise in such a study",
-				st.Epsilon, st.NoiseMultiplier, st.NoiseSchedule)
+				st.Epsilon, st.NoiseMultiplier, st.NoiseMultipliers)
 		}
 		for _, err := range []error{privacy.CheckDelta(st.Delta), privacy.CheckSampleRate(st.SampleRate), privacy.CheckRounds(st.Rounds)} {
 			if err != nil {
@@ -39,7 +39,7 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 	}
 	p := privacy.Params{Epsilon: st.Epsilon, Delta: st.Delta, SampleRate: st.SampleRate, NoiseMultiplier: st.NoiseMultiplier,
 		ClipNorm: st.ClipNorm, Rounds: st.Rounds, Accountant: kind}
-	if len(st.NoiseSchedule) == 0 {
+	if len(st.NoiseMultipliers) == 0 {
 		return p.Validate()
 	}
 	if math.IsInf(st.Epsilon, 1) {
@@ -80,11 +80,11 @@ func checkPrivacy(st protocol.Study, kind privacy.AccountantKind) error {
 // noiseAt returns the noise multiplier the study announced for round
 // (1-based): c_round of its noise schedule, or its one c.
 func (s *Session) noiseAt(round int) float64 {
-	return privacy.MultiplierAt(s.study.NoiseMultiplier, s.study.NoiseSchedule, round)
+	return privacy.MultiplierAt(s.study.NoiseMultiplier, s.study.NoiseMultipliers, round)
 }
 
 // studyEvents returns the privacy events of the study's first rounds
 // rounds at the announced q and c_t.
 func (s *Session) studyEvents(rounds int) []privacy.Event {
-	return privacy.RoundEvents(s.study.SampleRate, s.study.NoiseMultiplier, s.study.NoiseSchedule, rounds)
+	return privacy.RoundEvents(s.study.SampleRate, s.study.NoiseMultiplier, s.study.NoiseMultipliers, rounds)
 }

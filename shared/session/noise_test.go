@@ -21,7 +21,7 @@ func scheduledStudy(t *testing.T) protocol.Study {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.NoiseSchedule, st.NoiseMultiplier = cs, slices.Min(cs)
+	st.NoiseMultipliers, st.NoiseMultiplier = cs, slices.Min(cs)
 	return st
 }
 
@@ -34,7 +34,7 @@ func releasedAt(st protocol.Study, r int, cs []float64, w []float64) protocol.Ev
 	}
 	eps, _ := acc.Epsilon(st.Delta)
 	return protocol.Event{Round: r, SampleRate: st.SampleRate, NoiseMultiplier: cs[r-1], Delta: st.Delta, Epsilon: eps,
-		ModelSHA256: protocol.HashHex(w), Accountant: st.Accountant}
+		ModelSHA256: protocol.HashHex(w), Accountant: string(st.Accountant)}
 }
 
 // The LHA checks each released round's c against the announced schedule:
@@ -42,7 +42,7 @@ func releasedAt(st protocol.Study, r int, cs []float64, w []float64) protocol.Ev
 // other c (the constant c, or the other round's c_t) is refused.
 func TestSessionRefusesRoundOffSchedule(t *testing.T) {
 	st := scheduledStudy(t)
-	cs := st.NoiseSchedule
+	cs := st.NoiseMultipliers
 	w := []float64{0.1, 0.2, 0.3, 0}
 	s := &Session{}
 	if err := s.welcome(&protocol.Welcome{Study: st, LHA: "A", State: protocol.StateRunning,
@@ -71,15 +71,20 @@ func TestSessionRefusesRoundOffSchedule(t *testing.T) {
 func TestSessionChecksAnnouncedSchedule(t *testing.T) {
 	good := scheduledStudy(t)
 	for name, mod := range map[string]func(*protocol.Study){
-		"wrong length":       func(st *protocol.Study) { st.NoiseSchedule = st.NoiseSchedule[:1] },
-		"c not the smallest": func(st *protocol.Study) { st.NoiseMultiplier = st.NoiseSchedule[0] },
-		"over budget":        func(st *protocol.Study) { st.NoiseSchedule = []float64{st.NoiseSchedule[1], st.NoiseSchedule[1]} },
-		"zero multiplier":    func(st *protocol.Study) { st.NoiseSchedule = []float64{st.NoiseSchedule[0], 0}; st.NoiseMultiplier = 0 },
-		"cyclic strategy":    func(st *protocol.Study) { st.Strategy = "cyclic" },
-		"unknown strategy":   func(st *protocol.Study) { st.Strategy = "gossip" },
+		"wrong length":       func(st *protocol.Study) { st.NoiseMultipliers = st.NoiseMultipliers[:1] },
+		"c not the smallest": func(st *protocol.Study) { st.NoiseMultiplier = st.NoiseMultipliers[0] },
+		"over budget": func(st *protocol.Study) {
+			st.NoiseMultipliers = []float64{st.NoiseMultipliers[1], st.NoiseMultipliers[1]}
+		},
+		"zero multiplier": func(st *protocol.Study) {
+			st.NoiseMultipliers = []float64{st.NoiseMultipliers[0], 0}
+			st.NoiseMultiplier = 0
+		},
+		"cyclic strategy":  func(st *protocol.Study) { st.Strategy = "cyclic" },
+		"unknown strategy": func(st *protocol.Study) { st.Strategy = "gossip" },
 	} {
 		st := good
-		st.NoiseSchedule = slices.Clone(good.NoiseSchedule)
+		st.NoiseMultipliers = slices.Clone(good.NoiseMultipliers)
 		mod(&st)
 		if err := (&Session{}).welcome(&protocol.Welcome{Study: st, LHA: "A", State: protocol.StateWaiting}); !errors.Is(err, ErrBadStudy) {
 			t.Errorf("%s: %v, want ErrBadStudy", name, err)
@@ -90,7 +95,7 @@ func TestSessionChecksAnnouncedSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := good
-	changed.NoiseSchedule = []float64{good.NoiseSchedule[0] * 1.01, good.NoiseSchedule[1]}
+	changed.NoiseMultipliers = []float64{good.NoiseMultipliers[0] * 1.01, good.NoiseMultipliers[1]}
 	if err := s.welcome(&protocol.Welcome{Study: changed, LHA: "A", State: protocol.StateWaiting}); !errors.Is(err, ErrBadStudy) {
 		t.Errorf("schedule changed on reconnect: %v", err)
 	}

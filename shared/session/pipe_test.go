@@ -16,11 +16,14 @@ import (
 // fakeStudy is a valid public study of H=3 and a linear model (4
 // parameters): N=2 LHAs, m=1 per round, two rounds.
 func fakeStudy() protocol.Study {
-	return protocol.Study{Protocol: protocol.Version, Name: "pipe", Epsilon: 50, Delta: 1e-5, Rounds: 2,
-		Clients: 2, ExpectedClients: 1, SampleRate: 0.5, NoiseMultiplier: 1, ClipNorm: 1,
-		Layers: []int{3, 1}, Params: 4, LocalEpochs: 2, LearningRate: 0.01,
-		History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.8, Accountant: "rdp",
-		RoundLengthMillis: 60000, RoundSlackMillis: 6000}
+	return protocol.Study{Protocol: protocol.Version,
+		Clients: 2, SampleRate: 0.5, NoiseMultiplier: 1,
+		Layers: []int{3, 1}, Params: 4,
+		Settings: protocol.Settings{Name: "pipe", Epsilon: 50, Delta: 1e-5, Rounds: 2,
+			ExpectedClients: 1, ClipNorm: 1,
+			LocalEpochs: 2, LearningRate: 0.01,
+			History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.8, Accountant: "rdp",
+			RoundLength: protocol.Duration(60000 * time.Millisecond), RoundSlack: protocol.Duration(6000 * time.Millisecond)}}
 }
 
 // coordinator plays the coordinator's side of one pipe end: it checks what
@@ -102,7 +105,7 @@ func released(st protocol.Study, r int, w []float64) *protocol.RoundResult {
 	acc.Compose(st.SampleRate, st.NoiseMultiplier, r)
 	eps, _ := acc.Epsilon(st.Delta)
 	return &protocol.RoundResult{Weights: w, Event: protocol.Event{Round: r, SampleRate: st.SampleRate,
-		NoiseMultiplier: st.NoiseMultiplier, Delta: st.Delta, Epsilon: eps, ModelSHA256: protocol.HashHex(w), Accountant: st.Accountant}}
+		NoiseMultiplier: st.NoiseMultiplier, Delta: st.Delta, Epsilon: eps, ModelSHA256: protocol.HashHex(w), Accountant: string(st.Accountant)}}
 }
 
 // pipeDialer hands out one in-memory connection per dial and gives the

@@ -47,7 +47,7 @@ func TestRefreshAtCampaignStart(t *testing.T) {
 	if cur := old; s.refresh(3, &cur) != old {
 		t.Error("a failed read replaced the windows")
 	}
-	one := &Session{study: protocol.Study{Rounds: 6}, opt: s.opt}
+	one := &Session{study: protocol.Study{Settings: protocol.Settings{Rounds: 6}}, opt: s.opt}
 	if cur := old; one.refresh(3, &cur) != old {
 		t.Error("a study of one campaign refreshed its windows")
 	}

@@ -82,34 +82,8 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 		backoff = 100 * time.Millisecond
 		switch m := m.(type) {
 		case *protocol.RoundResult:
-			known, err := s.event(m.Event, true)
-			if err != nil {
-				s.ws.Close(ClosePolicyViolation, "check failed")
+			if err := s.roundResult(m, obs, set); err != nil {
 				return err
-			}
-			s.mu.Lock()
-			s.global = m.Weights
-			if m.Schedule != nil {
-				s.schedule = m.Schedule
-			}
-			sampled := s.sampled[m.Event.Round]
-			counted := s.acked
-			s.acked = nil
-			s.mu.Unlock()
-			// An update acknowledged before its round's release and not
-			// refused before it (the coordinator sends refusals just
-			// ahead of the release) was counted.
-			for _, f := range counted {
-				if obs.Accepted != nil && !f.dummy {
-					obs.Accepted(f.round)
-				}
-			}
-			if obs.Result != nil {
-				obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
-					LocalEpsilon: s.LocalEpsilon(), PublicEpsilon: s.PublicEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
-			}
-			if !known {
-				set(StateWaiting)
 			}
 		case *protocol.RoundStart:
 			if err := s.answer(ctx, tr, cfg, m, s.refresh(m.Round, &data), limit, obs, set); err != nil {
@@ -134,6 +108,42 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 			return fmt.Errorf("%w: unexpected %s from the coordinator", protocol.ErrMalformed, m.Type())
 		}
 	}
+}
+
+// roundResult takes a released round: it checks the round's privacy event
+// (closing the connection if the check fails), keeps the model and the
+// noise schedule, and tells the observer which of its updates counted.
+func (s *Session) roundResult(m *protocol.RoundResult, obs Observer, set func(State)) error {
+	known, err := s.event(m.Event, true)
+	if err != nil {
+		s.ws.Close(ClosePolicyViolation, "check failed")
+		return err
+	}
+	s.mu.Lock()
+	s.global = m.Weights
+	if m.Schedule != nil {
+		s.schedule = m.Schedule
+	}
+	sampled := s.sampled[m.Event.Round]
+	counted := s.acked
+	s.acked = nil
+	s.mu.Unlock()
+	// An update acknowledged before its round's release and not refused
+	// before it (the coordinator sends refusals just ahead of the release)
+	// was counted.
+	for _, f := range counted {
+		if obs.Accepted != nil && !f.dummy {
+			obs.Accepted(f.round)
+		}
+	}
+	if obs.Result != nil {
+		obs.Result(Result{Round: m.Event.Round, Sampled: sampled, Epsilon: m.Event.Epsilon,
+			LocalEpsilon: s.LocalEpsilon(), PublicEpsilon: s.PublicEpsilon(), ModelSHA256: m.Event.ModelSHA256, Resent: known})
+	}
+	if !known {
+		set(StateWaiting)
+	}
+	return nil
 }
 
 // accepted takes the coordinator's acknowledgement of a frame.

@@ -13,7 +13,7 @@ func TestNextRound(t *testing.T) {
 	if _, _, ok := s.NextRound(t0); ok {
 		t.Error("NextRound without a schedule")
 	}
-	s.schedule = &protocol.Schedule{RoundLengthMillis: 60000, RoundSlackMillis: 6000}
+	s.schedule = &protocol.Schedule{RoundLength: protocol.Duration(time.Minute), RoundSlack: protocol.Duration(6 * time.Second)}
 	if _, _, ok := s.NextRound(t0); ok {
 		t.Error("NextRound before the schedule started")
 	}

@@ -47,7 +47,7 @@ func secureReport(st *protocol.Study, round, lha int, update []float64) ([]byte,
 	}
 	k := make([]int64, st.Params)
 	if update != nil {
-		enc, err := secagg.NewEncoder(st.ClipNorm, privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseSchedule, round))
+		enc, err := secagg.NewEncoder(st.ClipNorm, privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseMultipliers, round))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadStudy, err)
 		}

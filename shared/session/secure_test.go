@@ -29,8 +29,10 @@ func TestFlipCoinRate(t *testing.T) {
 
 func TestSecureReport(t *testing.T) {
 	key, _ := secagg.GenerateKey()
-	st := protocol.Study{Epsilon: 1, Delta: 1e-5, Rounds: 3, Clients: 4, ExpectedClients: 2, SampleRate: 0.5,
-		ClipNorm: 0.5, NoiseMultiplier: 1.5, Params: 3, Helper: &protocol.Helper{URL: "http://h", PublicKey: key.PublicKey().Bytes()}}
+	st := protocol.Study{Clients: 4, SampleRate: 0.5,
+		NoiseMultiplier: 1.5, Params: 3, Helper: &protocol.Helper{URL: "http://h", PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Epsilon: 1, Delta: 1e-5, Rounds: 3, ExpectedClients: 2,
+			ClipNorm: 0.5}}
 	real, err := secureReport(&st, 2, 3, []float64{0.3, -0.3, 0.1})
 	if err != nil {
 		t.Fatal(err)

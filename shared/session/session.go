@@ -299,7 +299,7 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
 		mlp := nn.NewMLP(st.Layers...)
-		kind, err := privacy.ParseAccountantKind(st.Accountant)
+		kind, err := privacy.ParseAccountantKind(string(st.Accountant))
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
@@ -381,7 +381,7 @@ func (s *Session) event(ev protocol.Event, check bool) (known bool, err error) {
 	}
 	// c is the round's own multiplier under a noise schedule: a round
 	// whose c departs from the announced schedule is refused.
-	if c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseSchedule, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
+	if c := privacy.MultiplierAt(st.NoiseMultiplier, st.NoiseMultipliers, ev.Round); ev.SampleRate != st.SampleRate || ev.NoiseMultiplier != c || ev.Delta != st.Delta {
 		return false, fmt.Errorf("%w: round %d has q=%v, c=%v, δ=%v; the study announced q=%v, c=%v, δ=%v for it",
 			ErrBudgetMismatch, ev.Round, ev.SampleRate, ev.NoiseMultiplier, ev.Delta, st.SampleRate, c, st.Delta)
 	}
@@ -427,11 +427,11 @@ func (s *Session) Schedule() *protocol.Schedule {
 // slot; the round_start's time left is authoritative.
 func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
 	sch := s.Schedule()
-	if sch == nil || sch.Start == nil || sch.RoundLengthMillis <= 0 {
+	if sch == nil || sch.Start == nil || sch.RoundLength <= 0 {
 		return time.Time{}, time.Time{}, false
 	}
-	l := time.Duration(sch.RoundLengthMillis) * time.Millisecond
-	slack := time.Duration(sch.RoundSlackMillis) * time.Millisecond
+	l := time.Duration(sch.RoundLength)
+	slack := time.Duration(sch.RoundSlack)
 	// In a continuing study the slots of a campaign follow its start
 	// (protocol.Study.SlotStart); otherwise every L from the start.
 	opens = s.study.SlotStart(*sch.Start, l, s.study.NextSlotAt(*sch.Start, l, now))

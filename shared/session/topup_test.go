@@ -15,7 +15,7 @@ import (
 func topUpStudies(t *testing.T) (base, up protocol.Study, tu protocol.TopUp) {
 	t.Helper()
 	base = fakeStudy()
-	base.Rounds, base.Campaigns, base.EveryMillis, base.Epsilon = 6, 3, time.Hour.Milliseconds(), 2
+	base.Rounds, base.Campaigns, base.Every, base.Epsilon = 6, 3, protocol.Duration(time.Hour), 2
 	c, err := privacy.NoiseMultiplier(2, base.Delta, base.SampleRate, 6)
 	if err != nil {
 		t.Fatal(err)
@@ -112,8 +112,8 @@ func TestSessionTopUpAndOwnLimit(t *testing.T) {
 func TestSessionRefusesForgedTopUp(t *testing.T) {
 	base, up, tu := topUpStudies(t)
 	forged := up
-	forged.NoiseSchedule = append([]float64(nil), up.NoiseSchedule...)
-	forged.NoiseSchedule[9] *= 0.5 // less noise in the last added round than the top-up calibrated
+	forged.NoiseMultipliers = append([]float64(nil), up.NoiseMultipliers...)
+	forged.NoiseMultipliers[9] *= 0.5 // less noise in the last added round than the top-up calibrated
 	s := &Session{study: base, agreed: base}
 	if err := s.acceptStudy(forged); !errors.Is(err, ErrBadStudy) {
 		t.Fatalf("forged schedule: %v, want ErrBadStudy", err)

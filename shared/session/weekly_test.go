@@ -15,8 +15,9 @@ import (
 func weeklyStudy() protocol.Study {
 	w := *model.WeeklyDesign.Weekly
 	layers := []int{w.Inputs(), 8, 1}
-	return protocol.Study{Features: string(model.WeeklyTotal), Weekly: &w, History: w.Inputs(), Horizon: 7, Smoothing: "trailing",
-		Layers: layers, Params: nn.NewMLP(layers...).NumParams(), Damping: 1}
+	return protocol.Study{Layers: layers, Params: nn.NewMLP(layers...).NumParams(),
+		Settings: protocol.Settings{Hidden: []int{8}, Features: string(model.WeeklyTotal), Weekly: &w, History: w.Inputs(), Horizon: 7, Smoothing: "trailing",
+			Damping: 1}}
 }
 
 func weeklyData(t *testing.T) (*series.Dataset, *forecast.PublicInputs) {

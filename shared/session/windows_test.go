@@ -30,7 +30,7 @@ func testTrainingSet(t *testing.T, features string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, Layers: []int{10, 4, 1}, LocalEpochs: 3, LearningRate: 0.01, Features: features}
+	st := protocol.Study{Layers: []int{10, 4, 1}, Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.9, LocalEpochs: 3, LearningRate: 0.01, Features: features, Hidden: []int{4}}}
 	x, y, err := TrainingData(st, data)
 	if err != nil {
 		t.Fatal(err)

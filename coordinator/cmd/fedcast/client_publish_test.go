@@ -71,7 +71,7 @@ func TestClientPublishSameDraw(t *testing.T) {
 			d.Regions[0].Cases[29] += 50 // the counts changed: still the stored draw
 		}
 		var out bytes.Buffer
-		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, protocol.Study{Epsilon: 2, Features: "log-change"}, nil, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, hub, protocol.Study{Settings: protocol.Settings{Epsilon: 2, Features: "log-change"}}, nil, rand.New(rand.NewPCG(uint64(k), 1))); err != nil {
 			t.Fatal(err)
 		}
 		hubText, err := os.ReadFile(filepath.Join(dir, "f-published.csv"))
@@ -139,8 +139,8 @@ func TestClientPublishStudyModel(t *testing.T) {
 	released := make([]float64, mlp.NumParams())
 	mlp.Init(released, rand.New(rand.NewPCG(4, 5)))
 	mlp.ProjectSpectral(released)
-	lip := protocol.Study{Epsilon: 2, Features: "lipschitz", Layers: layers, Damping: 0.1}
-	other := protocol.Study{Epsilon: 2, Features: "log-change", Layers: []int{13, 16, 1}}
+	lip := protocol.Study{Layers: layers, Settings: protocol.Settings{Epsilon: 2, Features: "lipschitz", Damping: 0.1}}
+	other := protocol.Study{Layers: []int{13, 16, 1}, Settings: protocol.Settings{Epsilon: 2, Features: "log-change", Hidden: []int{16}}}
 	medians := map[string]float64{}
 	for name, st := range map[string]protocol.Study{"lipschitz": lip, "log-change": other} {
 		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "client", "")

@@ -154,7 +154,7 @@ func TestDataCheckProblems(t *testing.T) {
 // model's own forecast (a 1/H-weight network gives the input mean, 20; a
 // 1000/H one an absurd 20,000, flagged and never headlined).
 func TestPrintGuarded(t *testing.T) {
-	st := protocol.Study{History: 10, Horizon: 7, Smoothing: "centered", Layers: []int{10, 1}, TrainFraction: 0.8}
+	st := protocol.Study{Layers: []int{10, 1}, Settings: protocol.Settings{History: 10, Horizon: 7, Smoothing: "centered", TrainFraction: 0.8}}
 	model := make([]float64, 11)
 	for i := 0; i < 10; i++ {
 		model[i] = 0.1

@@ -381,10 +381,11 @@ func demoStudy(state string, sec *demoSecrets, o demoOptions) (dir string, f *st
 		f, err := study.Parse(b)
 		return dir, f, b, data, err
 	}
-	f = &study.File{Version: study.FileVersion, Name: fmt.Sprintf("fedcast demo #%d", k), Epsilon: o.epsilon,
-		Rounds: o.rounds, ExpectedClients: o.expected, From: "2020-11-01", To: "2020-12-01",
-		RoundLength: study.Duration(o.roundLength),
-		StartQuorum: o.lhas, AdminTokenSHA256: study.HashToken(sec.Admin), Helper: o.helper}
+	f = &study.File{Version: study.FileVersion,
+		StartQuorum: o.lhas, AdminTokenSHA256: study.HashToken(sec.Admin), Helper: o.helper,
+		Settings: protocol.Settings{Name: fmt.Sprintf("fedcast demo #%d", k), Epsilon: o.epsilon,
+			Rounds: o.rounds, ExpectedClients: o.expected, From: "2020-11-01", To: "2020-12-01",
+			RoundLength: study.Duration(o.roundLength)}}
 	for i, tok := range sec.Simulated {
 		f.LHAs = append(f.LHAs, study.LHA{Name: fmt.Sprintf("Simulated LHA %02d", i+1), TokenSHA256: study.HashToken(tok)})
 	}

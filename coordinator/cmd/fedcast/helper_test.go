@@ -70,9 +70,11 @@ func TestHelperServeAndLedgerExport(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serveHelper(ctx, h, ln) }()
-	st := protocol.Study{Protocol: protocol.Version, Epsilon: 10, Delta: 1e-5, Rounds: 2, Clients: 2, ExpectedClients: 2,
-		SampleRate: 1, ClipNorm: 0.5, NoiseMultiplier: 2, LocalEpochs: 1, LearningRate: 0.001, Params: 3,
-		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes()}}
+	st := protocol.Study{Protocol: protocol.Version, Clients: 2,
+		SampleRate: 1, NoiseMultiplier: 2, Params: 3,
+		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Epsilon: 10, Delta: 1e-5, Rounds: 2, ExpectedClients: 2,
+			ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001}}
 	hash, _ := st.Hash()
 	c := &helper.Client{URL: st.Helper.URL}
 	for round := 1; round <= 2; round++ {

@@ -22,8 +22,8 @@ func BenchmarkRound(b *testing.B) {
 			for i := range names {
 				names[i] = fmt.Sprintf("LHA %d", i)
 			}
-			f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Epsilon: 1000, Rounds: 1 << 20,
-				ExpectedClients: n, Hidden: []int{128, 64, 32}, RoundLength: study.Duration(time.Minute)}})
+			f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Settings: protocol.Settings{Epsilon: 1000, Rounds: 1 << 20,
+				ExpectedClients: n, Hidden: []int{128, 64, 32}, RoundLength: study.Duration(time.Minute)}}})
 			if err != nil {
 				b.Fatal(err)
 			}

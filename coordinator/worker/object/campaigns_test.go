@@ -13,8 +13,8 @@ import (
 // campaign 2 (nothing sent between); after a restart in the gap round 2
 // still opens at campaign 2's start, and the study ends with its release.
 func TestCampaignsOnTheWorker(t *testing.T) {
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Epsilon: 4, Rounds: 2, Campaigns: 2,
-		Every: study.Duration(time.Minute), ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}})
+	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2, Campaigns: 2,
+		Every: study.Duration(time.Minute), ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func (o *Object) aggregate(st *protocol.Study, round int, reports []*secagg.Repo
 		if err != nil {
 			return nil, nil, err
 		}
-		o.fx.Fetch = &Fetch{URL: study.HelperURL(st.Helper.URL), Round: round, Body: body, Timeout: max(st.RoundSlack(), 10*time.Second)}
+		o.fx.Fetch = &Fetch{URL: study.HelperURL(st.Helper.URL), Round: round, Body: body, Timeout: max(time.Duration(st.RoundSlack), 10*time.Second)}
 		o.fwd.asked = true
 	}
 	return nil, nil, study.ErrHelperPending

@@ -22,8 +22,8 @@ func newStudy(t *testing.T, n int) ([]byte, *study.Secrets) {
 	for i := range names {
 		names[i] = string(rune('A' + i))
 	}
-	f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Epsilon: 4, Rounds: 2, ExpectedClients: n,
-		Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}})
+	f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: n,
+		Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,9 @@ func newSecure(t *testing.T) *secureFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Epsilon: 4, Rounds: 2, ExpectedClients: 1,
-		Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second),
-		Helper: &study.HelperRef{URL: "http://helper.test/", PublicKey: key.PublicKey().Bytes()}}})
+	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Helper: &study.HelperRef{URL: "http://helper.test/", PublicKey: key.PublicKey().Bytes()},
+		Settings: protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: 1,
+			Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

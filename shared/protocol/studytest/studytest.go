@@ -1,6 +1,7 @@
 // Package studytest makes study values for tests: every single-field
 // change of a study (Variants), found by reflection so that a field added
-// to protocol.Study is covered without editing a list.
+// to protocol.Study or to its embedded protocol.Settings is covered
+// without editing a list.
 package studytest
 
 import (
@@ -12,7 +13,7 @@ import (
 
 // Variant is a study that differs from a base study in one field.
 type Variant struct {
-	// Field is the Go path of the changed field ("ClipNorm",
+	// Field is the Go path of the changed field ("Settings.ClipNorm",
 	// "StudyStrategy.Lambda", "Helper.URL").
 	Field string
 	Study protocol.Study

@@ -1,16 +1,17 @@
-package fl_test
+package fltest_test
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/fedcast/fedcast/internal/fltest"
 	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
-// A complete DP-FedAvg study in process: 20 clients, 5 expected per round,
+// A complete DP-FedAvg study in the reference loop: 20 clients, 5 expected per round,
 // with the noise multiplier calibrated so that 10 rounds spend at most ε = 3.
 func ExampleSimulation() {
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -24,7 +25,7 @@ func ExampleSimulation() {
 	if err != nil {
 		panic(err)
 	}
-	sim := &fl.Simulation{
+	sim := &fltest.Simulation{
 		Model:   nn.NewMLP(3, 8, 1),
 		Clients: clients,
 		Config: fl.Config{Clients: 20, ExpectedClients: 5, Rounds: rounds, ClipNorm: 0.5,

@@ -1,4 +1,10 @@
-package fl
+// Package fltest holds fl.Simulation's successor for tests only: the
+// transport-free reference loop of a DP-FedAvg (or MR-MTL, or local
+// DP-SGD) study that tests check the study engine against, bit for bit in
+// research mode. No command runs it: `fedcast simulate` and `fedcast
+// backtest` drive the study engine's Coordinator (study.InProcess), the
+// one round driver.
+package fltest
 
 import (
 	"context"
@@ -8,14 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/nn"
 )
-
-// ClientData is one client's training windows: X is n×H row-major, Y has n
-// targets. The privacy unit is the client, however many windows it holds.
-type ClientData struct {
-	X, Y []float64
-}
 
 // Simulation runs a whole study in process, transport-free: the reference
 // loop that tests check the study engine against (bit for bit in research
@@ -29,46 +30,46 @@ type Simulation struct {
 	// Model is the architecture. Required.
 	Model *nn.MLP
 	// Initial, if set, is the initial global model (copied); otherwise
-	// Model.Init draws one from the run's StreamInit.
+	// Model.Init draws one from the run's fl.StreamInit.
 	Initial []float64
 	// Config is the study setting. Config.Clients must equal len(Clients).
-	Config Config
+	Config fl.Config
 	// Clients holds every enrolled client's training windows. Required.
-	Clients []ClientData
+	Clients []fl.ClientData
 	// Epsilon is the budget at Delta; +Inf in non-DP mode.
 	Epsilon, Delta float64
 	// Seed derives the streams for the initial model, sampling and noise
-	// (see NewRand). Simulations are research runs: their noise is
+	// (see fl.NewRand). Simulations are research runs: their noise is
 	// reproducible, never use one for a release.
 	Seed uint64
 	// Workers is the number of goroutines training clients; 0 means
-	// runtime.GOMAXPROCS(0). With a Pool it is the most this simulation
+	// runtime.GOMAXPROCS(0). With a fl.Pool it is the most this simulation
 	// uses at once: the goroutine calling Run plus helpers that each take
 	// a slot of the pool for one round.
 	Workers int
 	// Pool, if set, is shared by simulations running at the same time (an
 	// experiment's runs) so that together they never train on more
 	// goroutines than the pool has slots. The goroutine calling Run must
-	// hold a slot of its own (Pool.Acquire) for the whole call.
-	Pool *Pool
+	// hold a slot of its own (fl.Pool.Acquire) for the whole call.
+	Pool *fl.Pool
 	// OnRound, if set, is called after each committed round with its event
 	// and the new global model (which must not be retained or modified).
-	OnRound func(ev Event, global []float64)
+	OnRound func(ev fl.Event, global []float64)
 
 	// Strategy, Lambda and Example choose how clients train (see
-	// Simulation.clients in simclients.go): FedAvg ("") or MRMTL with
+	// newClientStates): fl.FedAvg ("") or fl.MRMTL with
 	// penalty Lambda, and local DP-SGD with setting Example (nil: none).
-	Strategy StrategyName
+	Strategy fl.StrategyName
 	Lambda   float64
-	Example  *ExampleDP
+	Example  *fl.ExampleDP
 	// ClientStates holds, after Run, each client's state (personal model,
-	// local accountant); nil for FedAvg without local DP-SGD.
-	ClientStates []*Client
+	// local accountant); nil for fl.FedAvg without local DP-SGD.
+	ClientStates []*fl.Client
 }
 
 // Run executes all rounds and returns the final state. It stops early with
 // ctx's error when ctx is cancelled.
-func (s *Simulation) Run(ctx context.Context) (*Server, error) {
+func (s *Simulation) Run(ctx context.Context) (*fl.Server, error) {
 	cfg := s.Config
 	if len(s.Clients) != cfg.Clients {
 		return nil, configErr("the simulation has %d clients' data but Config.Clients is %d", len(s.Clients), cfg.Clients)
@@ -81,19 +82,19 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 		}
 		copy(global, s.Initial)
 	} else {
-		s.Model.Init(global, NewRand(s.Seed, StreamInit))
+		s.Model.Init(global, fl.NewRand(s.Seed, fl.StreamInit))
 	}
 	budget := s.Epsilon
 	if !cfg.DP {
 		budget = math.Inf(1)
 	}
-	srv, err := NewServer(cfg, global, budget, s.Delta)
+	srv, err := fl.NewServer(cfg, global, budget, s.Delta)
 	if err != nil {
 		return nil, err
 	}
-	sampling := NewRand(s.Seed, StreamSampling)
-	noise := NewRand(s.Seed, StreamNoise)
-	agg := NewAggregator(cfg, dim)
+	sampling := fl.NewRand(s.Seed, fl.StreamSampling)
+	noise := fl.NewRand(s.Seed, fl.StreamNoise)
+	agg := fl.NewAggregator(cfg, dim)
 
 	workers := s.Workers
 	if workers <= 0 {
@@ -114,7 +115,7 @@ func (s *Simulation) Run(ctx context.Context) (*Server, error) {
 		}
 		if len(cfg.NoiseSchedule) > 0 {
 			// A noise schedule: this round's lattice and noise are c_t's.
-			agg = NewAggregator(cfg.AtRound(srv.Round+1), dim)
+			agg = fl.NewAggregator(cfg.AtRound(srv.Round+1), dim)
 		}
 		sampled := srv.Sample(sampling)
 		for len(updates) < len(sampled) {
@@ -160,7 +161,7 @@ func (s *Simulation) train(trainers []*nn.Trainer, global []float64, round int, 
 			}
 			d := s.Clients[sampled[i]]
 			if s.ClientStates == nil {
-				LocalUpdate(t, global, d.X, d.Y, s.Config, updates[i])
+				fl.LocalUpdate(t, global, d.X, d.Y, s.Config, updates[i])
 				continue
 			}
 			refused[i] = s.clientUpdate(t, global, round, sampled[i], updates[i]) != nil
@@ -187,50 +188,49 @@ func (s *Simulation) train(trainers []*nn.Trainer, global []float64, round int, 
 	wg.Wait()
 }
 
-// A Pool is a fixed number of slots for goroutines that train clients,
-// shared by the simulations of one experiment: each run holds one slot
-// while it runs, and a run takes free slots for helpers round by round, so
-// one run alone uses every core and many runs never oversubscribe them.
-// A Pool is safe for concurrent use.
-type Pool struct {
-	slots chan struct{}
-}
-
-// NewPool returns a pool of n slots; n < 1 means runtime.GOMAXPROCS(0).
-func NewPool(n int) *Pool {
-	if n < 1 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	return &Pool{slots: make(chan struct{}, n)}
-}
-
-// Size returns the number of slots.
-func (p *Pool) Size() int { return cap(p.slots) }
-
-// Acquire takes a slot, waiting until one is free or ctx is done (then it
-// returns ctx's error and holds no slot).
-func (p *Pool) Acquire(ctx context.Context) error {
-	select {
-	case p.slots <- struct{}{}:
+// newClientStates makes every client's state when the simulation needs
+// one (MR-MTL, or local DP-SGD); fl.FedAvg without local DP-SGD keeps none
+// and trains exactly as fl.LocalUpdate.
+func (s *Simulation) newClientStates() error {
+	s.ClientStates = nil
+	if (s.Strategy == "" || s.Strategy == fl.FedAvg) && s.Example == nil {
 		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	if err := fl.CheckLambda(s.Lambda); err != nil {
+		return err
+	}
+	states := make([]*fl.Client, len(s.Clients))
+	for i := range states {
+		c, err := fl.NewClient(s.Strategy, s.Lambda, s.Example)
+		if err != nil {
+			return err
+		}
+		states[i] = c
+	}
+	s.ClientStates = states
+	return nil
 }
 
-// TryAcquire takes a slot if one is free and reports whether it did.
-func (p *Pool) TryAcquire() bool {
-	select {
-	case p.slots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
+// clientUpdate trains client k in round round (1-based) through its state,
+// with local DP-SGD randomness from fl.ClientRand (independent per client and
+// round). A non-nil error is the client's refusal (its own budget).
+func (s *Simulation) clientUpdate(t *nn.Trainer, global []float64, round, k int, dst []float64) error {
+	d := s.Clients[k]
+	_, err := s.ClientStates[k].Update(t, global, d.X, d.Y, s.Config, dst,
+		fl.ClientRand(s.Seed, fl.StreamExampleBatches, k, round), fl.ClientRand(s.Seed, fl.StreamExampleNoise, k, round), nil)
+	return err
 }
 
-// Release returns a slot taken by Acquire or TryAcquire.
-func (p *Pool) Release() { <-p.slots }
+// PersonalModel writes into dst the model client k forecasts with after
+// Run: its MR-MTL personal model pulled towards global, or global.
+func (s *Simulation) PersonalModel(k int, global, dst []float64) {
+	if s.ClientStates == nil {
+		copy(dst, global)
+		return
+	}
+	s.ClientStates[k].Model(global, s.Config, dst)
+}
 
 func configErr(format string, a ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+	return fmt.Errorf("%w: "+format, append([]any{fl.ErrConfig}, a...)...)
 }
