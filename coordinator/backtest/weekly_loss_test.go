@@ -10,7 +10,7 @@ import (
 	"github.com/fedcast/fedcast/shared/nn"
 )
 
-// The weekly and weekly-e30 presets' LHAs train with the absolute error and weekly-squared's
+// The weekly and weekly-e15 presets' LHAs train with the absolute error and weekly-squared's
 // with the squared error (model.Weekly.Loss), whatever loss the worker's
 // Trainer had before.
 func TestWeeklyLocalTrainLoss(t *testing.T) {
@@ -18,7 +18,7 @@ func TestWeeklyLocalTrainLoss(t *testing.T) {
 	for _, c := range []struct {
 		preset string
 		loss   nn.Loss
-	}{{"weekly", nn.AbsoluteError}, {"weekly-e30", nn.AbsoluteError}, {"weekly-squared", nn.SquaredError}} {
+	}{{"weekly", nn.AbsoluteError}, {"weekly-e15", nn.AbsoluteError}, {"weekly-squared", nn.SquaredError}} {
 		d, err := model.ReplayPreset(c.preset)
 		if err != nil {
 			t.Fatal(err)

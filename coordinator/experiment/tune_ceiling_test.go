@@ -33,8 +33,8 @@ import (
 // on) are never scored here. The eighth round ran it at ε = 2
 // (FEDCAST_TUNE_EPS=2 FEDCAST_TUNE_SEEDS=1,2
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,T3,E15,lr0005,T3+E15,T3+lr0005)
-// and adopted E15, so "weekly" has been E = 15 since; "E30" is the
-// design the seventh and eighth rounds called "weekly".
+// and adopted E15; the adoption was reversed after the full-span
+// backtest, so "weekly" is still E = 30 (E15 is preset weekly-e15).
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -56,8 +56,6 @@ var ceilingVariants = map[string]otVariant{
 	"T3":     {"T3", func(d *model.Design) { d.Rounds = 3 }, nil},
 	"E15":    {"E15", func(d *model.Design) { d.LocalEpochs = 15 }, nil},
 	"lr0005": {"lr0005", func(d *model.Design) { d.LearningRate = 0.0005 }, nil},
-	// The reference of the fourth to eighth rounds (preset weekly-e30).
-	"E30": {"E30", func(d *model.Design) { d.LocalEpochs = 30 }, nil},
 	// Added after central's first run (a reference, never eligible): the
 	// pooled training with about the federated budget, 150 steps at 0.001.
 	"central150": {"central150", func(d *model.Design) { d.Rounds = 1 }, nil},

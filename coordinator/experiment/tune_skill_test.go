@@ -26,8 +26,7 @@ import (
 // the noise seeds (default 1,2), FEDCAST_TUNE_EPS one ε (default 2),
 // FEDCAST_TUNE_PERIOD "history" (default) or "synthetic" (the synthetic
 // check: one 400-area outbreak, scored on its last 16 origins). The
-// held-out origins (2021-02-01 on) are never scored here. Since the eighth
-// round "weekly" is E = 15; TestTuneCeiling's "E30" is the earlier design.
+// held-out origins (2021-02-01 on) are never scored here.
 
 // skillVariants are the fourth round's variants, each one change from the
 // weekly design.

@@ -90,15 +90,16 @@ func Preset(name string) (Design, error) {
 
 // ReplayPreset returns the design named name for a deployment over time
 // (fedcast backtest, continuing studies): "weekly" (or "", the default
-// there), "weekly-e30" (the weekly design before the eighth round of
-// tuning), "weekly-squared" (before the fourth round), "monthly" (the
-// one-month studies' default, Default) or "paper".
+// there), "weekly-e15" (the weekly design with 15 local steps a round,
+// the eighth round of tuning's reversed pick), "weekly-squared" (the
+// weekly design before the fourth round), "monthly" (the one-month
+// studies' default, Default) or "paper".
 func ReplayPreset(name string) (Design, error) {
 	switch name {
 	case "", "weekly":
 		return WeeklyDesign.clone(), nil
-	case "weekly-e30":
-		return WeeklyE30.clone(), nil
+	case "weekly-e15":
+		return WeeklyE15.clone(), nil
 	case "weekly-squared":
 		return WeeklySquared.clone(), nil
 	case "monthly", "default":
@@ -106,7 +107,7 @@ func ReplayPreset(name string) (Design, error) {
 	case "paper":
 		return Paper.clone(), nil
 	}
-	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-e30\", \"weekly-squared\", \"monthly\" or \"paper\")", name)
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-e15\", \"weekly-squared\", \"monthly\" or \"paper\")", name)
 }
 
 func (d Design) clone() Design {

@@ -193,7 +193,7 @@ func TestWeeklyNoLookAhead(t *testing.T) {
 }
 
 func TestReplayPreset(t *testing.T) {
-	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-e30": "weekly-e30", "weekly-squared": "weekly-squared", "monthly": "default", "default": "default", "paper": "paper"} {
+	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-e15": "weekly-e15", "weekly-squared": "weekly-squared", "monthly": "default", "default": "default", "paper": "paper"} {
 		d, err := ReplayPreset(name)
 		if err != nil || d.Name != want {
 			t.Errorf("ReplayPreset(%q) = %q, %v; want %q", name, d.Name, err, want)
@@ -218,20 +218,27 @@ func TestReplayPreset(t *testing.T) {
 	if n := d.Network().NumParams(); n < 500 || n > 700 {
 		t.Errorf("the weekly design has %d parameters, want about 600", n)
 	}
-	// weekly-e30 is the weekly design but for E = 30 local steps (15 since
-	// the eighth round), and weekly-squared is weekly-e30 but for the loss.
-	e30, _ := ReplayPreset("weekly-e30")
-	if WeeklyDesign.LocalEpochs != 15 || e30.LocalEpochs != 30 {
-		t.Errorf("local steps: weekly %d, weekly-e30 %d; want 15 and 30", WeeklyDesign.LocalEpochs, e30.LocalEpochs)
+	// The weekly design takes 30 local steps a round (the eighth round's
+	// E = 15 was reversed); weekly-e15 is it but for the local steps, and
+	// weekly-squared is it but for the loss.
+	e15, _ := ReplayPreset("weekly-e15")
+	if WeeklyDesign.LocalEpochs != 30 || e15.LocalEpochs != 15 {
+		t.Errorf("local steps: weekly %d, weekly-e15 %d; want 30 and 15", WeeklyDesign.LocalEpochs, e15.LocalEpochs)
 	}
-	e30.Name, e30.LocalEpochs = WeeklyDesign.Name, WeeklyDesign.LocalEpochs
-	if !reflect.DeepEqual(e30, WeeklyDesign) {
-		t.Errorf("weekly-e30 %+v differs from the weekly design %+v beyond the local steps", e30, WeeklyDesign)
+	e15.Name, e15.LocalEpochs = WeeklyDesign.Name, WeeklyDesign.LocalEpochs
+	if !reflect.DeepEqual(e15, WeeklyDesign) {
+		t.Errorf("weekly-e15 %+v differs from the weekly design %+v beyond the local steps", e15, WeeklyDesign)
+	}
+	if _, err := ReplayPreset("weekly-e30"); err == nil {
+		t.Error("ReplayPreset(weekly-e30) accepted: that name went with the eighth round's reversal (the design is weekly)")
 	}
 	sq, _ := ReplayPreset("weekly-squared")
-	sq.Name, sq.Weekly.Loss = WeeklyE30.Name, WeeklyE30.Weekly.Loss
-	if !reflect.DeepEqual(sq, WeeklyE30) {
-		t.Errorf("weekly-squared %+v differs from weekly-e30 %+v beyond the loss", sq, WeeklyE30)
+	if sq.LocalEpochs != 30 || sq.Weekly.Loss != "" {
+		t.Errorf("weekly-squared: %d local steps, loss %q; want 30 and the squared error", sq.LocalEpochs, sq.Weekly.Loss)
+	}
+	sq.Name, sq.Weekly.Loss = WeeklyDesign.Name, WeeklyDesign.Weekly.Loss
+	if !reflect.DeepEqual(sq, WeeklyDesign) {
+		t.Errorf("weekly-squared %+v differs from the weekly design %+v beyond the loss", sq, WeeklyDesign)
 	}
 	c := WeeklyDesign.clone()
 	c.Weekly.Weeks = 9
