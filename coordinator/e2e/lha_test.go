@@ -68,7 +68,7 @@ func TestLHAJourney(t *testing.T) {
 		}
 	}
 	// The page names the study by its hash, the coordinator's status too.
-	if got, want := text(t, ctx, "#study-fingerprint code"), c.srv.PublicStatus().StudySHA256; strings.ReplaceAll(got, " ", "") != want || want == "" {
+	if got, want := text(t, ctx, "#study-fingerprint code"), c.srv.PublicStatus().StudyID; strings.ReplaceAll(got, " ", "") != want || want == "" {
 		t.Errorf("page shows study fingerprint %q, the coordinator's status %q", got, want)
 	}
 	// The hello has already left this computer: the log lists it at once.

@@ -212,7 +212,7 @@ func TestHelperRefusesOtherStudies(t *testing.T) {
 		words string
 	}{
 		{"another key", func(s *protocol.Study) { s.Helper = &protocol.Helper{PublicKey: other.PublicKey().Bytes()} }, "names another helper key (fingerprint " + other.PublicKey().Fingerprint()},
-		{"cyclic", func(s *protocol.Study) { s.Strategy = "cyclic" }, "cyclic strategy cannot use a helper"},
+		{"cyclic", func(s *protocol.Study) { s.Strategy = "cyclic" }, `strategy "cyclic" cannot use a helper`},
 		{"example only", func(s *protocol.Study) { s.Privacy = "example" }, "privacy \"example\" cannot use a helper"},
 		{"wraps", func(s *protocol.Study) { s.Clients = 1 << 50; s.NoiseMultiplier = 1.0 / 1024 }, "could wrap around"},
 	}

@@ -436,7 +436,7 @@ func (c *Coordinator) statusOf(state string, tick time.Time, open *window) proto
 		Guarantee: string(g), ExampleEpsilon: st.ExampleEpsilon, ExampleDelta: st.ExampleDelta,
 		State: state, InsecureSeed: st.InsecureSeed, Name: st.Name, Clients: st.Clients,
 		ExpectedClients: st.ExpectedClients, SampleRate: st.SampleRate, Protocol: protocol.Version,
-		FinishReason: c.eng.Finished(), Schedule: sch, AsOf: &asOf, StudySHA256: st.ID(),
+		FinishReason: c.eng.Finished(), Schedule: sch, AsOf: &asOf, StudyID: st.ID(),
 	}
 }
 

@@ -1,7 +1,6 @@
 package study
 
 import (
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 )
 
@@ -67,7 +66,7 @@ func (f *File) FillDesign(d model.Design) {
 	}
 	if f.ExpectedClients == 0 {
 		f.ExpectedClients = d.ExpectedClients(len(f.LHAs))
-		if f.Strategy == string(fl.Cyclic) {
+		if f.Sequential() {
 			f.ExpectedClients = len(f.LHAs) // every LHA takes a turn in every round
 		}
 	}

@@ -119,7 +119,7 @@ func TestStatusShowsStudyHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.Status().StudySHA256
+	got := c.Status().StudyID
 	if want := e.Study.ID(); got != want || len(got) != 64 {
 		t.Errorf("status names study %q, the welcome's study has hash %q", got, want)
 	}

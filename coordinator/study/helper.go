@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -53,8 +52,8 @@ func (f *File) validateHelper() error {
 	if h.Fingerprint != "" && h.Fingerprint != pk.Fingerprint() {
 		return configErr("helper.fingerprint is %q but the key's fingerprint is %q", h.Fingerprint, pk.Fingerprint())
 	}
-	if f.Strategy == string(fl.Cyclic) {
-		return configErr("strategy \"cyclic\" cannot use a helper: it hands the model from LHA to LHA, so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper")
+	if f.Sequential() {
+		return configErr("strategy %q cannot use a helper: it hands the model from LHA to LHA, so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper", f.Strategy)
 	}
 	if !f.ClientLevelDP() {
 		return configErr("privacy \"example\" cannot use a helper: secure aggregation needs client-level noise from both servers; use privacy \"client\" or \"both\", or leave out the helper")

@@ -132,6 +132,13 @@ func LargestChanges(history []Series, p int) Changes {
 	return c
 }
 
+// Merge returns the changes of both c's series and d's: the larger rise,
+// the larger fall (LargestChanges of all the series is the Merge of
+// LargestChanges of each).
+func (c Changes) Merge(d Changes) Changes {
+	return Changes{Up: math.Max(c.Up, d.Up), Down: math.Min(c.Down, d.Down), OK: c.OK || d.OK}
+}
+
 // Band is the band around last (today's 7-day average) that these changes
 // allow, widened by GuardMargin; ok is false (and the band unbounded) when
 // the changes could not be measured.

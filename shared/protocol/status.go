@@ -44,10 +44,10 @@ type Status struct {
 	SampleRate      float64 `json:"sample_rate"`
 	Protocol        int     `json:"protocol"`
 	FinishReason    string  `json:"finish_reason,omitempty"`
-	// StudySHA256 is the study hash (Study.ID): the study's identity,
+	// StudyID is the study hash (Study.ID): the study's identity,
 	// the same every LHA computes from the study of its welcome. It
 	// changes only with a top-up (the study value then changes).
-	StudySHA256 string `json:"study_sha256,omitempty"`
+	StudyID string `json:"study_id,omitempty"`
 	// Schedule is the public round schedule.
 	Schedule *Schedule `json:"schedule,omitempty"`
 	// AsOf is the schedule tick this status was taken at: the coordinator

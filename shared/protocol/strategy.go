@@ -57,6 +57,20 @@ func (p StrategyParams) StrategyKind() (fl.StrategyName, error) {
 	return st, nil
 }
 
+// Sequential reports whether the study's strategy hands the model from
+// LHA to LHA in turns (fl.Strategy.Sequential): every LHA takes part in
+// every round (m = N), and there is no sum to split between two servers,
+// no campaign schedule and no top-up. An unknown strategy is not
+// sequential (Validate refuses it).
+func (p StrategyParams) Sequential() bool {
+	st, err := fl.ParseStrategy(p.Strategy)
+	if err != nil {
+		return false
+	}
+	s, err := fl.LookupStrategy(st)
+	return err == nil && s.Sequential()
+}
+
 // Guarantee returns the privacy level (client-level when empty).
 func (p StrategyParams) Guarantee() (fl.Guarantee, error) {
 	g, err := fl.ParseGuarantee(p.Privacy)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
@@ -189,8 +188,8 @@ func (s *Study) checkClients() error {
 		return bad("clients", "is %d: no LHAs enrolled", n)
 	case m < 1 || m > n:
 		return bad("expected_clients", "(m) is %d, must be in [1, N=%d]", m, n)
-	case s.Strategy == string(fl.Cyclic) && m != n:
-		return bad("expected_clients", "(m) is %d, must be N=%d: strategy \"cyclic\" gives every LHA a turn in every round (q = 1)", m, n)
+	case s.Sequential() && m != n:
+		return bad("expected_clients", "(m) is %d, must be N=%d: strategy %q gives every LHA a turn in every round (q = 1)", m, n, s.Strategy)
 	case s.SampleRate != float64(m)/float64(n):
 		return bad("sample_rate", "is %v, must be m/N = %d/%d", s.SampleRate, m, n)
 	}
@@ -298,8 +297,8 @@ func (s *Study) checkSchedule() error {
 		}
 	case s.Rounds%c != 0:
 		return bad("rounds", "is %d, not a multiple of campaigns %d: rounds counts every round of every campaign", s.Rounds, c)
-	case s.Strategy == string(fl.Cyclic):
-		return bad("campaigns", "is %d: strategy \"cyclic\" cannot run in campaigns", c)
+	case s.Sequential():
+		return bad("campaigns", "is %d: strategy %q cannot run in campaigns", c, s.Strategy)
 	case every < time.Duration(s.Rounds/c)*length:
 		return bad("every", "is %v, shorter than one campaign (%d rounds of %v = %v): campaigns would overlap",
 			every, s.Rounds/c, length, time.Duration(s.Rounds/c)*length)

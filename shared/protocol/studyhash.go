@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
@@ -144,13 +143,12 @@ func (s *Study) CheckSecureAggregation() error {
 	if _, err := secagg.ParsePublicKey(s.Helper.PublicKey); err != nil {
 		return fmt.Errorf("protocol: study: helper: %w", err)
 	}
-	st, err := s.StrategyKind()
-	if err != nil {
+	if _, err := s.StrategyKind(); err != nil {
 		return fmt.Errorf("protocol: study: %w", err)
 	}
-	if st == fl.Cyclic {
-		return errors.New("protocol: study: the cyclic strategy cannot use a helper: it hands the model from LHA to LHA, " +
-			"so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper")
+	if s.Sequential() {
+		return fmt.Errorf("protocol: study: strategy %q cannot use a helper: it hands the model from LHA to LHA, "+
+			"so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper", s.Strategy)
 	}
 	if !s.ClientLevelDP() {
 		return errors.New("protocol: study: privacy \"example\" cannot use a helper: secure aggregation needs client-level " +

@@ -95,7 +95,7 @@ func TestCheckSecureAggregation(t *testing.T) {
 	}{
 		{"no helper", func(s *Study) { s.Helper = nil }, "no helper"},
 		{"bad key", func(s *Study) { s.Helper = &Helper{PublicKey: []byte{1}} }, "not an X25519 public key"},
-		{"cyclic", func(s *Study) { s.Strategy = "cyclic" }, "cyclic strategy cannot use a helper"},
+		{"cyclic", func(s *Study) { s.Strategy = "cyclic" }, `strategy "cyclic" cannot use a helper`},
 		{"example", func(s *Study) { s.Privacy = "example" }, "needs client-level noise from both servers"},
 		{"wrap", func(s *Study) { s.Clients = 1 << 50 }, "could wrap around"},
 		{"wrap in a schedule", func(s *Study) { s.Clients = 1 << 40; s.NoiseMultipliers = []float64{4, 1.0 / 1024} }, "could wrap around"},

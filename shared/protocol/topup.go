@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fedcast/fedcast/shared/fl"
 	"github.com/fedcast/fedcast/shared/privacy"
 )
 
@@ -83,8 +82,8 @@ func (st Study) canTopUp() error {
 	switch {
 	case !st.ClientLevelDP() || math.IsInf(st.Epsilon, 1):
 		return fmt.Errorf("%w: the study has no client-level budget to raise", ErrTopUp)
-	case st.Strategy == string(fl.Cyclic):
-		return fmt.Errorf("%w: a cyclic study cannot be topped up", ErrTopUp)
+	case st.Sequential():
+		return fmt.Errorf("%w: a study of strategy %q cannot be topped up", ErrTopUp, st.Strategy)
 	case st.Helper != nil:
 		// The helper keeps its own ledger per canonical study hash and its
 		// own budget from the study value the LHAs sealed: a top-up would

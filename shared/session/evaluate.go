@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/metrics"
@@ -90,8 +89,14 @@ func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, i
 	}
 	var last error
 	ev.Guarded, ev.Recent, last = Guarded(st, data, point, IssuedOrigins(st, data, issued), yield)
+	if yield != nil {
+		yield()
+	}
 	if err := ev.files(); err != nil {
 		last = err
+	}
+	if yield != nil {
+		yield()
 	}
 	res, base, err := testMetrics(st, data, opt, point, yield)
 	if err != nil {
@@ -104,7 +109,7 @@ func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, i
 // testMetrics scores point and the no-change forecast on the test windows
 // of every area of data.
 func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptions, point forecast.Point, yield func()) (res, base *metrics.Result, err error) {
-	last := time.Now()
+	pause := pacer(yield)
 	var y, yhat, persist []float64
 	for _, r := range data.Regions {
 		// The test windows of this area: the latest (1 − train_fraction)
@@ -124,10 +129,7 @@ func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptio
 			}
 			y, persist = append(y, ty...), append(persist, p...)
 		}
-		if yield != nil && time.Since(last) > 30*time.Millisecond {
-			yield()
-			last = time.Now()
-		}
+		pause()
 	}
 	if len(y) == 0 {
 		return nil, nil, ErrNoTestDays

@@ -98,13 +98,7 @@ func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 }
 
 func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point, yield func()) ([]AreaForecast, RecentCoverage, error) {
-	last := time.Now()
-	pause := func() {
-		if yield != nil && time.Since(last) > 30*time.Millisecond {
-			yield()
-			last = time.Now()
-		}
-	}
+	pause := pacer(yield)
 	var cov RecentCoverage
 	sm, err := series.ParseSmoothing(st.Smoothing)
 	if err != nil {

@@ -48,9 +48,11 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 		return nil, cov, err
 	}
 	sm, _ := series.ParseSmoothing(st.Smoothing) // checked by pointForecasts
+	pause := pacer(yield)
 	var history []forecast.Series
 	for _, r := range data.Regions {
 		history = append(history, forecast.Smooth(r, sm))
+		pause()
 	}
 	p := st.Horizon
 	if p == 0 {
@@ -60,13 +62,19 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 	for _, f := range bf {
 		base[f.Area] = f
 	}
-	changes := forecast.LargestChanges(history, p) // the same for every area of the file
+	changes := forecast.LargestChanges(nil, p) // the same for every area of the file
+	for i := range history {
+		changes = changes.Merge(forecast.LargestChanges(history[i:i+1], p))
+		pause()
+	}
 	byArea := map[string][]forecast.GuardOrigin{}
 	for _, o := range issued {
 		byArea[o.Area] = append(byArea[o.Area], o)
 	}
+	pause()
 	out := make([]GuardedForecast, 0, len(mf))
 	for _, m := range mf {
+		pause()
 		b, ok := base[m.Area]
 		if !ok {
 			continue
@@ -106,12 +114,9 @@ func heldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Poin
 	open := opt
 	open.To = time.Time{}
 	out := map[string][]forecast.GuardOrigin{}
-	last := time.Now()
+	pause := pacer(yield)
 	for _, r := range data.Regions {
-		if yield != nil && time.Since(last) > 30*time.Millisecond {
-			yield()
-			last = time.Now()
-		}
+		pause()
 		one := &series.Dataset{Regions: []*series.Region{r}}
 		areas, err := series.MakeWindows(one, opt)
 		if err != nil {

@@ -151,11 +151,11 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 	}
 	if eng.Rounds() > 0 {
 		log.Info("resuming study", "name", f.Name, "rounds_committed", eng.Rounds(), "epsilon_spent", eng.EpsilonSpent(), "finished", eng.Finished(),
-			"study_sha256", eng.Study.ID(), "quorum", f.Quorum(), "restart_grace", cmp.Or(restartGrace, f.ResumeWait()))
+			"study_id", eng.Study.ID(), "quorum", f.Quorum(), "restart_grace", cmp.Or(restartGrace, f.ResumeWait()))
 	} else {
 		log.Info("study ready", "name", f.Name, "N", len(f.LHAs), "m", f.ExpectedClients, "q", f.SampleRate(),
 			"T", f.Rounds, "epsilon", f.Epsilon, "delta", f.Delta, "noise_multiplier", eng.Config.NoiseMultiplier,
-			"study_sha256", eng.Study.ID())
+			"study_id", eng.Study.ID())
 	}
 	return &coordinator{ledger: l, engine: eng, srv: srv, log: log}, nil
 }
