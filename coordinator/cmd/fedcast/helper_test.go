@@ -15,6 +15,9 @@ import (
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
+// leaderToken is the test studies' leader token (study.HelperRef.LeaderToken).
+var leaderToken = study.NewToken()
+
 func TestHelperKeygen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "keys")
 	code, out, errs := fedcast(t, "helper", "keygen", "--out", dir)
@@ -72,11 +75,11 @@ func TestHelperServeAndLedgerExport(t *testing.T) {
 	go func() { done <- serveHelper(ctx, h, ln) }()
 	st := protocol.Study{Protocol: protocol.Version, Clients: 2,
 		SampleRate: 1, NoiseMultiplier: 2, Params: 3,
-		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes()},
+		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(leaderToken)},
 		Settings: protocol.Settings{Epsilon: 10, Delta: 1e-5, Rounds: 2, ExpectedClients: 2,
 			ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001}}
 	hash, _ := st.Hash()
-	c := &helper.Client{URL: st.Helper.URL}
+	c := &helper.Client{URL: st.Helper.URL, Token: leaderToken}
 	for round := 1; round <= 2; round++ {
 		var reps []*secagg.Report
 		for i := range 2 {

@@ -141,7 +141,7 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 	}
 	var hf study.HelperFunc
 	if eng.Study.Helper != nil {
-		hf = server.HelperForwarder(eng.Study, state) // each round's forwarded reports survive a crash
+		hf = server.HelperForwarder(eng.Study, f.Helper.LeaderToken, state) // each round's forwarded reports survive a crash
 	}
 	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins,
 		RestartGrace: restartGrace, Helper: hf})
