@@ -137,8 +137,23 @@ func TestStudyNewWithHelper(t *testing.T) {
 		f.Helper.Fingerprint != k.PublicKey().Fingerprint() || !strings.Contains(stdout, k.PublicKey().Fingerprint()) {
 		t.Fatalf("helper field %+v; output:\n%s", f.Helper, stdout)
 	}
-	if st := f.Public(1, false); st.Helper == nil || string(st.Helper.PublicKey) != string(k.PublicKey().Bytes()) {
-		t.Fatal("the public study value does not carry the helper's key")
+	if st := f.Public(1, false); st.Helper == nil || string(st.Helper.PublicKey) != string(k.PublicKey().Bytes()) ||
+		st.Helper.LeaderTokenSHA256 != study.HashToken(f.Helper.LeaderToken) {
+		t.Fatal("the public study value does not carry the helper's key and the leader token's hash")
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 || len(f.Helper.LeaderToken) < 43 ||
+		!strings.Contains(stdout, "secret leader token") {
+		t.Fatalf("study file %v (%v), leader token %d characters; output:\n%s", fi.Mode(), err, len(f.Helper.LeaderToken), stdout)
+	}
+	// Both designs with FedAvg, MR-MTL, local DP-SGD (privacy both) and a
+	// noise schedule are accepted with a helper.
+	for _, extra := range [][]string{{"--preset", "paper"}, {"--strategy", "mrmtl", "--lambda", "1"},
+		{"--privacy", "both", "--example-epsilon", "4"}, {"--noise-schedule", "linear:2"}} {
+		args := append([]string{"study", "new", "--lhas", "3", "--epsilon", "2", "--helper", "http://h", "--helper-key", pub,
+			"--out", filepath.Join(t.TempDir(), "s.json")}, extra...)
+		if code, _, errs := fedcast(t, args...); code != 0 {
+			t.Errorf("%v with a helper: exit %d, %s", extra, code, errs)
+		}
 	}
 	for _, c := range []struct {
 		args  []string
