@@ -192,3 +192,27 @@ func TestTuneSkill(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneStarts: every start date of FEDCAST_TUNE_STARTS is scored only up
+// to the last choosing origin (the held-out origins stay unscored), the
+// default is the May start alone, and the synthetic check keeps its own
+// span.
+func TestTuneStarts(t *testing.T) {
+	t.Setenv("FEDCAST_TUNE_STARTS", "2020-05-04,2020-10-05")
+	got := tuneStarts(t, "history", day("2020-10-05"), day("2021-06-21"))
+	if len(got) != 2 || !got[0].from.Equal(day("2020-05-04")) || !got[1].from.Equal(day("2020-10-05")) {
+		t.Fatalf("starts %v, want 2020-05-04 and 2020-10-05", got)
+	}
+	for _, s := range got {
+		if !s.last.Equal(day(lastChoosing)) {
+			t.Errorf("start %v is scored up to %v, want %s", s.from, s.last, lastChoosing)
+		}
+	}
+	t.Setenv("FEDCAST_TUNE_STARTS", "")
+	if got := tuneStarts(t, "history", day("2020-10-05"), day("2021-06-21")); len(got) != 1 || !got[0].from.Equal(day("2020-05-04")) {
+		t.Errorf("default starts %v, want 2020-05-04 only", got)
+	}
+	if got := tuneStarts(t, "synthetic", day("2021-01-04"), day("2021-05-24")); len(got) != 1 || !got[0].last.Equal(day("2021-05-24")) {
+		t.Errorf("synthetic starts %v, want its own span", got)
+	}
+}
