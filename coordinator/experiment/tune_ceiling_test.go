@@ -37,6 +37,10 @@ import (
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,T3,E15,lr0005,T3+E15,T3+lr0005)
 // and adopted E15; the adoption was reversed after the full-span
 // backtest, so "weekly" is still E = 30 (E15 is preset weekly-e15).
+// The ninth round ran it on two start dates (FEDCAST_TUNE_EPS=2
+// FEDCAST_TUNE_SEEDS=1,2 FEDCAST_TUNE_STARTS=2020-05-04,2020-10-05
+// FEDCAST_TUNE_CEILING_VARIANTS=weekly,F15,F30,F30+E15): no warm start
+// qualified.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
