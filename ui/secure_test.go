@@ -23,13 +23,16 @@ func TestSecureWords(t *testing.T) {
 		{w.Sent, "1,928 bytes"},
 		{w.Sent, "at most 16384 steps"},
 		{w.Picked, "Whether you were picked for a round never leaves this computer"},
+		{w.Each, "Every round, picked or not: one report of 2,088 bytes"},
+		{w.Each, "model's 241 numbers"},
+		{w.Each, "at most 0.5"},
 	} {
 		if !strings.Contains(c.got, c.want) {
 			t.Errorf("%q lacks %q", c.got, c.want)
 		}
 	}
 	plain := Secure(&protocol.Study{}, "x")
-	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" {
+	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" || plain.Each != "" {
 		t.Errorf("without a helper: %+v", plain)
 	}
 	if got := SecureEpsilon(2, 1.366); !strings.Contains(got, "each server: ε = 2") || !strings.Contains(got, "the public: ε = 1.37") {
