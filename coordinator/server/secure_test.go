@@ -62,15 +62,10 @@ func runLHAs(t *testing.T, f *fixture, n int, ctx context.Context) ([][]session.
 	return sent, refusals, errs
 }
 
-// TestSecureEndToEnd: a study with a helper runs to the end over real
-// websockets and a real helper; every LHA sends one report of the same
-// size every round; the leader's ledger marks each round as secure
-// aggregation with both ε, and the helper's ledger holds the same rounds.
-func TestSecureEndToEnd(t *testing.T) {
-	const n, rounds = 4, 3
-	f, helperState := secureStudy(t, n, rounds, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+// runLHAsClean is runLHAs that fails the test on any LHA's error or
+// refusal, and returns what each LHA sent.
+func runLHAsClean(t *testing.T, f *fixture, n int, ctx context.Context) [][]session.Outgoing {
+	t.Helper()
 	sent, refusals, errs := runLHAs(t, f, n, ctx)
 	for i, err := range errs {
 		if err != nil {
@@ -80,6 +75,19 @@ func TestSecureEndToEnd(t *testing.T) {
 	if len(refusals) != 0 {
 		t.Fatalf("refusals: %+v", refusals[0])
 	}
+	return sent
+}
+
+// TestSecureEndToEnd: a study with a helper runs to the end over real
+// websockets and a real helper; every LHA sends one report of the same
+// size every round; the leader's ledger marks each round as secure
+// aggregation with both ε, and the helper's ledger holds the same rounds.
+func TestSecureEndToEnd(t *testing.T) {
+	const n, rounds = 4, 3
+	f, helperState := secureStudy(t, n, rounds, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sent := runLHAsClean(t, f, n, ctx)
 	want := protocol.HeaderSize + secagg.ReportSize(f.eng.Study.Params)
 	for i, s := range sent {
 		reports := 0
@@ -132,15 +140,7 @@ func TestSecureMRMTLWithDPSGD(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, refusals, errs := runLHAs(t, f, n, ctx)
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("LHA %d: %v", i, err)
-		}
-	}
-	if len(refusals) != 0 {
-		t.Fatalf("refusals: %+v", refusals[0])
-	}
+	runLHAsClean(t, f, n, ctx)
 	exp, err := f.srv.ledger.Export(context.Background())
 	if err != nil || len(exp.Rounds) != rounds || !exp.Rounds[0].SecureAggregation {
 		t.Fatalf("leader ledger: %v, %+v", err, exp)
