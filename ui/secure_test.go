@@ -39,3 +39,13 @@ func TestSecureWords(t *testing.T) {
 		t.Errorf("SecureEpsilon: %q", got)
 	}
 }
+
+// The dashboard of a study with a helper shows both figures: each
+// server's ε and the public's, with the budget.
+func TestAdminSecureWords(t *testing.T) {
+	st := &AdminStatus{Status: protocol.Status{SecureAggregation: true, EpsilonSpent: 2, EpsilonPublic: 1.366, EpsilonBudget: 2, Delta: 1e-5}}
+	c := &AdminPage{S: &AdminState{Status: st}}
+	if w := c.epsilonWords(); w != "each server: ε = 2; the public: ε = 1.37 (argued); budget 2" {
+		t.Errorf("dashboard with a helper: %q", w)
+	}
+}
