@@ -162,14 +162,7 @@ func TestSecureOwnLimitIsPerServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var skips []Skip
-	x, y := windows()
-	if err := s.RunWindows(ctx, x, y, Observer{Skipped: func(k Skip) { skips = append(skips, k) }}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-serverDone; err != nil {
-		t.Fatalf("coordinator side: %v", err)
-	}
+	skips := runSkips(t, ctx, s, serverDone)
 	if !real[1] || !real[2] || real[3] {
 		t.Errorf("real updates in rounds 1–3: %v, want rounds 1 and 2 only", real[1:])
 	}
