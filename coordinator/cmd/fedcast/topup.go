@@ -32,6 +32,11 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("study topup: %w", err)
 	}
+	lock, err := lockState(*state)
+	if err != nil {
+		return fmt.Errorf("study topup: %w", err)
+	}
+	defer lock.Close()
 	l, err := ledger.Open(path)
 	if err != nil {
 		return err
