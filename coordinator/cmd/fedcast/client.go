@@ -80,9 +80,21 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
-		return err
+		return replacedHint(err)
 	}
 	return finishClient(env, s, st, cf, data, pub, presentOnly)
+}
+
+// replacedHint explains a session ended because another connection took
+// this LHA's join link (a link holds one connection at a time): often
+// 'client --forecast' run beside this client.
+func replacedHint(err error) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeReplaced {
+		return err
+	}
+	return fmt.Errorf("%w\nAnother connection with this join link took over (a page, or another 'fedcast client', for example with --forecast), so this client stopped. "+
+		"While a client takes part in the campaigns, forecast with 'fedcast forecast --model FILE' on the file its --model keeps, which opens no connection; start this client again to take part", err)
 }
 
 // clientFlags are the flags of `fedcast client`.
@@ -105,7 +117,7 @@ func parseClient(env *Env, args []string) (*clientFlags, error) {
 	fs.IntVar(&cf.maxWin, "max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
 	fs.StringVar(&cf.modelOut, "model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
 	fs.StringVar(&cf.issuedOut, "issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
-	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
+	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent). A join link holds one connection: while this LHA's 'fedcast client --join' runs, use 'fedcast forecast --model FILE' instead, or this connection replaces the running client's")
 	fs.BoolVar(&cf.quiet, "quiet", false, "print only the summary")
 	fs.StringVar(&cf.hubOut, "hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	fs.BoolVar(&cf.insecureAck, insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
