@@ -15,16 +15,8 @@ import (
 // one round, a minute apart (round length 10 s).
 func campaignStudy(t *testing.T) ([]byte, *study.Secrets) {
 	t.Helper()
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2, Campaigns: 2,
-		Every: study.Duration(time.Minute), ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := f.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, sec
+	return createStudy(t, []string{"A", "B"}, protocol.Settings{Epsilon: 4, Rounds: 2, Campaigns: 2, Every: study.Duration(time.Minute),
+		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)})
 }
 
 func reply(t *testing.T, fx *Effects, status int, want string) {
