@@ -34,7 +34,7 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	}
 	lock, err := lockState(*state)
 	if err != nil {
-		return fmt.Errorf("study topup: %w", err)
+		return err
 	}
 	defer lock.Close()
 	l, err := ledger.Open(path)
@@ -65,8 +65,12 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("study topup: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "Top-up %d recorded in %s: lifetime budget ε %g → %g.\n", t.Number, path, t.FromEpsilon, t.Epsilon)
-	fmt.Fprintf(env.Stdout, "Added %d campaign(s) of %d rounds (rounds %d–%d, noise multiplier %.6g; the planned rounds keep theirs).\n",
-		t.Campaigns, before.CampaignRounds(), before.Rounds+1, before.Rounds+t.Rounds, t.NoiseMultiplier)
+	added := fmt.Sprintf("rounds %d–%d", before.Rounds+1, before.Rounds+t.Rounds)
+	if t.Rounds == 1 {
+		added = fmt.Sprintf("round %d", before.Rounds+1)
+	}
+	fmt.Fprintf(env.Stdout, "Added %s of %s (%s, noise multiplier %.6g; the planned rounds keep theirs).\n",
+		plural(t.Campaigns, "campaign"), plural(before.CampaignRounds(), "round"), added, t.NoiseMultiplier)
 	fmt.Fprintf(env.Stdout, "All %d rounds compose to ε = %g at δ = %g under an RDP privacy filter at order %g.\n", e.Study.Rounds, t.Epsilon, e.Study.Delta, t.Order)
 	fmt.Fprintln(env.Stdout, "Start 'fedcast serve' again; each LHA trains in the added rounds only if its own ε limit allows.")
 	return ctx.Err()
