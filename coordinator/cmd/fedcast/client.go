@@ -180,7 +180,8 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 			if r.Resent {
 				tag = " (re-sent, hash checked)"
 			}
-			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(st, r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+			// s.Study(), not st: a top-up since the join adds campaigns
+			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(s.Study(), r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
 			printNextCampaign(out, s, r.Round)
 		}
 		obs.State = func(st session.State) {
@@ -198,7 +199,7 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 			if shown != nil {
 				shown(r)
 			}
-			if err := writeModel(env, cf.modelOut, r.Round, false, st, s.GlobalModel()); err != nil {
+			if err := writeModel(env, cf.modelOut, r.Round, false, s.Study(), s.GlobalModel()); err != nil {
 				fmt.Fprintf(out, "could not write the model to %s: %v\n", cf.modelOut, err)
 			}
 		}
@@ -219,7 +220,7 @@ func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFla
 	}
 	if cf.modelOut != "" {
 		// the released model (an MR-MTL personal model stays out of files)
-		if err := writeModel(env, cf.modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {
+		if err := writeModel(env, cf.modelOut, fin.Rounds, true, s.Study(), s.GlobalModel()); err != nil {
 			return err
 		}
 	}

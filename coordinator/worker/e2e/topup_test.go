@@ -35,7 +35,8 @@ func (w *workerd) post(path, token, body string) (int, string) {
 // clients reconnect and receive the top-up; the one whose own limit
 // (--max-epsilon 5) allows it trains in the added campaign, the one whose
 // limit is the budget it joined under sits it out; the study ends after
-// the 3 rounds with the lifetime budget 3.
+// the 3 rounds with the lifetime budget 3. Both name the added campaign
+// as the third of 3 and say when it starts.
 func TestTopUpOnWorkerd(t *testing.T) {
 	bin := workerdPath(t)
 	addr := freeAddr(t)
@@ -67,11 +68,11 @@ func TestTopUpOnWorkerd(t *testing.T) {
 			t.Errorf("client %s did not see the study end after 3 rounds:\n%s", name, out)
 		}
 	}
-	if !strings.Contains(outA, "sent update (round 3)") {
-		t.Errorf("client A (limit 5) did not train in the added round:\n%s", outA)
+	if !strings.Contains(outA, "sent update (round 3)") || !strings.Contains(outA, "round 3 released (campaign 3 of 3, round 1 of 1)") {
+		t.Errorf("client A (limit 5) did not train in the added round, or misnamed its campaign:\n%s", outA)
 	}
-	if strings.Contains(outB, "sent update (round 3)") {
-		t.Errorf("client B (limit 2, the budget it joined under) trained in the added round:\n%s", outB)
+	if strings.Contains(outB, "sent update (round 3)") || !strings.Contains(outB, "campaign 2 of 3 ended; campaign 3 starts at") {
+		t.Errorf("client B (limit 2, the budget it joined under) trained in the added round, or was not told when it starts:\n%s", outB)
 	}
 	t.Logf("client B's rounds:\n%s", rounds(outB))
 }
@@ -80,7 +81,7 @@ func TestTopUpOnWorkerd(t *testing.T) {
 func rounds(out string) string {
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "round") || strings.Contains(l, "connect") || strings.Contains(l, "budget") || strings.Contains(l, "limit") {
+		if strings.Contains(l, "round") || strings.Contains(l, "campaign") || strings.Contains(l, "connect") || strings.Contains(l, "budget") || strings.Contains(l, "limit") {
 			keep = append(keep, l)
 		}
 	}
