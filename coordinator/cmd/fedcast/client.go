@@ -184,10 +184,12 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(s.Study(), r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
 			printNextCampaign(out, s, r.Round)
 		}
-		obs.State = func(st session.State) {
-			if st == session.StateReconnecting {
+		topUps := topUpNotices(out, s, st, cf.maxEps)
+		obs.State = func(state session.State) {
+			if state == session.StateReconnecting {
 				fmt.Fprintln(out, "connection lost, reconnecting…")
 			}
+			topUps()
 		}
 		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
 	}
@@ -362,6 +364,34 @@ func rereader(env *Env, path string) func(int) (*series.Dataset, error) {
 		fmt.Fprintf(env.Stderr, "campaign %d: read %s again: %s from %s to %s\n", campaign, path, plural(len(d.Regions), "area"), first.Format(time.DateOnly), last.Format(time.DateOnly))
 		return d, nil
 	}
+}
+
+// topUpNotices returns a function that prints each top-up of the study
+// (joined as st) that the session has accepted since it last ran (a
+// reconnection's welcome brings them), and whether this LHA's limit
+// (maxEps, or the budget it joined under) keeps it out of the added rounds.
+func topUpNotices(w io.Writer, s *session.Session, st protocol.Study, maxEps float64) func() {
+	seen, limit := len(st.TopUps), maxEps
+	if limit == 0 {
+		limit = st.Epsilon
+	}
+	return func() {
+		ups := s.Study().TopUps
+		for _, t := range ups[min(seen, len(ups)):] {
+			fmt.Fprint(w, topUpWords(t, limit))
+		}
+		seen = max(seen, len(ups))
+	}
+}
+
+// topUpWords says what top-up t means for an LHA whose own limit is limit.
+func topUpWords(t protocol.TopUp, limit float64) string {
+	msg := fmt.Sprintf("the coordinator raised the study's lifetime budget (top-up %d, %s): ε %g → %g, %s of %s added\n",
+		t.Number, t.At.Local().Format("2 January 15:04"), t.FromEpsilon, t.Epsilon, plural(t.Campaigns, "campaign"), plural(t.Rounds, "round"))
+	if t.Epsilon > limit {
+		return msg + fmt.Sprintf("  this client's own limit is ε = %g: it sits out any round that would take the study past it; to agree to the new budget, start it again with --max-epsilon %g\n", limit, t.Epsilon)
+	}
+	return msg + fmt.Sprintf("  within this client's own limit ε = %g: it takes part in the added rounds\n", limit)
 }
 
 // campaignTag names a round's campaign in a continuing study ("" with

@@ -130,3 +130,21 @@ func TestReplacedHint(t *testing.T) {
 		t.Errorf("another error changed: %v", got)
 	}
 }
+
+// The client says a top-up happened and whether its own limit keeps it
+// out of the added rounds.
+func TestTopUpWordsInTheClient(t *testing.T) {
+	up := protocol.TopUp{Number: 1, FromEpsilon: 2, Epsilon: 3, Campaigns: 1, Rounds: 2, At: time.Now()}
+	for _, tc := range []struct {
+		limit float64
+		want  string
+	}{
+		{2, "it sits out any round that would take the study past it; to agree to the new budget, start it again with --max-epsilon 3"},
+		{5, "within this client's own limit ε = 5: it takes part in the added rounds"},
+	} {
+		got := topUpWords(up, tc.limit)
+		if !strings.Contains(got, "raised the study's lifetime budget (top-up 1, ") || !strings.Contains(got, "ε 2 → 3, 1 campaign of 2 rounds added") || !strings.Contains(got, tc.want) {
+			t.Errorf("limit %g: %q", tc.limit, got)
+		}
+	}
+}

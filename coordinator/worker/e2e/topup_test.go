@@ -71,7 +71,8 @@ func TestTopUpOnWorkerd(t *testing.T) {
 	if !strings.Contains(outA, "sent update (round 3)") || !strings.Contains(outA, "round 3 released (campaign 3 of 3, round 1 of 1)") {
 		t.Errorf("client A (limit 5) did not train in the added round, or misnamed its campaign:\n%s", outA)
 	}
-	if strings.Contains(outB, "sent update (round 3)") || !strings.Contains(outB, "campaign 2 of 3 ended; campaign 3 starts at") {
+	if strings.Contains(outB, "sent update (round 3)") || !strings.Contains(outB, "campaign 2 of 3 ended; campaign 3 starts at") ||
+		!strings.Contains(outB, "raised the study's lifetime budget (top-up 1") || !strings.Contains(outB, "start it again with --max-epsilon 3") {
 		t.Errorf("client B (limit 2, the budget it joined under) trained in the added round, or was not told when it starts:\n%s", outB)
 	}
 	t.Logf("client B's rounds:\n%s", rounds(outB))
@@ -81,7 +82,7 @@ func TestTopUpOnWorkerd(t *testing.T) {
 func rounds(out string) string {
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "round") || strings.Contains(l, "campaign") || strings.Contains(l, "connect") || strings.Contains(l, "budget") || strings.Contains(l, "limit") {
+		if strings.Contains(l, "round") || strings.Contains(l, "campaign") || strings.Contains(l, "top-up") || strings.Contains(l, "max-epsilon") || strings.Contains(l, "connect") || strings.Contains(l, "budget") || strings.Contains(l, "limit") {
 			keep = append(keep, l)
 		}
 	}
