@@ -17,8 +17,9 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "study topup", "study topup --state DIR --epsilon NEW [--campaigns K]\n\n"+
 		"Raises the lifetime budget of the study whose ledger is in DIR to NEW, adding K campaigns after the planned ones\n"+
 		"(same rounds per campaign and timetable). The added rounds' noise is calibrated so that every round, planned and\n"+
-		"added, composes to NEW under an RDP privacy filter. Stop 'fedcast serve' first and start it again afterwards:\n"+
-		"each LHA receives the top-up when it reconnects, and trains in the added rounds only if its own limit allows.")
+		"added, composes to NEW under an RDP privacy filter. Stop 'fedcast serve' first (it refuses while a coordinator\n"+
+		"runs on DIR) and start it again afterwards: each LHA receives the top-up when it reconnects, and trains in the added\n"+
+		"rounds only if its own limit allows. On Cloudflare Workers the same top-up is POST /api/admin/topup (docs/deploy-cloudflare.md).")
 	state := fs.String("state", "", "the coordinator's state directory (holding ledger.db); required")
 	eps := fs.Float64("epsilon", 0, "the new lifetime budget ε (above the current one); required")
 	campaigns := fs.Int("campaigns", 1, "campaigns to add")
