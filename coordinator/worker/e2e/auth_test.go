@@ -42,7 +42,7 @@ func handshake(t *testing.T, base, addr string, protos []string) (protocol.Messa
 // coordstudy.DefaultMaxFailedAuth failures an address gets HTTP 429 and no
 // socket, while another address is still answered; and a valid token from
 // the limited address is accepted all the same (LHAs may share a NAT
-// address with an attacker).
+// address with an attacker). It never negotiates compression.
 func TestHandshakeAuthOnWorkerd(t *testing.T) {
 	bin := workerdPath(t)
 	addr := freeAddr(t)
@@ -71,5 +71,20 @@ func TestHandshakeAuthOnWorkerd(t *testing.T) {
 	m, code := handshake(t, w.base, attacker, protocol.Subprotocols(token))
 	if wl, ok := m.(*protocol.Welcome); !ok || wl.LHA != "A" {
 		t.Fatalf("a valid token from the limited address: HTTP %d, first message %+v; want LHA A's welcome", code, m)
+	}
+
+	// No compression, even when the client offers it: a dummy's zeros
+	// would shrink on the wire (docs/privacy.md, "What an observer on the
+	// network sees").
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, "ws"+w.base[len("http"):]+"/api/ws", &websocket.DialOptions{
+		Subprotocols: protocol.Subprotocols(s.links[1][strings.Index(s.links[1], "#")+1:]), CompressionMode: websocket.CompressionContextTakeover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if ext := resp.Header.Get("Sec-WebSocket-Extensions"); ext != "" {
+		t.Errorf("the worker negotiated %q: frames would be compressed", ext)
 	}
 }
