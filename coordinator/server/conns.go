@@ -95,6 +95,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if protocol.IsForecastOnly(r.Header.Values("Sec-WebSocket-Protocol")) {
+		s.visit(ctx, ws, lha)
+		return
+	}
 	ws.SetReadLimit(s.limit)
 	c := &conn{lha: lha, ws: ws, out: make(chan frame, outboxSize), done: make(chan struct{}), since: time.Now(), remote: r.RemoteAddr}
 	name := s.eng.File.LHAs[lha].Name
@@ -147,4 +151,32 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.close(websocket.StatusNormalClosure, "")
 	s.signal()
 	s.log.Debug("LHA left", "lha", name)
+}
+
+// visit answers a forecast-only visit of LHA lha (protocol.ForecastOnly)
+// on ws with the frames a joining connection starts with, and closes it.
+// The connection is never registered: the LHA's live connection, if any,
+// keeps its place, its ready state and its rounds, and ws is never read
+// from (the client sends nothing after its handshake).
+func (s *Server) visit(ctx context.Context, ws *websocket.Conn, lha int) {
+	msgs, err := s.co.Visit(lha)
+	if err != nil {
+		s.log.Error("encode welcome", "err", err)
+		reject(ctx, ws, protocol.CodeInternal, "cannot encode the welcome")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, WriteTimeout)
+	defer cancel()
+	for _, m := range msgs {
+		typ := websocket.MessageText
+		if m.Kind == protocol.Binary {
+			typ = websocket.MessageBinary
+		}
+		if ws.Write(ctx, typ, m.B) != nil {
+			ws.CloseNow()
+			return
+		}
+	}
+	ws.Close(websocket.StatusNormalClosure, "forecast visit answered")
+	s.log.Debug("forecast visit answered", "lha", s.eng.File.LHAs[lha].Name)
 }

@@ -120,6 +120,27 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	c.waiting[lha] = true
+	msgs, err := c.firstFrames(lha)
+	if err != nil {
+		return err
+	}
+	deliver(msgs)
+	return nil
+}
+
+// Visit returns the frames Join would start LHA lha's connection with,
+// for a forecast-only visit (protocol.ForecastOnly): the connection is
+// not registered and nothing of the LHA's state changes (its live
+// connection stays online and, if it said ready, ready).
+func (c *Coordinator) Visit(lha int) ([]Msg, error) {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	return c.firstFrames(lha)
+}
+
+// firstFrames encodes LHA lha's welcome and the frames after it as of the
+// last tick. c.fmu held.
+func (c *Coordinator) firstFrames(lha int) ([]Msg, error) {
 	snap := c.snap
 	st := snap.status
 	welcome := &protocol.Welcome{Study: c.eng.Study, LHA: c.eng.File.LHAs[lha].Name, State: st.State, Schedule: st.Schedule,
@@ -129,7 +150,7 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	}
 	_, wb, err := protocol.Encode(welcome)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msgs := []Msg{{protocol.Text, wb}}
 	if snap.lastSent != nil {
@@ -138,6 +159,5 @@ func (c *Coordinator) Join(lha int, t time.Time, deliver func(msgs []Msg)) error
 	if snap.finished != nil {
 		msgs = append(msgs, Msg{protocol.Text, snap.finished})
 	}
-	deliver(msgs)
-	return nil
+	return msgs, nil
 }

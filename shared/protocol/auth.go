@@ -24,7 +24,34 @@ const (
 	Subprotocol = "fedcast.v1"
 	// AuthPrefix starts the subprotocol that carries the join token.
 	AuthPrefix = "fedcast.auth."
+	// ForecastOnly, offered beside a join token, asks for a forecast-only
+	// visit: the coordinator answers with the frames a joining LHA starts
+	// with (the welcome, the latest released round_result, finished) and
+	// closes, without registering the connection. The LHA's live
+	// connection, if any, is not replaced and its state (online, ready)
+	// does not change; the visit is not counted anywhere.
+	ForecastOnly = "fedcast.forecast"
 )
+
+// ForecastSubprotocols returns the subprotocols of a forecast-only visit
+// with token: Subprotocols(token) and ForecastOnly.
+func ForecastSubprotocols(token string) []string {
+	return append(Subprotocols(token), ForecastOnly)
+}
+
+// IsForecastOnly reports whether a handshake's Sec-WebSocket-Protocol
+// header values offer ForecastOnly (it says nothing of the token: see
+// ParseAuth).
+func IsForecastOnly(header []string) bool {
+	for _, h := range header {
+		for p := range strings.SplitSeq(h, ",") {
+			if strings.TrimSpace(p) == ForecastOnly {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Errors of ParseAuth.
 var (

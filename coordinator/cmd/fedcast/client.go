@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,11 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withHint(err)
 	}
-	s, err := lhaconn.Join(ctx, cf.link, "", &session.Options{MaxEpsilon: cf.maxEps, MaxWindows: cf.maxWin, Refresh: rereader(env, cf.dataPath)})
+	opt := &session.Options{MaxEpsilon: cf.maxEps, MaxWindows: cf.maxWin, Refresh: rereader(env, cf.dataPath)}
+	if cf.only {
+		opt.Dial = visitDial
+	}
+	s, err := lhaconn.Join(ctx, cf.link, "", opt)
 	if err != nil {
 		return err
 	}
@@ -85,16 +90,23 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	return finishClient(env, s, st, cf, data, pub, presentOnly)
 }
 
+// visitDial dials a forecast-only visit (protocol.ForecastOnly): the
+// coordinator answers with the welcome and the latest model and closes,
+// and the LHA's running client, if any, keeps its connection.
+func visitDial(ctx context.Context, url string, protocols []string) (session.Conn, error) {
+	return lhaconn.Dial(ctx, url, append(slices.Clip(protocols), protocol.ForecastOnly))
+}
+
 // replacedHint explains a session ended because another connection took
-// this LHA's join link (a link holds one connection at a time): often
-// 'client --forecast' run beside this client.
+// this LHA's join link (a link holds one connection at a time): a page
+// opened with the same link, or a second 'fedcast client' taking part.
 func replacedHint(err error) error {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) || pe.Code != protocol.CodeReplaced {
 		return err
 	}
-	return fmt.Errorf("%w\nAnother connection with this join link took over (a page, or another 'fedcast client', for example with --forecast), so this client stopped. "+
-		"While a client takes part in the campaigns, forecast with 'fedcast forecast --model FILE' on the file its --model keeps, which opens no connection; start this client again to take part", err)
+	return fmt.Errorf("%w\nAnother connection with this join link took over (a page opened with the link, or another 'fedcast client' taking part), so this client stopped. "+
+		"A join link takes part from one place at a time: close the other one and start this client again. To forecast while this client runs, use 'fedcast client --forecast' or 'fedcast forecast --model FILE': neither takes over", err)
 }
 
 // clientFlags are the flags of `fedcast client`.
@@ -117,7 +129,7 @@ func parseClient(env *Env, args []string) (*clientFlags, error) {
 	fs.IntVar(&cf.maxWin, "max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
 	fs.StringVar(&cf.modelOut, "model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
 	fs.StringVar(&cf.issuedOut, "issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
-	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent). A join link holds one connection: while this LHA's 'fedcast client --join' runs, use 'fedcast forecast --model FILE' instead, or this connection replaces the running client's")
+	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent). A running 'fedcast client --join' of this LHA keeps its connection and goes on taking part")
 	fs.BoolVar(&cf.quiet, "quiet", false, "print only the summary")
 	fs.StringVar(&cf.hubOut, "hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	fs.BoolVar(&cf.insecureAck, insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")

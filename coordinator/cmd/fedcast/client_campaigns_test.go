@@ -100,9 +100,17 @@ func TestClientThroughCampaigns(t *testing.T) {
 	if code, out, errs := runEnv(ctx, "forecast", "--model", path("a.model.json"), "--data", path("a.csv")); code != 0 || !strings.Contains(out, "(no change) for") {
 		t.Errorf("fedcast forecast between campaigns: exit %d\n%s\n%s", code, out, errs)
 	}
+	// client --forecast with the running client's own link: a visit that
+	// reads the latest model and leaves; client a keeps its connection and
+	// trains campaign 2 (checked below: it ends with the study, not
+	// "replaced").
+	if code, out, errs := runEnv(ctx, "client", "--join", links[1][1], "--data", path("a.csv"), "--forecast", "--model", path("visit.model.json")); code != 0 ||
+		!strings.Contains(errs, "read the model released after round 1 ") || !strings.Contains(out, "(no change) for") {
+		t.Errorf("client --forecast beside the running client: exit %d\n%s\n%s", code, out, errs)
+	}
 	for range 2 {
 		r := <-done
-		if r.code != 0 || !strings.Contains(r.out, "study finished (rounds) after 2 rounds") {
+		if r.code != 0 || !strings.Contains(r.out, "study finished (rounds) after 2 rounds") || strings.Contains(r.err, "took over") {
 			t.Fatalf("client exit %d:\n%s\n%s", r.code, r.out, r.err)
 		}
 		for _, want := range []string{"round 1 released (campaign 1 of 2, round 1 of 1)", "campaign 1 of 2 ended; campaign 2 starts at", "round 2 released (campaign 2 of 2, round 1 of 1)"} {
@@ -118,11 +126,13 @@ func TestClientThroughCampaigns(t *testing.T) {
 	<-serveDone
 }
 
-// A client whose join link another connection took over says why it
-// stopped and how to forecast while it runs.
+// A client whose join link another connection took over (a page opened
+// with the same link) says why it stopped, and that forecasting takes
+// nothing over.
 func TestReplacedHint(t *testing.T) {
 	err := replacedHint(fmt.Errorf("session: %w", &protocol.Error{Code: protocol.CodeReplaced, Message: "a newer connection joined with this token"}))
-	if !strings.Contains(err.Error(), "a newer connection joined") || !strings.Contains(err.Error(), "fedcast forecast --model FILE") {
+	if msg := err.Error(); !strings.Contains(msg, "a newer connection joined") || !strings.Contains(msg, "a page opened with the link") ||
+		!strings.Contains(msg, "'fedcast client --forecast' or 'fedcast forecast --model FILE': neither takes over") || strings.Contains(msg, "for example with --forecast") {
 		t.Errorf("replaced: %v", err)
 	}
 	other := &protocol.Error{Code: protocol.CodeUnauthorized, Message: "x"}

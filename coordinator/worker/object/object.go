@@ -315,11 +315,29 @@ func (o *Object) Connect(c int, protocols []string, addr string, now time.Time) 
 			o.refuse(c, protocol.CodeUnauthorized, perr.Error())
 		case lha < 0:
 			o.refuse(c, protocol.CodeUnauthorized, "unknown join token")
+		case protocol.IsForecastOnly(protocols):
+			o.visit(c, lha)
 		default:
 			o.conns[c] = &conn{lha: -1, since: now}
 			o.join(c, o.conns[c], lha, now)
 		}
 	}), nil
+}
+
+// visit answers a forecast-only visit c of LHA lha
+// (protocol.ForecastOnly) with the frames a joining connection starts
+// with, and closes it. c is never registered: the LHA's live connection
+// keeps its place and its state.
+func (o *Object) visit(c, lha int) {
+	msgs, err := o.co.Visit(lha)
+	if err != nil {
+		o.refuse(c, protocol.CodeInternal, "cannot welcome: "+err.Error())
+		return
+	}
+	for _, m := range msgs {
+		o.fx.send(c, m.Kind == protocol.Binary, m.B)
+	}
+	o.fx.Closes = append(o.fx.Closes, Close{Conn: c, Code: CloseNormal, Reason: "forecast visit answered"})
 }
 
 // refuse answers an unauthenticated connection c with code and closes
