@@ -143,3 +143,27 @@ func TestPeekDummy(t *testing.T) {
 		}
 	}
 }
+
+// A forecast-only visit offers the join token and ForecastOnly: ParseAuth
+// reads the token as for a join, and only IsForecastOnly tells them apart.
+func TestForecastOnly(t *testing.T) {
+	ps := ForecastSubprotocols("tok")
+	if tok, err := ParseAuth(ps); err != nil || tok != "tok" {
+		t.Errorf("ParseAuth(%q) = %q, %v", ps, tok, err)
+	}
+	for _, c := range []struct {
+		header []string
+		want   bool
+	}{
+		{ps, true},
+		{[]string{strings.Join(ps, ", ")}, true},
+		{[]string{ForecastOnly + " ," + Subprotocol}, true},
+		{Subprotocols("tok"), false},
+		{[]string{ForecastOnly + "x, " + Subprotocol}, false},
+		{nil, false},
+	} {
+		if got := IsForecastOnly(c.header); got != c.want {
+			t.Errorf("IsForecastOnly(%q) = %v, want %v", c.header, got, c.want)
+		}
+	}
+}
