@@ -2546,7 +2546,7 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(vugu.HTML("\x3Clabel for=\"publish-epsilon\"\x3EPrivacy of one publication (ε per person per year)\x3C/label\x3E"))
+							vgn.SetInnerHTML(vugu.HTML("\x3Clabel for=\"publish-epsilon\"\x3EPrivacy level (ε per person per year when you publish once a week)\x3C/label\x3E"))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}
