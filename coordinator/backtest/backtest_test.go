@@ -147,13 +147,16 @@ func TestReadHubFileRejects(t *testing.T) {
 // the planned schedule spends it (within the calibration's tolerance).
 func TestLifetimeBudget(t *testing.T) {
 	for _, c := range []struct {
-		eps           float64
-		every, rounds int
-		to            string
-	}{{1, 28, 0, "2020-10-12"}, {2, 14, 2, "2020-10-12"}, {0.5, 7, 1, "2020-09-07"}, {8, 28, 3, "2020-08-03"}} {
+		eps                  float64
+		every, rounds, first int
+		to                   string
+	}{{1, 28, 0, 0, "2020-10-12"}, {2, 14, 2, 0, "2020-10-12"}, {0.5, 7, 1, 0, "2020-09-07"}, {8, 28, 3, 0, "2020-08-03"},
+		// A warm start: the first campaign runs more rounds, the noise is
+		// calibrated over all of them.
+		{2, 14, 2, 7, "2020-10-12"}, {1, 28, 0, 12, "2020-10-12"}, {0.5, 7, 1, 3, "2020-08-10"}} {
 		d, states := fixture(t, 4)
 		o := baseOptions(d, states, c.eps)
-		o.Every, o.Rounds, o.To = c.every, c.rounds, day(c.to)
+		o.Every, o.Rounds, o.FirstRounds, o.To = c.every, c.rounds, c.first, day(c.to)
 		res, err := Run(o)
 		if err != nil {
 			t.Fatal(err)
@@ -161,8 +164,19 @@ func TestLifetimeBudget(t *testing.T) {
 		if want := len(CampaignStarts(o.From, o.To, c.every)); len(res.Campaigns) != want {
 			t.Fatalf("%+v: %d campaigns, want %d", c, len(res.Campaigns), want)
 		}
+		rounds := c.rounds
+		if rounds == 0 {
+			rounds = o.Design.Recipe().Rounds
+		}
 		prev := 0.0
 		for k, cp := range res.Campaigns {
+			want := rounds
+			if k == 0 && c.first > 0 {
+				want = c.first
+			}
+			if cp.Rounds != want {
+				t.Errorf("%+v: campaign %d ran %d rounds, want %d", c, k+1, cp.Rounds, want)
+			}
 			if cp.Epsilon > c.eps || cp.Epsilon < prev {
 				t.Errorf("%+v: after campaign %d the lifetime ε is %v (budget %v, before %v)", c, k+1, cp.Epsilon, c.eps, prev)
 			}

@@ -30,7 +30,7 @@ func (rp *replay) openEngine(k int, init []float64) (*study.Engine, error) {
 		AdminTokenSHA256: study.HashToken("backtest"),
 		Settings: protocol.Settings{Name: fmt.Sprintf("backtest campaign %d", k+1),
 			Epsilon: rp.sch.Epsilon, Delta: rp.sch.Delta, Accountant: rp.sch.Accountant,
-			Rounds: rp.sch.Rounds, ExpectedClients: rp.sch.ExpectedClients, ClipNorm: rec.Clip,
+			Rounds: rp.sch.RoundsOf(k), ExpectedClients: rp.sch.ExpectedClients, ClipNorm: rec.Clip,
 			LocalEpochs: rec.LocalEpochs, LearningRate: rec.LearningRate, History: layers[0],
 			Hidden: slices.Clone(layers[1 : len(layers)-1]), Horizon: WeekDays}}
 	noNoise := rp.sch.NoiseMultiplier == 0
@@ -112,7 +112,7 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, []privacy.Even
 	if err != nil {
 		return nil, nil, fmt.Errorf("backtest: campaign %d: %w", k+1, err)
 	}
-	rp.progress("campaign %d of %d (%s): %d rounds, %d LHAs", k+1, len(rp.sch.Starts), start.Format(time.DateOnly), rp.sch.Rounds, len(rp.lhas))
+	rp.progress("campaign %d of %d (%s): %d rounds, %d LHAs", k+1, len(rp.sch.Starts), start.Format(time.DateOnly), rp.sch.RoundsOf(k), len(rp.lhas))
 	if !cfg.DP {
 		return global, nil, nil
 	}

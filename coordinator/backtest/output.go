@@ -78,13 +78,16 @@ func WriteHub(dir, model string, r *Result) ([]string, error) {
 
 // Summary is the --json file.
 type Summary struct {
-	Design                    string          `json:"design"`
-	From                      string          `json:"from"`
-	To                        string          `json:"to"`
-	Origins                   int             `json:"origins"`
-	LHAs                      int             `json:"lhas"`
-	Campaigns                 int             `json:"campaigns"`
-	RoundsPerCampaign         int             `json:"rounds_per_campaign"`
+	Design            string `json:"design"`
+	From              string `json:"from"`
+	To                string `json:"to"`
+	Origins           int    `json:"origins"`
+	LHAs              int    `json:"lhas"`
+	Campaigns         int    `json:"campaigns"`
+	RoundsPerCampaign int    `json:"rounds_per_campaign"`
+	// FirstCampaignRounds is the first campaign's rounds when it differs
+	// from RoundsPerCampaign (a warm start; --first-rounds).
+	FirstCampaignRounds       int             `json:"first_campaign_rounds,omitempty"`
 	NoiseMultiplier           float64         `json:"noise_multiplier"`
 	EpsilonBudget             fl.JSONFloat    `json:"epsilon"`
 	EpsilonSpent              fl.JSONFloat    `json:"epsilon_spent"`
@@ -115,12 +118,16 @@ func Summarise(design string, r *Result, s *Scored) Summary {
 	g, w := s.GeomeanQuarters()
 	out := Summary{Design: design, Origins: len(r.Origins), LHAs: len(r.Areas), Campaigns: len(r.Campaigns),
 		RoundsPerCampaign: r.Schedule.Rounds, NoiseMultiplier: r.Schedule.NoiseMultiplier,
-		EpsilonBudget: fl.JSONFloat(r.Schedule.Epsilon), EpsilonSpent: fl.JSONFloat(r.EpsilonSpent()), Delta: r.Schedule.Delta,
+		FirstCampaignRounds: r.Schedule.FirstRounds,
+		EpsilonBudget:       fl.JSONFloat(r.Schedule.Epsilon), EpsilonSpent: fl.JSONFloat(r.EpsilonSpent()), Delta: r.Schedule.Delta,
 		RelativeWIS: s.All.RelativeWIS, RelativeMAE: s.All.RelativeMAE, Coverage50: s.All.Coverage50, Coverage95: s.All.Coverage95,
 		GeomeanQuarterRelativeWIS: g, WorstQuarter: WorstQuarter{Quarter: w.Quarter, RelativeWIS: w.RelativeWIS},
 		Quarters: s.Quarters, PerOrigin: s.PerOrigin, Fallbacks: r.Fallbacks, Seconds: math.Round(r.Seconds*100) / 100}
 	if len(r.Origins) > 0 {
 		out.From, out.To = r.Origins[0].Format(time.DateOnly), r.Origins[len(r.Origins)-1].Format(time.DateOnly)
+	}
+	if out.FirstCampaignRounds == out.RoundsPerCampaign {
+		out.FirstCampaignRounds = 0 // no warm start: the field is left out
 	}
 	return out
 }
@@ -168,9 +175,13 @@ func (s Summary) Headline() string {
 	if !math.IsInf(float64(s.EpsilonBudget), 1) {
 		eps = fmt.Sprintf("lifetime ε = %g (spent %.3g), δ = %g", float64(s.EpsilonBudget), float64(s.EpsilonSpent), s.Delta)
 	}
-	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%d), %d LHAs, %d campaigns of %d rounds, %s. "+
+	rounds := fmt.Sprintf("%d rounds", s.RoundsPerCampaign)
+	if s.FirstCampaignRounds > 0 {
+		rounds += fmt.Sprintf(" (the first %d)", s.FirstCampaignRounds)
+	}
+	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%d), %d LHAs, %d campaigns of %s, %s. "+
 		"Relative WIS against the hub baseline (1 = no change); geometric mean over quarters %.3f, worst quarter %s (%.3f).",
-		s.Design, s.From, s.To, s.Origins, s.LHAs, s.Campaigns, s.RoundsPerCampaign, eps,
+		s.Design, s.From, s.To, s.Origins, s.LHAs, s.Campaigns, rounds, eps,
 		s.GeomeanQuarterRelativeWIS, s.WorstQuarter.Quarter, s.WorstQuarter.RelativeWIS)
 }
 

@@ -38,6 +38,12 @@ type Options struct {
 	Every int
 	// Rounds per campaign (0: the design's).
 	Rounds int
+	// FirstRounds, when > 0, is the number of rounds of the first
+	// campaign only (a warm start on all history known at its start);
+	// the later campaigns run Rounds. 0: the design's FirstRounds, or
+	// Rounds when the design has none. Part of the schedule fixed before
+	// the first campaign, so the lifetime ε composes exactly.
+	FirstRounds int
 	// NoiseMultiplier, when > 0, replaces the calibration: every round
 	// gets this c and Epsilon is ignored (the lifetime ε is what the
 	// rounds compose to). For research only: the planner's table is
@@ -71,14 +77,17 @@ type Campaign struct {
 // Schedule is the replay's privacy schedule, fixed before the first
 // campaign.
 type Schedule struct {
-	Starts          []time.Time
-	Rounds          int
-	Clients         int // N
-	ExpectedClients int // m
-	SampleRate      float64
-	NoiseMultiplier float64 // c; 0 when Epsilon is +Inf
-	Accountant      privacy.AccountantKind
-	Epsilon, Delta  float64
+	Starts []time.Time
+	// Rounds is T, the rounds of every campaign but the first;
+	// FirstRounds the first campaign's (equal to Rounds without a warm
+	// start).
+	Rounds, FirstRounds int
+	Clients             int // N
+	ExpectedClients     int // m
+	SampleRate          float64
+	NoiseMultiplier     float64 // c; 0 when Epsilon is +Inf
+	Accountant          privacy.AccountantKind
+	Epsilon, Delta      float64
 }
 
 // Result is a replay: the forecasts of every area at every origin.
@@ -144,6 +153,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("backtest: --every %d days (want 1 … 3650)", o.Every)
 	case o.Rounds < 0:
 		return fmt.Errorf("backtest: --rounds %d (want ≥ 1)", o.Rounds)
+	case o.FirstRounds < 0 || o.FirstRounds > 1000:
+		return fmt.Errorf("backtest: --first-rounds %d (want 1 … 1000, or 0 for the design's)", o.FirstRounds)
 	case o.NoiseMultiplier < 0 || math.IsNaN(o.NoiseMultiplier) || math.IsInf(o.NoiseMultiplier, 0):
 		return fmt.Errorf("backtest: noise multiplier %v (want ≥ 0)", o.NoiseMultiplier)
 	case o.NoiseMultiplier == 0 && (math.IsNaN(o.Epsilon) || o.Epsilon <= 0):
@@ -183,6 +194,13 @@ func PlanSchedule(o *Options) (Schedule, error) {
 	if s.Rounds == 0 {
 		s.Rounds = rec.Rounds
 	}
+	s.FirstRounds = o.FirstRounds
+	if s.FirstRounds == 0 {
+		s.FirstRounds = rec.FirstRounds
+	}
+	if s.FirstRounds == 0 {
+		s.FirstRounds = s.Rounds
+	}
 	s.ExpectedClients = rec.ExpectedClients(s.Clients)
 	s.SampleRate = float64(s.ExpectedClients) / float64(s.Clients)
 	kind, err := privacy.ParseAccountantKind(rec.Accountant)
@@ -199,13 +217,30 @@ func PlanSchedule(o *Options) (Schedule, error) {
 	if math.IsInf(o.Epsilon, 1) {
 		return s, nil
 	}
-	total := len(s.Starts) * s.Rounds
+	total := s.TotalRounds(len(s.Starts))
 	c, err := privacy.NoiseMultiplierFor(kind, o.Epsilon, o.Delta, s.SampleRate, total)
 	if err != nil {
-		return s, fmt.Errorf("backtest: cannot calibrate the noise for %d campaigns of %d rounds within ε = %g: %w", len(s.Starts), s.Rounds, o.Epsilon, err)
+		return s, fmt.Errorf("backtest: cannot calibrate the noise for %d campaigns (%d rounds in all) within ε = %g: %w", len(s.Starts), total, o.Epsilon, err)
 	}
 	s.NoiseMultiplier = c
 	return s, nil
+}
+
+// RoundsOf is the number of rounds of campaign k (0 the first).
+func (s Schedule) RoundsOf(k int) int {
+	if k == 0 && s.FirstRounds > 0 {
+		return s.FirstRounds
+	}
+	return s.Rounds
+}
+
+// TotalRounds is the number of rounds of the first k campaigns.
+func (s Schedule) TotalRounds(k int) int {
+	n := 0
+	for i := range k {
+		n += s.RoundsOf(i)
+	}
+	return n
 }
 
 // LifetimeEpsilon is the ε after the first k campaigns of s, composed by
@@ -217,7 +252,7 @@ func (s Schedule) LifetimeEpsilon(k int) (float64, error) {
 	if s.NoiseMultiplier == 0 {
 		return math.Inf(1), nil
 	}
-	ev := []privacy.Event{{SampleRate: s.SampleRate, NoiseMultiplier: s.NoiseMultiplier, Rounds: k * s.Rounds}}
+	ev := []privacy.Event{{SampleRate: s.SampleRate, NoiseMultiplier: s.NoiseMultiplier, Rounds: s.TotalRounds(k)}}
 	return privacy.EpsilonFor(s.Accountant, ev, s.Delta)
 }
 
@@ -268,7 +303,7 @@ func Run(o Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			res.Campaigns = append(res.Campaigns, Campaign{Start: sch.Starts[next], Rounds: sch.Rounds, Epsilon: eps, ModelSHA256: protocol.HashHex(global)})
+			res.Campaigns = append(res.Campaigns, Campaign{Start: sch.Starts[next], Rounds: sch.RoundsOf(next), Epsilon: eps, ModelSHA256: protocol.HashHex(global)})
 			next++
 		}
 		qs, fallbacks, err := rp.forecastAll(global, t)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
 	"github.com/fedcast/fedcast/shared/fl"
@@ -29,12 +30,17 @@ import (
 //
 // FEDCAST_TUNE_CEILING_VARIANTS (comma-separated; "a+b" combines), and
 // TestTuneSkill's FEDCAST_TUNE_EPS (default inf here), FEDCAST_TUNE_SEEDS
-// (default 1) and FEDCAST_TUNE_PERIOD. The held-out origins (2021-02-01
+// (default 1), FEDCAST_TUNE_PERIOD and FEDCAST_TUNE_STARTS (replay start
+// dates, each scored on its own origins up to 2021-01-25). The held-out origins (2021-02-01
 // on) are never scored here. The eighth round ran it at ε = 2
 // (FEDCAST_TUNE_EPS=2 FEDCAST_TUNE_SEEDS=1,2
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,T3,E15,lr0005,T3+E15,T3+lr0005)
 // and adopted E15; the adoption was reversed after the full-span
 // backtest, so "weekly" is still E = 30 (E15 is preset weekly-e15).
+// The ninth round ran it on two start dates (FEDCAST_TUNE_EPS=2
+// FEDCAST_TUNE_SEEDS=1,2 FEDCAST_TUNE_STARTS=2020-05-04,2020-10-05
+// FEDCAST_TUNE_CEILING_VARIANTS=weekly,F15,F30,F30+E15): no warm start
+// qualified.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -59,6 +65,10 @@ var ceilingVariants = map[string]otVariant{
 	// Added after central's first run (a reference, never eligible): the
 	// pooled training with about the federated budget, 150 steps at 0.001.
 	"central150": {"central150", func(d *model.Design) { d.Rounds = 1 }, nil},
+	// The ninth round's: a warm start, the first campaign of the schedule
+	// runs F rounds on all the history known at its start (then T = 5).
+	"F15": {"F15", func(d *model.Design) { d.FirstRounds = 15 }, nil},
+	"F30": {"F30", func(d *model.Design) { d.FirstRounds = 30 }, nil},
 }
 
 // centralSteps are the central references' Adam steps and learning rates.
@@ -156,10 +166,6 @@ func TestTuneCeiling(t *testing.T) {
 	seeds := envSeeds(t, "1")
 	period := cmpOr(os.Getenv("FEDCAST_TUNE_PERIOD"), "history")
 	d, state, pop, from, to := otInput(t, period)
-	last := to
-	if period == "history" {
-		from, last = day("2020-05-04"), day("2021-01-25")
-	}
 	for _, name := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_CEILING_VARIANTS"), ceilingOrder), ",") {
 		var parts []otVariant
 		for _, n := range strings.Split(name, "+") {
@@ -173,31 +179,47 @@ func TestTuneCeiling(t *testing.T) {
 		for _, v := range parts {
 			v.set(&des)
 		}
-		for _, eps := range epsilons {
-			var wis, c95, worst float64
-			for _, seed := range seeds {
-				wd, err := backtest.NewWeeklyDesign(des, seed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var design backtest.Design = wd
-				if c, ok := centralSteps[name]; ok {
-					design = &centralDesign{WeeklyDesign: wd, steps: int(c[0]), rate: c[1]}
-				}
-				res, err := backtest.Run(backtest.Options{Cases: d, AreaState: state, Population: pop, From: from, To: to,
-					Epsilon: eps, Delta: 1e-5, Design: design, Seed: &seed})
-				if err != nil {
-					t.Fatal(err)
-				}
-				s, quarters, w := skillScores(t, res, d, from, last, period == "history")
-				t.Logf("%-10s ε=%-3v seed %d %4d params c=%.3f %3.0f s  choosing %s%s", name, eps, seed,
-					des.Network().NumParams(), res.Schedule.NoiseMultiplier, res.Seconds, otLine(s), quarters)
-				n := float64(len(seeds))
-				wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
+		for _, st := range tuneStarts(t, period, from, to) {
+			for _, eps := range epsilons {
+				ceilingRun(t, name, des, ceilingData{d, state, pop}, st, to, eps, seeds, period == "history")
 			}
-			t.Logf("%-10s ε=%-3v mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, eps, len(seeds), wis, c95, worst)
 		}
 	}
+}
+
+// ceilingData is the replayed file and its public metadata.
+type ceilingData struct {
+	d     *series.Dataset
+	state map[string]string
+	pop   map[string]float64
+}
+
+// ceilingRun replays des from st.from to `to` at eps once per seed and
+// logs each seed's scores on st's choosing origins and their mean.
+func ceilingRun(t *testing.T, name string, des model.Design, in ceilingData, st tuneStart, to time.Time, eps float64, seeds []uint64, perQuarter bool) {
+	var wis, c95, worst float64
+	start := st.from.Format(time.DateOnly)
+	for _, seed := range seeds {
+		wd, err := backtest.NewWeeklyDesign(des, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var design backtest.Design = wd
+		if c, ok := centralSteps[name]; ok {
+			design = &centralDesign{WeeklyDesign: wd, steps: int(c[0]), rate: c[1]}
+		}
+		res, err := backtest.Run(backtest.Options{Cases: in.d, AreaState: in.state, Population: in.pop, From: st.from, To: to,
+			Epsilon: eps, Delta: 1e-5, Design: design, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, quarters, w := skillScores(t, res, in.d, st.from, st.last, perQuarter)
+		t.Logf("%-10s from %s ε=%-3v seed %d %4d params c=%.3f %3.0f s  choosing %s%s", name, start, eps, seed,
+			des.Network().NumParams(), res.Schedule.NoiseMultiplier, res.Seconds, otLine(s), quarters)
+		n := float64(len(seeds))
+		wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
+	}
+	t.Logf("%-10s from %s ε=%-3v mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, start, eps, len(seeds), wis, c95, worst)
 }
 
 // TestCentralDesign checks the ceiling harness on a small outbreak: its

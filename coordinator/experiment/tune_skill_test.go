@@ -25,8 +25,10 @@ import (
 // all of skillVariants); "a+b" applies a and b together. FEDCAST_TUNE_SEEDS
 // the noise seeds (default 1,2), FEDCAST_TUNE_EPS one ε (default 2),
 // FEDCAST_TUNE_PERIOD "history" (default) or "synthetic" (the synthetic
-// check: one 400-area outbreak, scored on its last 16 origins). The
-// held-out origins (2021-02-01 on) are never scored here.
+// check: one 400-area outbreak, every origin of its replay scored),
+// FEDCAST_TUNE_STARTS the replays' start dates on the history file
+// (tuneStarts; default 2020-05-04). The held-out origins (2021-02-01 on)
+// are never scored here.
 
 // skillVariants are the fourth round's variants, each one change from the
 // weekly design.
@@ -102,6 +104,37 @@ func envSeeds(t *testing.T, def string) []uint64 {
 	return seeds
 }
 
+// tuneStart is one replay start date of a tuning round: the replay's
+// first origin (and first campaign) and the last origin scored.
+type tuneStart struct{ from, last time.Time }
+
+// lastChoosing is the last origin any tuning round scores on the history
+// file: the origins after it (2021-02-01 … 2021-06-21) are held out.
+const lastChoosing = "2021-01-25"
+
+// tuneStarts returns the replays of a round: on the history file one per
+// date of FEDCAST_TUNE_STARTS (default 2020-05-04, the fourth to eighth
+// rounds'; the ninth ran 2020-05-04,2020-10-05), each scored on its own
+// origins up to lastChoosing only; on the synthetic check, its one replay
+// (from … to, every origin scored).
+func tuneStarts(t *testing.T, period string, from, to time.Time) []tuneStart {
+	if period != "history" {
+		return []tuneStart{{from, to}}
+	}
+	var out []tuneStart
+	for _, s := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_STARTS"), "2020-05-04"), ",") {
+		f, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			t.Fatalf("FEDCAST_TUNE_STARTS: %q is not a date (YYYY-MM-DD)", s)
+		}
+		if !f.Before(day(lastChoosing)) {
+			t.Fatalf("FEDCAST_TUNE_STARTS: %s is not before %s: it would have no choosing origin", s, lastChoosing)
+		}
+		out = append(out, tuneStart{f, day(lastChoosing)})
+	}
+	return out
+}
+
 // skillScores scores res on the choosing origins from … last and, with
 // perQuarter, on each of skillPeriods: the overall scores, the quarters'
 // relative WIS as " | 2020Q2 0.914 …" and the worst of them.
@@ -111,7 +144,11 @@ func skillScores(t *testing.T, res *backtest.Result, d *series.Dataset, from, la
 		return s, "", 0
 	}
 	for _, q := range skillPeriods {
-		qs := otScores(t, res, d, maxTime(from, day(q.from)), minTime(last, day(q.to)))
+		qf, qt := maxTime(from, day(q.from)), minTime(last, day(q.to))
+		if qt.Before(qf) {
+			continue // a quarter before the replay's start
+		}
+		qs := otScores(t, res, d, qf, qt)
 		quarters += fmt.Sprintf(" | %s %.3f", q.name, qs.RelativeWIS)
 		worst = max(worst, qs.RelativeWIS)
 	}
@@ -129,31 +166,53 @@ func TestTuneSkill(t *testing.T) {
 	seeds := envSeeds(t, "1,2")
 	period := cmpOr(os.Getenv("FEDCAST_TUNE_PERIOD"), "history")
 	d, state, pop, from, to := otInput(t, period)
-	last := to
-	if period == "history" {
-		from, last = day("2020-05-04"), day("2021-01-25")
-	}
 	for _, name := range strings.Split(cmpOr(os.Getenv("FEDCAST_TUNE_SKILL_VARIANTS"), skillOrder), ",") {
 		set, setW := skillVariant(t, name)
-		var wis, c95, worst float64
-		for _, seed := range seeds {
-			des, _ := model.ReplayPreset("weekly")
-			set(&des)
-			wd, err := backtest.NewWeeklyDesign(des, seed)
-			if err != nil {
-				t.Fatal(err)
+		for _, st := range tuneStarts(t, period, from, to) {
+			var wis, c95, worst float64
+			for _, seed := range seeds {
+				des, _ := model.ReplayPreset("weekly")
+				set(&des)
+				wd, err := backtest.NewWeeklyDesign(des, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				setW(wd)
+				res, err := backtest.Run(backtest.Options{Cases: d, AreaState: state, Population: pop, From: st.from, To: to,
+					Epsilon: eps, Delta: 1e-5, Design: wd, Seed: &seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, quarters, w := skillScores(t, res, d, st.from, st.last, period == "history")
+				t.Logf("%-14s from %s seed %d %3.0f s  choosing %s%s", name, st.from.Format(time.DateOnly), seed, res.Seconds, otLine(s), quarters)
+				n := float64(len(seeds))
+				wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
 			}
-			setW(wd)
-			res, err := backtest.Run(backtest.Options{Cases: d, AreaState: state, Population: pop, From: from, To: to,
-				Epsilon: eps, Delta: 1e-5, Design: wd, Seed: &seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, quarters, w := skillScores(t, res, d, from, last, period == "history")
-			t.Logf("%-14s seed %d %3.0f s  choosing %s%s", name, seed, res.Seconds, otLine(s), quarters)
-			n := float64(len(seeds))
-			wis, c95, worst = wis+s.RelativeWIS/n, c95+s.Coverage95/n, worst+w/n
+			t.Logf("%-14s from %s mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, st.from.Format(time.DateOnly), len(seeds), wis, c95, worst)
 		}
-		t.Logf("%-14s mean of %d seeds: relWIS %.4f cov95 %.3f worst quarter %.3f", name, len(seeds), wis, c95, worst)
+	}
+}
+
+// TestTuneStarts: every start date of FEDCAST_TUNE_STARTS is scored only up
+// to the last choosing origin (the held-out origins stay unscored), the
+// default is the May start alone, and the synthetic check keeps its own
+// span.
+func TestTuneStarts(t *testing.T) {
+	t.Setenv("FEDCAST_TUNE_STARTS", "2020-05-04,2020-10-05")
+	got := tuneStarts(t, "history", day("2020-10-05"), day("2021-06-21"))
+	if len(got) != 2 || !got[0].from.Equal(day("2020-05-04")) || !got[1].from.Equal(day("2020-10-05")) {
+		t.Fatalf("starts %v, want 2020-05-04 and 2020-10-05", got)
+	}
+	for _, s := range got {
+		if !s.last.Equal(day(lastChoosing)) {
+			t.Errorf("start %v is scored up to %v, want %s", s.from, s.last, lastChoosing)
+		}
+	}
+	t.Setenv("FEDCAST_TUNE_STARTS", "")
+	if got := tuneStarts(t, "history", day("2020-10-05"), day("2021-06-21")); len(got) != 1 || !got[0].from.Equal(day("2020-05-04")) {
+		t.Errorf("default starts %v, want 2020-05-04 only", got)
+	}
+	if got := tuneStarts(t, "synthetic", day("2021-01-04"), day("2021-05-24")); len(got) != 1 || !got[0].last.Equal(day("2021-05-24")) {
+		t.Errorf("synthetic starts %v, want its own span", got)
 	}
 }

@@ -22,6 +22,12 @@ type Design struct {
 	Hidden []int `json:"hidden"`
 	// Rounds is T.
 	Rounds int `json:"rounds"`
+	// FirstRounds, when > 0, is the number of rounds of the first campaign
+	// of a deployment over time (a warm start on all history known at its
+	// start; the later campaigns run Rounds). 0: Rounds. Read by `fedcast
+	// backtest`'s schedule, which calibrates the noise over all planned
+	// rounds; a one-month study has one campaign of Rounds.
+	FirstRounds int `json:"first_rounds,omitempty"`
 	// ClientsPerRound is m when set (capped at N); otherwise m = ⌈q·N⌉
 	// with q = SampleRate.
 	ClientsPerRound int     `json:"clients_per_round,omitempty"`

@@ -24,7 +24,7 @@ func init() {
 }
 
 const backtestUsage = `backtest --cases FILE --counties FILE --from DATE --to DATE --epsilon E [--delta D] [--every DAYS]
-       [--rounds T] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S]
+       [--rounds T] [--first-rounds N] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S]
        [--publish-epsilon E [--publish-delta D]]
 
 Every area of --cases is one simulated LHA. Forecast origins are every 7 days
@@ -32,6 +32,8 @@ from --from to --to (both included); at origin t each LHA knows the reports up
 to t and forecasts the total reported cases of t+1 … t+7. Training campaigns
 run every --every days from --from, each on what was known at its start.
 --epsilon is the lifetime budget of all campaigns together ('inf': no noise).
+--first-rounds N gives the first campaign N rounds (a warm start on all the
+history known at its start); the noise is calibrated over every planned round.
 National and state totals (public inputs) are the sums of --cases, by the
 state column of --counties. Scores are against the hub baseline (1 = no
 change).
@@ -51,6 +53,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	delta := fs.Float64("delta", 1e-5, "δ of the (ε, δ) guarantee")
 	every := fs.Int("every", backtest.DefaultEvery, "days between the starts of training campaigns")
 	rounds := fs.Int("rounds", 0, "rounds per campaign (default: the design's)")
+	firstRounds := fs.Int("first-rounds", 0, "rounds of the first campaign only, a warm start (default: the design's, or --rounds)")
 	hub := fs.String("hub", "", "write one hub CSV per origin into this directory")
 	jsonOut := fs.String("json", "", "write the scores as JSON to this file")
 	outDir := fs.String("out", "", "write the figure (relative WIS per origin) and the per-quarter table into this directory")
@@ -85,7 +88,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	opt := backtest.Options{Cases: data, AreaState: meta.State, Population: meta.Population, From: dates[0], To: dates[1],
-		Epsilon: eps, Delta: *delta, Every: *every, Rounds: *rounds, Design: design}
+		Epsilon: eps, Delta: *delta, Every: *every, Rounds: *rounds, FirstRounds: *firstRounds, Design: design}
 	if *seed != 0 {
 		opt.Seed = seed
 	}

@@ -111,6 +111,7 @@ func TestBacktestUsage(t *testing.T) {
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-05-03", "--to", "2020-09-21", "--epsilon", "1"}, "no history"},
 		{[]string{"--cases", cases, "--counties", cases, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1"}, "population"},
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--preset", "x"}, "use one of"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--first-rounds", "-2"}, "--first-rounds -2"},
 	} {
 		code, _, stderr := fedcast(t, append([]string{"backtest"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
