@@ -40,7 +40,8 @@ import (
 // The ninth round ran it on two start dates (FEDCAST_TUNE_EPS=2
 // FEDCAST_TUNE_SEEDS=1,2 FEDCAST_TUNE_STARTS=2020-05-04,2020-10-05
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,F15,F30,F30+E15): no warm start
-// qualified.
+// qualified. The tenth round ran the same two start dates with
+// FEDCAST_TUNE_CEILING_VARIANTS=weekly,cuminc,peak,cuminc+peak.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -69,6 +70,10 @@ var ceilingVariants = map[string]otVariant{
 	// runs F rounds on all the history known at its start (then T = 5).
 	"F15": {"F15", func(d *model.Design) { d.FirstRounds = 15 }, nil},
 	"F30": {"F30", func(d *model.Design) { d.FirstRounds = 30 }, nil},
+	// The tenth round's: inputs that say where the area is in its wave,
+	// from its own series and the public totals only ("cuminc+peak" both).
+	"cuminc": {"cuminc", weekly(func(w *model.Weekly) { w.CumIncidence = true }), nil},
+	"peak":   {"peak", weekly(func(w *model.Weekly) { w.PeakDistance = true }), nil},
 }
 
 // centralSteps are the central references' Adam steps and learning rates.

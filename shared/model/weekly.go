@@ -22,6 +22,12 @@ import (
 //	totals:   the same log-changes of the national and of the state totals
 //	holidays: the share of public holidays in t−6 … t, t−13 … t−7 and in
 //	          the target week t+1 … t+7 (by the area's state)
+//	cumulative incidence (optional): ℓ(10⁵·C(t)/population) / 10, C(t) the
+//	          area's cases reported over t−181 … t (26 weeks, as far as its
+//	          series goes; 0 without a population)
+//	peak distance (optional): ℓ(S(t)) − max ℓ(S(d)) over d = t−364 … t (as
+//	          far as known), for the area and for the state total (0 at the
+//	          peak, below 0 after it)
 //
 // and its target is ℓ(S(t+7)) − ℓ(S(t)), so an output of 0 is the no-change
 // forecast. Everything but the holidays is read from days ≤ t; the
@@ -62,6 +68,14 @@ type Weekly struct {
 	// Size adds ℓ(S(t))/10, the area's own 7-day total on the log scale
 	// (how much of its change is noise).
 	Size bool `json:"size,omitempty"`
+	// CumIncidence adds the area's cumulative incidence of the last 26
+	// weeks, ℓ(10⁵·cases/population)/10 (0 without a population): a proxy
+	// of the immunity built up in the area (the tenth round).
+	CumIncidence bool `json:"cum_incidence,omitempty"`
+	// PeakDistance adds ℓ(S(t)) − max ℓ(S(d)) over the last 52 weeks, for
+	// the area and for the state total: whether a wave is at, rising to or
+	// falling from its peak (the tenth round).
+	PeakDistance bool `json:"peak_distance,omitempty"`
 	// ClipTarget > 0 clips the training targets (log-changes) to
 	// ±ClipTarget, so that a reporting dump or backlog does not dominate
 	// the loss (0: off). Forecasts are not clipped by it.
@@ -127,6 +141,12 @@ func (w Weekly) Inputs() int {
 	}
 	if w.Holidays {
 		n += 3
+	}
+	if w.CumIncidence {
+		n++
+	}
+	if w.PeakDistance {
+		n += 2
 	}
 	return n
 }
@@ -208,8 +228,65 @@ func (w Weekly) Input(dst []float64, r *series.Region, pub Public, origin time.T
 		dst[i] = pub.Holidays.Share(origin)
 		dst[i+1] = pub.Holidays.Share(origin.AddDate(0, 0, -7))
 		dst[i+2] = pub.Holidays.Share(origin.AddDate(0, 0, 7))
+		i += 3
+	}
+	if w.CumIncidence {
+		dst[i] = 0
+		if pub.Population > 0 {
+			dst[i] = l(1e5*recentCases(r, origin, cumIncidenceDays)/pub.Population) / 10
+		}
+		i++
+	}
+	if w.PeakDistance {
+		dst[i], _ = peakDistance(r, origin, peakDays)
+		dst[i+1], _ = peakDistance(pub.State, origin, peakDays)
 	}
 	return true
+}
+
+// The spans of the wave inputs: 26 weeks of cases for the cumulative
+// incidence, 52 weeks of 7-day totals for the peak.
+const (
+	cumIncidenceDays = 26 * 7
+	peakDays         = 52*7 + 1
+)
+
+// recentCases returns the cases r reports over the days origin−days+1 …
+// origin that it covers (negative counts read as 0). It reads no day after
+// origin.
+func recentCases(r *series.Region, origin time.Time, days int) float64 {
+	i := r.Index(origin)
+	if i < 0 || i >= len(r.Cases) {
+		return 0
+	}
+	s := 0.0
+	for _, v := range r.Cases[max(0, i-days+1) : i+1] {
+		s += max(v, 0)
+	}
+	return s
+}
+
+// peakDistance returns ℓ(S(origin)) − max ℓ(S(d)) over the days d =
+// origin−days+1 … origin whose 7-day total r covers (≤ 0; 0 at the peak),
+// and false (with 0) when r does not cover S(origin). It reads no day after
+// origin.
+func peakDistance(r *series.Region, origin time.Time, days int) (float64, bool) {
+	now, ok := Total7(r, origin)
+	if !ok {
+		return 0, false
+	}
+	i := r.Index(origin)
+	lo := max(6, i-days+1)
+	s := 0.0 // S(lo), then the running 7-day total S(j)
+	for _, v := range r.Cases[lo-6 : lo+1] {
+		s += max(v, 0)
+	}
+	peak := max(s, now)
+	for j := lo + 1; j < i; j++ {
+		s += max(r.Cases[j], 0) - max(r.Cases[j-7], 0)
+		peak = max(peak, s)
+	}
+	return l(now) - l(peak), true
 }
 
 // Target returns the network's target of the window ending on origin:
