@@ -21,6 +21,10 @@ type SecureWords struct {
 	// Picked: whether this LHA was picked never leaves the computer
 	// (empty without a helper).
 	Picked string
+	// Each says what is sent each round with a helper: one report of the
+	// same size every round, picked or not (empty without a helper: the
+	// page then says an update is sent only when picked).
+	Each string
 }
 
 // Secure returns the words for study st, whose coordinator is at
@@ -57,6 +61,10 @@ func Secure(st *protocol.Study, coordinator string) SecureWords {
 			"and an 80-byte sealed key from which only the helper can rebuild its part.%s",
 			FormatCount(float64(secagg.ReportSize(st.Params))), FormatCount(float64(leader)), bound),
 		Picked: "Whether you were picked for a round never leaves this computer: every round it sends a report of the same size, at the same moment.",
+		Each: fmt.Sprintf("Every round, picked or not: one report of %s bytes, split between the two servers. It holds the changes to the model's %s numbers, "+
+			"cut down to a fixed size (at most %s), when this computer picked itself for the round, and zeros otherwise. "+
+			"No case counts, no dates, no area names, not even how many rows your file has.",
+			FormatCount(float64(protocol.HeaderSize+secagg.ReportSize(st.Params))), FormatCount(float64(st.Params)), FormatCount(st.ClipNorm)),
 	}
 }
 

@@ -23,16 +23,29 @@ func TestSecureWords(t *testing.T) {
 		{w.Sent, "1,928 bytes"},
 		{w.Sent, "at most 16384 steps"},
 		{w.Picked, "Whether you were picked for a round never leaves this computer"},
+		{w.Each, "Every round, picked or not: one report of 2,088 bytes"},
+		{w.Each, "model's 241 numbers"},
+		{w.Each, "at most 0.5"},
 	} {
 		if !strings.Contains(c.got, c.want) {
 			t.Errorf("%q lacks %q", c.got, c.want)
 		}
 	}
 	plain := Secure(&protocol.Study{}, "x")
-	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" {
+	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" || plain.Each != "" {
 		t.Errorf("without a helper: %+v", plain)
 	}
 	if got := SecureEpsilon(2, 1.366); !strings.Contains(got, "each server: ε = 2") || !strings.Contains(got, "the public: ε = 1.37") {
 		t.Errorf("SecureEpsilon: %q", got)
+	}
+}
+
+// The dashboard of a study with a helper shows both figures: each
+// server's ε and the public's, with the budget.
+func TestAdminSecureWords(t *testing.T) {
+	st := &AdminStatus{Status: protocol.Status{SecureAggregation: true, EpsilonSpent: 2, EpsilonPublic: 1.366, EpsilonBudget: 2, Delta: 1e-5}}
+	c := &AdminPage{S: &AdminState{Status: st}}
+	if w := c.epsilonWords(); w != "each server: ε = 2; the public: ε = 1.37 (argued); budget 2" {
+		t.Errorf("dashboard with a helper: %q", w)
 	}
 }

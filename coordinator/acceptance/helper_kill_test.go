@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -25,6 +26,9 @@ type helperProc struct {
 	paused chan int // rounds the test hook paused after
 	exited chan struct{}
 }
+
+// leaderToken is the test studies' leader token (study.HelperRef.LeaderToken).
+var leaderToken = study.NewToken()
 
 func startHelper(t *testing.T, key, state, addr, pause string) *helperProc {
 	t.Helper()
@@ -104,11 +108,11 @@ func TestHelperKill9BetweenCommitAndAnswer(t *testing.T) {
 	addr := freeAddr(t)
 	st := protocol.Study{Protocol: protocol.Version, Clients: 3,
 		SampleRate: 1, NoiseMultiplier: 2, Params: 5,
-		Helper: &protocol.Helper{URL: "http://" + addr, PublicKey: pub.Bytes()},
+		Helper: &protocol.Helper{URL: "http://" + addr, PublicKey: pub.Bytes(), LeaderTokenSHA256: study.HashToken(leaderToken)},
 		Settings: protocol.Settings{Epsilon: 10, Delta: 1e-5, Rounds: 3, ExpectedClients: 3,
 			ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001}}
 	hash, _ := st.Hash()
-	client := &helper.Client{URL: st.Helper.URL}
+	client := &helper.Client{URL: st.Helper.URL, Token: leaderToken}
 	p := startHelper(t, filepath.Join(keys, "helper.key"), state, addr, "30s")
 	for round := 1; round <= st.Rounds; round++ {
 		var reps []*secagg.Report

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,23 @@ func synthLHAs(t *testing.T, n int, seed uint64) ([]string, []*series.Dataset) {
 var (
 	hookRound    = regexp.MustCompile(` round=(\d+)`)
 	hookReceived = regexp.MustCompile(` received=(\d+)`)
+	reReleased   = regexp.MustCompile(`msg="round released" round=(\d+) .*rereleased=true`)
 )
+
+// rereleaseLines returns the rounds that the coordinators of lives logged
+// as released after a restart.
+func rereleaseLines(lives []*proc) map[int]bool {
+	out := map[int]bool{}
+	for _, p := range lives {
+		for _, line := range strings.Split(p.logs(), "\n") {
+			if m := reReleased.FindStringSubmatch(line); m != nil {
+				r, _ := strconv.Atoi(m[1])
+				out[r] = true
+			}
+		}
+	}
+	return out
+}
 
 type killRecord struct {
 	Kill         int     `json:"kill"`
@@ -77,6 +94,7 @@ func TestSigkillResume(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	p := serve(t, studyPath, state, addr, &seed)
+	lives := []*proc{p} // every process's log, for the release lines
 	ctx, cancel := withTimeout(20 * time.Minute)
 	defer cancel()
 	lhas := startPool(t, ctx, p.base, names, tokens, data, 300*time.Millisecond)
@@ -95,6 +113,7 @@ func TestSigkillResume(t *testing.T) {
 				env = append(env, server.PauseAfterCommitEnv+"=1s")
 			}
 			p = serve(t, studyPath, state, addr, &seed, env...)
+			lives = append(lives, p)
 		}
 		t0 := time.Now()
 		if rec.Mode == "after_commit" {
@@ -155,6 +174,7 @@ func TestSigkillResume(t *testing.T) {
 
 	// The last start runs the study to its end.
 	p = serve(t, studyPath, state, addr, &seed)
+	lives = append(lives, p)
 	fin, err := p.waitState(10*time.Minute, func(s serverStatus) bool { return s.State == protocol.StateFinished })
 	if err != nil {
 		t.Fatalf("%v\n%s", err, p.logs())
@@ -176,7 +196,7 @@ func TestSigkillResume(t *testing.T) {
 		}
 	}
 	// Every round a kill caught between its commit and its release was
-	// released after the restart and is marked so in the ledger (issue 22).
+	// released after the restart, is marked so in the ledger (issue 22)
 	rereleased := 0
 	for _, r := range e.Rounds {
 		if r.Rereleased {
@@ -186,6 +206,13 @@ func TestSigkillResume(t *testing.T) {
 	for _, rec := range records {
 		if r := rec.HookRound; r > 0 && r <= len(e.Rounds) && !e.Rounds[r-1].Rereleased {
 			t.Errorf("round %d was committed before kill %d and released after the restart, but the ledger export does not mark it rereleased", r, rec.Kill)
+		}
+	}
+	// and logged like any release, marked as a re-release.
+	logged := rereleaseLines(lives)
+	for _, r := range e.Rounds {
+		if r.Rereleased && !logged[r.Round] {
+			t.Errorf("round %d is marked rereleased in the ledger, but no coordinator logged its \"round released … rereleased=true\"", r.Round)
 		}
 	}
 	checked, problems := lhas.checkAgainst(e)
@@ -246,6 +273,6 @@ func TestSigkillResume(t *testing.T) {
 		"lhas": n, "expected_clients": m, "rounds": rounds, "kills": len(records), "kills_after_commit": hookKills,
 		"epsilon_spent": e.EpsilonSpent, "epsilon_expected": want, "models_checked_final": checked,
 		"round_results_received": results, "round_results_resent": resent, "updates_sent": updates,
-		"client_reconnects": cuts, "rounds_with_no_sampled_lha_online": empty, "rounds_rereleased": rereleased, "kill_log": records,
+		"client_reconnects": cuts, "rounds_with_no_sampled_lha_online": empty, "rounds_rereleased": rereleased, "rereleases_logged": len(logged), "kill_log": records,
 	})
 }

@@ -46,6 +46,9 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 			t.Errorf("'Who sees what' lacks %q:\n%s", want, who)
 		}
 	}
+	if card := text(t, ctx, "#study"); !strings.Contains(card, "Every round, picked or not: one report of") || strings.Contains(card, "Only when you are picked") {
+		t.Errorf("the study card does not say that a report goes every round:\n%s", card)
+	}
 	chooseAndJoin(t, ctx, fixture(t, "lha.csv"))
 	within(t, ctx, 180*time.Second, "training to the end", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
 	c.waitFinished(t, 30*time.Second)

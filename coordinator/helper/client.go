@@ -21,6 +21,9 @@ var ErrUnavailable = study.ErrHelperUnavailable
 type Client struct {
 	// URL is the helper's base URL (protocol.Helper.URL). Required.
 	URL string
+	// Token is the study's leader token (study.HelperRef.LeaderToken):
+	// the helper serves no round without it.
+	Token string
 	// HTTP defaults to http.DefaultClient.
 	HTTP *http.Client
 }
@@ -29,7 +32,7 @@ type Client struct {
 // study value and returns the helper's aggregate share. Errors wrap
 // ErrUnavailable and carry the helper's words.
 func (c *Client) Aggregate(ctx context.Context, st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, error) {
-	body, err := study.HelperRequestBody(st, round, reports)
+	body, err := study.HelperRequestBody(st, c.Token, round, reports)
 	if err != nil {
 		return nil, err
 	}

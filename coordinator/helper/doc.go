@@ -3,7 +3,10 @@
 // organisation operates it.
 //
 // For every round the leader (the coordinator) forwards the reports' IDs
-// and sealed seeds together with the study value (HelperRequest). The
+// and sealed seeds together with the study value and the study's leader
+// token (HelperRequest). A request whose token does not hash to the
+// study value's leader_token_sha256 is refused before anything is opened
+// or recorded, so only the study's coordinator can spend its rounds. The
 // helper takes every parameter — σ, γ, B, the round cap T, the budget ε —
 // from that study value alone: the LHAs sealed their seeds with its hash
 // as associated data, so a leader that alters it makes every seed fail to

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
@@ -128,6 +129,23 @@ func (h *Helper) checkStudy(st *protocol.Study) error {
 	return nil
 }
 
+// checkLeader refuses a request that does not carry the study's leader
+// token: the study value names its SHA-256, and the LHAs sealed their
+// seeds under that value's hash, so only the study's coordinator can make
+// this helper spend the study's rounds. A study value that names no token
+// is refused (study new always makes one).
+func checkLeader(st *protocol.Study, token string) error {
+	if st.Helper.LeaderTokenSHA256 == "" {
+		return refuse(http.StatusBadRequest, "the study names no leader token (helper.leader_token_sha256), so this helper "+
+			"cannot tell its coordinator from anyone else; create the study with fedcast study new --helper, which makes one")
+	}
+	if !study.TokenMatches(token, st.Helper.LeaderTokenSHA256) {
+		return refuse(http.StatusForbidden, "the request does not carry the study's leader token: only the study's "+
+			"coordinator may ask for its rounds (nothing was aggregated or spent)")
+	}
+	return nil
+}
+
 // epsilonAfter returns ε after rounds rounds of the study, by its own
 // accountant, from the study value alone.
 func epsilonAfter(st *protocol.Study, rounds int) (float64, error) {
@@ -148,6 +166,9 @@ func (h *Helper) Aggregate(req *protocol.HelperRequest) (*protocol.HelperRespons
 	st := &req.Study
 	if err := h.checkStudy(st); err != nil {
 		return nil, err
+	}
+	if err := checkLeader(st, req.LeaderToken); err != nil {
+		return nil, err // before any ledger is opened: a refused request spends nothing
 	}
 	hash, err := st.Hash()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -21,6 +22,7 @@ type fixture struct {
 	client *Client
 	st     protocol.Study
 	dir    string
+	token  string // the study's leader token
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -29,12 +31,12 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{key: key, dir: t.TempDir()}
+	f := &fixture{key: key, dir: t.TempDir(), token: study.NewToken()}
 	f.start(t)
 	f.st = protocol.Study{Protocol: protocol.Version, Clients: 4,
 		SampleRate: 1, NoiseMultiplier: 2,
 		Layers: []int{3, 2, 1}, Params: 11,
-		Helper: &protocol.Helper{URL: f.srv.URL, PublicKey: key.PublicKey().Bytes()},
+		Helper: &protocol.Helper{URL: f.srv.URL, PublicKey: key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(f.token)},
 		Settings: protocol.Settings{Name: "test", Epsilon: 10, Delta: 1e-5, Rounds: 3,
 			ExpectedClients: 4, ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001,
 			History: 3, Horizon: 1, Smoothing: "centered", TrainFraction: 0.9, Hidden: []int{2}}}
@@ -53,7 +55,7 @@ func (f *fixture) start(t *testing.T) {
 	f.srv = httptest.NewServer(h.Handler())
 	t.Cleanup(f.srv.Close)
 	if f.client == nil {
-		f.client = &Client{}
+		f.client = &Client{Token: f.token}
 	}
 	f.client.URL = f.srv.URL
 }
@@ -293,5 +295,58 @@ func TestForwarderKeepsTheRoundsSet(t *testing.T) {
 	second := f.reports(t, &f.st, 2, updates(f.st.Params))
 	if resp, set, err := fw.Aggregate(ctx, &f.st, 2, second); err != nil || resp.Repeated || set[0].ID != second[0].ID {
 		t.Fatalf("round 2: %v", err)
+	}
+}
+
+// Only the study's coordinator, which holds the leader token whose hash
+// the study value names, can make the helper aggregate (and so spend) a
+// round: a request without the token, with another one, or under a study
+// value that names another token's hash (a different study, whose seeds
+// do not open) is refused or spends nothing of the study.
+func TestHelperRefusesUnauthenticatedLeader(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ks := updates(f.st.Params)
+	for _, tok := range []string{"", study.NewToken(), f.token[:len(f.token)-1]} {
+		_, err := (&Client{URL: f.srv.URL, Token: tok}).Aggregate(ctx, &f.st, 1, f.reports(t, &f.st, 1, ks))
+		wantRefused(t, err, "does not carry the study's leader token")
+	}
+	if hs, _ := Studies(f.dir); len(hs) != 0 {
+		t.Fatalf("refused requests left ledgers: %v", hs)
+	}
+	none := f.st
+	none.Helper = &protocol.Helper{URL: f.srv.URL, PublicKey: f.key.PublicKey().Bytes()}
+	_, err := (&Client{URL: f.srv.URL}).Aggregate(ctx, &none, 1, nil)
+	wantRefused(t, err, "names no leader token")
+
+	// The coordinator's round 1; then an outsider's rounds 2 and 3 are
+	// refused and the coordinator's round 2 is still the next.
+	reps := f.reports(t, &f.st, 1, ks)
+	if _, err := f.client.Aggregate(ctx, &f.st, 1, reps); err != nil {
+		t.Fatal(err)
+	}
+	outsider := &Client{URL: f.srv.URL, Token: study.NewToken()}
+	for r := 2; r <= 3; r++ {
+		_, err := outsider.Aggregate(ctx, &f.st, r, f.reports(t, &f.st, r, ks))
+		wantRefused(t, err, "leader token")
+	}
+	_, err = outsider.Aggregate(ctx, &f.st, 1, reps) // nor does a replay get the share
+	wantRefused(t, err, "leader token")
+	// An outsider's own study value (its own token's hash) is another
+	// study: the LHAs' seeds do not open under it, and the study's ledger
+	// is untouched.
+	own := f.st
+	own.Helper = &protocol.Helper{URL: f.srv.URL, PublicKey: f.key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(outsider.Token)}
+	resp, err := outsider.Aggregate(ctx, &own, 1, f.reports(t, &f.st, 1, ks))
+	if err != nil || len(resp.Kept) != 0 {
+		t.Fatalf("outsider's own study: %v, kept %v", err, resp)
+	}
+	hash, _ := f.st.Hash()
+	e, err := ExportLedger(f.dir, hexs(hash))
+	if err != nil || len(e.Rounds) != 1 {
+		t.Fatalf("the study's ledger after the outsider's requests: %v, %+v", err, e)
+	}
+	if _, err := f.client.Aggregate(ctx, &f.st, 2, f.reports(t, &f.st, 2, ks)); err != nil {
+		t.Fatalf("the coordinator's round 2 after the outsider's requests: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 const (
 	// PathAggregate takes a protocol.HelperRequest (POST, JSON) and answers
 	// a protocol.HelperResponse, or a protocol.HelperError with status
-	// 400 (bad request), 409 (refused: round out of order, already
+	// 400 (bad request), 403 (no or a wrong leader token), 409 (refused: round out of order, already
 	// released with other reports, past T or the budget, another helper's
 	// study) or 500.
 	PathAggregate = study.HelperPathAggregate

@@ -15,8 +15,8 @@ import (
 )
 
 // secureStudy starts a helper (nil key: none listening) and a coordinator
-// of n LHAs whose study names it.
-func secureStudy(t *testing.T, n, rounds int, up bool) (*fixture, string) {
+// of n LHAs whose study names it; edit, if set, changes the study first.
+func secureStudy(t *testing.T, n, rounds int, up bool, edit ...func(*study.File)) (*fixture, string) {
 	t.Helper()
 	key, err := secagg.GenerateKey()
 	if err != nil {
@@ -32,9 +32,13 @@ func secureStudy(t *testing.T, n, rounds int, up bool) (*fixture, string) {
 	if !up {
 		hs.Close()
 	}
-	f := start(t, study.File{Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
+	tmpl := study.File{Helper: &study.HelperRef{URL: hs.URL, PublicKey: key.PublicKey().Bytes(), Operator: "Helper e.V."},
 		Settings: protocol.Settings{Name: "secure", Epsilon: 4, Rounds: rounds, ExpectedClients: n / 2, Hidden: []int{8},
-			LocalEpochs: 5, RoundLength: study.Duration(1500 * time.Millisecond)}}, lhaNames(n), nil)
+			LocalEpochs: 5, RoundLength: study.Duration(1500 * time.Millisecond)}}
+	for _, e := range edit {
+		e(&tmpl)
+	}
+	f := start(t, tmpl, lhaNames(n), nil)
 	return f, state
 }
 
@@ -58,15 +62,10 @@ func runLHAs(t *testing.T, f *fixture, n int, ctx context.Context) ([][]session.
 	return sent, refusals, errs
 }
 
-// TestSecureEndToEnd: a study with a helper runs to the end over real
-// websockets and a real helper; every LHA sends one report of the same
-// size every round; the leader's ledger marks each round as secure
-// aggregation with both ε, and the helper's ledger holds the same rounds.
-func TestSecureEndToEnd(t *testing.T) {
-	const n, rounds = 4, 3
-	f, helperState := secureStudy(t, n, rounds, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+// runLHAsClean is runLHAs that fails the test on any LHA's error or
+// refusal, and returns what each LHA sent.
+func runLHAsClean(t *testing.T, f *fixture, n int, ctx context.Context) [][]session.Outgoing {
+	t.Helper()
 	sent, refusals, errs := runLHAs(t, f, n, ctx)
 	for i, err := range errs {
 		if err != nil {
@@ -76,6 +75,19 @@ func TestSecureEndToEnd(t *testing.T) {
 	if len(refusals) != 0 {
 		t.Fatalf("refusals: %+v", refusals[0])
 	}
+	return sent
+}
+
+// TestSecureEndToEnd: a study with a helper runs to the end over real
+// websockets and a real helper; every LHA sends one report of the same
+// size every round; the leader's ledger marks each round as secure
+// aggregation with both ε, and the helper's ledger holds the same rounds.
+func TestSecureEndToEnd(t *testing.T) {
+	const n, rounds = 4, 3
+	f, helperState := secureStudy(t, n, rounds, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sent := runLHAsClean(t, f, n, ctx)
 	want := protocol.HeaderSize + secagg.ReportSize(f.eng.Study.Params)
 	for i, s := range sent {
 		reports := 0
@@ -115,6 +127,26 @@ func TestSecureEndToEnd(t *testing.T) {
 		if r.Epsilon != exp.Rounds[i].Epsilon || r.Reports != n {
 			t.Errorf("round %d: helper ε %v with %d reports, leader ε %v", i+1, r.Epsilon, r.Reports, exp.Rounds[i].Epsilon)
 		}
+	}
+}
+
+// TestSecureMRMTLWithDPSGD: MR-MTL with local DP-SGD (privacy both) runs
+// with a helper over real websockets: the LHAs send their steps as
+// reports, and both ledgers hold every round.
+func TestSecureMRMTLWithDPSGD(t *testing.T) {
+	const n, rounds = 4, 2
+	f, helperState := secureStudy(t, n, rounds, true, func(s *study.File) {
+		s.Strategy, s.Lambda, s.Privacy, s.ExampleEpsilon = "mrmtl", 1, "both", 8
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	runLHAsClean(t, f, n, ctx)
+	exp, err := f.srv.ledger.Export(context.Background())
+	if err != nil || len(exp.Rounds) != rounds || !exp.Rounds[0].SecureAggregation {
+		t.Fatalf("leader ledger: %v, %+v", err, exp)
+	}
+	if he, err := helper.ExportLedger(helperState, ""); err != nil || len(he.Rounds) != rounds || he.Rounds[0].Reports != n {
+		t.Fatalf("helper ledger: %v, %+v", err, he)
 	}
 }
 

@@ -261,16 +261,17 @@ func helperFunc(opt Options) study.HelperFunc {
 	if opt.Helper != nil || opt.Engine.Study.Helper == nil {
 		return opt.Helper
 	}
-	return HelperForwarder(opt.Engine.Study, "")
+	return HelperForwarder(opt.Engine.Study, opt.Engine.File.Helper.LeaderToken, "")
 }
 
 // HelperForwarder returns the HelperFunc of a study with a helper: a
-// helper.Forwarder to the study's helper URL that keeps each round's
+// helper.Forwarder to the study's helper URL, showing it the study's
+// leader token (study.HelperRef.LeaderToken), that keeps each round's
 // forwarded reports in dir (the state directory; "": memory only), with
 // a timeout of the round slack, at least 10 s.
-func HelperForwarder(st protocol.Study, dir string) study.HelperFunc {
+func HelperForwarder(st protocol.Study, token, dir string) study.HelperFunc {
 	timeout := max(time.Duration(st.RoundSlack), 10*time.Second)
-	f := &helper.Forwarder{Client: &helper.Client{URL: st.Helper.URL, HTTP: &http.Client{Timeout: timeout}}, Dir: dir}
+	f := &helper.Forwarder{Client: &helper.Client{URL: st.Helper.URL, Token: token, HTTP: &http.Client{Timeout: timeout}}, Dir: dir}
 	return func(st *protocol.Study, round int, reports []*secagg.Report) (*protocol.HelperResponse, []*secagg.Report, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()

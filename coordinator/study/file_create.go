@@ -24,10 +24,12 @@ type Secrets struct {
 }
 
 // Create makes a new study file with fresh tokens for names and an admin
-// token, and validates it.
+// token (and, with a helper, a leader token if the template has none),
+// and validates it.
 func Create(opt CreateOptions) (*File, *Secrets, error) {
 	f := opt.Template
 	f.Version = FileVersion
+	f.Helper = withLeaderToken(f.Helper)
 	s := &Secrets{Admin: NewToken()}
 	f.AdminTokenSHA256 = HashToken(s.Admin)
 	f.LHAs = nil

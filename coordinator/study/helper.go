@@ -23,14 +23,24 @@ type HelperRef struct {
 	// Operator names the organisation that runs the helper (shown to the
 	// LHAs). Optional.
 	Operator string `json:"operator,omitempty"`
+	// LeaderToken is the secret the coordinator shows the helper with each
+	// round's request; the study value sent to everyone names only its
+	// SHA-256 (protocol.Helper.LeaderTokenSHA256), so only the holder of
+	// this file can make the helper spend the study's rounds. Create makes
+	// it. Required: it makes the study file a secret (mode 0600).
+	LeaderToken string `json:"leader_token"`
 }
+
+// minLeaderToken is the shortest leader token accepted: NewToken's 43
+// characters carry 256 bits.
+const minLeaderToken = 32
 
 // public is the helper as sent to the LHAs (nil without one).
 func (h *HelperRef) public() *protocol.Helper {
 	if h == nil {
 		return nil
 	}
-	return &protocol.Helper{URL: h.URL, PublicKey: h.PublicKey, Operator: h.Operator}
+	return &protocol.Helper{URL: h.URL, PublicKey: h.PublicKey, Operator: h.Operator, LeaderTokenSHA256: HashToken(h.LeaderToken)}
 }
 
 // validateHelper checks the helper field: a URL, a key with a matching
@@ -52,6 +62,10 @@ func (f *File) validateHelper() error {
 	if h.Fingerprint != "" && h.Fingerprint != pk.Fingerprint() {
 		return configErr("helper.fingerprint is %q but the key's fingerprint is %q", h.Fingerprint, pk.Fingerprint())
 	}
+	if len(h.LeaderToken) < minLeaderToken {
+		return configErr("helper.leader_token is %d characters, want a secret of at least %d "+
+			"(fedcast study new --helper makes one; without it the helper serves no round)", len(h.LeaderToken), minLeaderToken)
+	}
 	if f.Sequential() {
 		return configErr("strategy %q cannot use a helper: it hands the model from LHA to LHA, so there is no sum to split between two servers; use fedavg or mrmtl, or leave out the helper", f.Strategy)
 	}
@@ -59,6 +73,17 @@ func (f *File) validateHelper() error {
 		return configErr("privacy \"example\" cannot use a helper: secure aggregation needs client-level noise from both servers; use privacy \"client\" or \"both\", or leave out the helper")
 	}
 	return nil
+}
+
+// withLeaderToken returns h with a fresh leader token if it has none (h
+// itself is left alone: it may be a caller's template).
+func withLeaderToken(h *HelperRef) *HelperRef {
+	if h == nil || h.LeaderToken != "" {
+		return h
+	}
+	c := *h
+	c.LeaderToken = NewToken()
+	return &c
 }
 
 // CheckHelper runs the checks that need the calibrated noise multiplier

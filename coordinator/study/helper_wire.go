@@ -19,7 +19,7 @@ import (
 
 // HelperPathAggregate is the helper's aggregate path (POST, JSON
 // protocol.HelperRequest; answers protocol.HelperResponse, or
-// protocol.HelperError with 400, 409 or 500).
+// protocol.HelperError with 400, 403, 409 or 500).
 const HelperPathAggregate = "/helper/v1/aggregate"
 
 // ErrHelperUnavailable wraps every failure to get a share from the
@@ -31,9 +31,10 @@ var ErrHelperUnavailable = errors.New("helper: no aggregate share from the helpe
 func HelperURL(base string) string { return strings.TrimSuffix(base, "/") + HelperPathAggregate }
 
 // HelperRequestBody is the JSON body that asks the helper for its share
-// of round over reports (their IDs and sealed seeds, with the study value).
-func HelperRequestBody(st *protocol.Study, round int, reports []*secagg.Report) ([]byte, error) {
-	req := protocol.HelperRequest{Study: *st, Round: round, Reports: make([]secagg.Sealed, 0, len(reports))}
+// of round over reports (their IDs and sealed seeds, with the study value
+// and the leader token, HelperRef.LeaderToken).
+func HelperRequestBody(st *protocol.Study, token string, round int, reports []*secagg.Report) ([]byte, error) {
+	req := protocol.HelperRequest{LeaderToken: token, Study: *st, Round: round, Reports: make([]secagg.Sealed, 0, len(reports))}
 	for _, r := range reports {
 		req.Reports = append(req.Reports, secagg.Sealed{ID: r.ID, SealedSeed: r.SealedSeed})
 	}

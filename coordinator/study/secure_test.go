@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/fl"
@@ -170,22 +171,62 @@ func TestSecureRound(t *testing.T) {
 func TestSecureStudyRefusals(t *testing.T) {
 	key, _ := secagg.GenerateKey()
 	for _, c := range []struct {
-		name string
-		edit func(*File)
+		name  string
+		edit  func(*File)
+		words string
 	}{
-		{"cyclic", func(f *File) { f.Strategy = "cyclic"; f.ExpectedClients = 4 }},
-		{"example", func(f *File) { f.Privacy = "example"; f.Epsilon = 0; f.ExampleEpsilon = 2 }},
-		{"bad url", func(f *File) { f.Helper.URL = "helper" }},
-		{"bad key", func(f *File) { f.Helper.PublicKey = []byte{1, 2} }},
-		{"bad fingerprint", func(f *File) { f.Helper.Fingerprint = "0000" }},
+		{"cyclic", func(f *File) { f.Strategy = "cyclic"; f.ExpectedClients = 4 }, `strategy "cyclic" cannot use a helper: it hands the model from LHA to LHA`},
+		{"example", func(f *File) { f.Privacy = "example"; f.Epsilon = 0; f.ExampleEpsilon = 2 }, `privacy "example" cannot use a helper`},
+		{"bad url", func(f *File) { f.Helper.URL = "helper" }, "helper.url"},
+		{"bad key", func(f *File) { f.Helper.PublicKey = []byte{1, 2} }, "helper.public_key"},
+		{"bad fingerprint", func(f *File) { f.Helper.Fingerprint = "0000" }, "helper.fingerprint"},
+		{"short leader token", func(f *File) { f.Helper.LeaderToken = "secret" }, "helper.leader_token is 6 characters"},
 	} {
 		tmpl := File{Helper: &HelperRef{URL: "http://h", PublicKey: key.PublicKey().Bytes()},
 			Settings: protocol.Settings{Name: "s", Epsilon: 3, Rounds: 4, ExpectedClients: 2, History: 4, Horizon: 2, Hidden: []int{8},
 				LocalEpochs: 5, LearningRate: 0.01}}
 		c.edit(&tmpl)
-		if _, _, err := Create(CreateOptions{Names: names(4), Template: tmpl}); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: %v, want ErrConfig", c.name, err)
+		if _, _, err := Create(CreateOptions{Names: names(4), Template: tmpl}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%s: %v, want ErrConfig saying %q", c.name, err, c.words)
 		}
+	}
+}
+
+// Create gives a study with a helper a fresh leader token (the template is
+// left alone), the study value sent to everyone names only its SHA-256,
+// and a study file without one is refused when it is read.
+func TestSecureLeaderToken(t *testing.T) {
+	key, _ := secagg.GenerateKey()
+	ref := &HelperRef{URL: "http://h", PublicKey: key.PublicKey().Bytes()}
+	tmpl := File{Helper: ref, Settings: protocol.Settings{Name: "s", Epsilon: 3, Rounds: 4, ExpectedClients: 2,
+		History: 4, Horizon: 2, Hidden: []int{8}, LocalEpochs: 5, LearningRate: 0.01}}
+	f, _, err := Create(CreateOptions{Names: names(4), Template: tmpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := Create(CreateOptions{Names: names(4), Template: tmpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := f.Helper.LeaderToken
+	if len(tok) < 43 || tok == g.Helper.LeaderToken || ref.LeaderToken != "" {
+		t.Fatalf("leader tokens %q and %q, template's %q: want two fresh ones and the template untouched", tok, g.Helper.LeaderToken, ref.LeaderToken)
+	}
+	pub := f.Public(4, false)
+	if pub.Helper.LeaderTokenSHA256 != HashToken(tok) {
+		t.Errorf("the study value names %q, want the token's SHA-256", pub.Helper.LeaderTokenSHA256)
+	}
+	if b, _ := pub.CanonicalJSON(); strings.Contains(string(b), tok) {
+		t.Error("the study value sent to the LHAs and the helper holds the leader token itself")
+	}
+	raw, _ := f.Marshal()
+	if _, err := Parse(raw); err != nil {
+		t.Fatalf("the written study file does not read back: %v", err)
+	}
+	f.Helper.LeaderToken = ""
+	raw, _ = f.Marshal()
+	if _, err := Parse(raw); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "helper.leader_token") {
+		t.Errorf("a study file without a leader token: %v", err)
 	}
 }
 

@@ -26,6 +26,13 @@ import (
 //	GET  /api/admin/state    the committed state as stored (JSON)
 //	POST /web/csp            body: index.html → its Content-Security-Policy
 //
+// and one admin route that changes the state, so it comes in through Do
+// (op "topup") for the Durable Object to store the state before it
+// answers with the effects' Reply:
+//
+//	POST /api/admin/topup    body {"epsilon": NEW, "campaigns": K}: raise
+//	                         the lifetime budget (docs/deploy-cloudflare.md)
+//
 // The lock is never held while waiting for JavaScript: answers are built
 // under it and written after it is released.
 type handler struct {
@@ -36,14 +43,15 @@ type handler struct {
 
 // Request is one Durable Object event for Do.
 type Request struct {
-	// Op is init, connect, message, disconnect, alarm or helper.
+	// Op is init, connect, message, disconnect, alarm, helper or topup.
 	Op     string
 	Conn   int
 	Now    time.Time
 	Binary bool
 	// Data is the frame (message), the init envelope
 	// ({"now"} + [study file, stored state?, stored forwarded set?]), the
-	// helper's answer (helper: {"round", "status", "status_text"} + [body])
+	// helper's answer (helper: {"round", "status", "status_text"} + [body]),
+	// the admin's top-up (topup: {"authorization"} + [body])
 	// or, for connect, the request's Sec-WebSocket-Protocol header (the
 	// join token).
 	Data []byte
@@ -92,6 +100,8 @@ func (h *handler) Do(r Request) ([]byte, error) {
 			return nil, err
 		}
 		fx = h.obj.HelperAnswer(a.Round, a.Status, a.StatusText, a.Body, r.Now)
+	case "topup":
+		fx = h.topUp(r.Data, r.Now)
 	default:
 		return nil, fmt.Errorf("worker: unknown call %q", r.Op)
 	}
@@ -123,6 +133,28 @@ func decodeHelperAnswer(b []byte) (*helperAnswer, error) {
 		a.Body = blobs[0]
 	}
 	return &a, nil
+}
+
+// topUp is POST /api/admin/topup: the admin token, then the object's
+// top-up. The answer is always in the effects' Reply.
+func (h *handler) topUp(b []byte, now time.Time) *object.Effects {
+	hb, blobs, err := object.DecodeEnvelope(b)
+	var head struct {
+		Authorization string `json:"authorization"`
+	}
+	if err == nil {
+		err = json.Unmarshal(hb, &head)
+	}
+	if err == nil && len(blobs) != 1 {
+		err = fmt.Errorf("worker: a top-up has one body, got %d", len(blobs))
+	}
+	if err != nil {
+		return h.obj.Answer(object.ErrorReply(http.StatusBadRequest, "%v", err))
+	}
+	if tok, ok := strings.CutPrefix(head.Authorization, "Bearer "); !ok || !h.obj.Admin(tok) {
+		return h.obj.Answer(object.ErrorReply(http.StatusUnauthorized, "admin token required"))
+	}
+	return h.obj.TopUp(blobs[0], now)
 }
 
 func (h *handler) notLoaded() error {

@@ -166,3 +166,42 @@ func TestHelperAnswerCall(t *testing.T) {
 		t.Fatalf("an answer no round awaits: %+v, %v", fx, err)
 	}
 }
+
+// POST /api/admin/topup comes in as the "topup" call: the admin token is
+// checked (an LHA's token or none: 401, nothing stored), then the object
+// tops up (its own rules: coordinator/worker/object TestTopUpOnTheWorker).
+func TestTopUpCall(t *testing.T) {
+	h, sec := newHandler(t)
+	call := func(auth string, body ...[]byte) *object.Effects {
+		t.Helper()
+		b, err := object.EncodeEnvelope(map[string]string{"authorization": auth}, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.Do(Request{Op: "topup", Now: now, Data: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx, err := object.DecodeEffects(out)
+		if err != nil || fx.Reply == nil {
+			t.Fatalf("topup call: %v, reply %v", err, fx != nil && fx.Reply != nil)
+		}
+		return fx
+	}
+	body := []byte(`{"epsilon": 6}`)
+	for _, auth := range []string{"", "Bearer " + sec.LHAs[0], sec.Admin} {
+		if fx := call(auth, body); fx.Reply.Status != http.StatusUnauthorized || fx.State != nil {
+			t.Errorf("top-up with authorization %q: %d %s", auth, fx.Reply.Status, fx.Reply.Body)
+		}
+	}
+	if fx := call("Bearer "+sec.Admin, body, body); fx.Reply.Status != http.StatusBadRequest {
+		t.Errorf("two bodies: %d %s", fx.Reply.Status, fx.Reply.Body)
+	}
+	fx := call("Bearer "+sec.Admin, body)
+	if fx.Reply.Status != http.StatusOK || fx.State == nil {
+		t.Fatalf("top-up with the admin token: %d %s", fx.Reply.Status, fx.Reply.Body)
+	}
+	if w := get(h, "/api/status", ""); !strings.Contains(w.Body.String(), `"epsilon_budget":6`) {
+		t.Errorf("status after the top-up: %s", w.Body)
+	}
+}

@@ -31,6 +31,11 @@ const fedcast :Workerd.Worker = (
     (name = "app.wasm", wasm = embed "app.wasm"),
   ],
   compatibilityDate = "2026-11-01",
+  # No permessage-deflate, even when the client offers it (browsers do):
+  # a dummy's zeros would shrink on the wire and tell who was picked
+  # (docs/privacy.md, "What an observer on the network sees"). Keep in
+  # step with wrangler.toml.
+  compatibilityFlags = ["no_web_socket_compression"],
   bindings = [
     # The study file (JSON). It holds only hashes of the tokens, but is
     # kept as a secret on Cloudflare all the same.

@@ -23,6 +23,13 @@ type Helper struct {
 	PublicKey []byte `json:"public_key"`
 	// Operator names the organisation that runs the helper, for people.
 	Operator string `json:"operator,omitempty"`
+	// LeaderTokenSHA256 is the hex SHA-256 of the leader token, a secret
+	// only the study's coordinator (the leader) holds: the helper serves a
+	// round of this study only to a request that carries the token
+	// (HelperRequest.LeaderToken). Because it is part of the study value,
+	// whose hash the LHAs seal their seeds under, nobody else can put a
+	// token of their own in its place for this study.
+	LeaderTokenSHA256 string `json:"leader_token_sha256,omitempty"`
 }
 
 // studyHashPrefix separates the study hash from every other SHA-256 use.
@@ -97,9 +104,13 @@ func (s *Study) ID() string {
 // its hash by opening the seeds), the round, and each report's ID and
 // sealed seed.
 type HelperRequest struct {
-	Study   Study           `json:"study"`
-	Round   int             `json:"round"`
-	Reports []secagg.Sealed `json:"reports"`
+	// LeaderToken is the secret whose SHA-256 the study names
+	// (Helper.LeaderTokenSHA256): it shows the helper that the request
+	// comes from the study's coordinator.
+	LeaderToken string          `json:"leader_token"`
+	Study       Study           `json:"study"`
+	Round       int             `json:"round"`
+	Reports     []secagg.Sealed `json:"reports"`
 }
 
 // HelperResponse is the helper's aggregate share of one round.

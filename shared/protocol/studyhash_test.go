@@ -67,6 +67,7 @@ func TestStudyHashCoversEveryParameter(t *testing.T) {
 		"epsilon":          func(s *Study) { s.Epsilon = 2 },
 		"clients":          func(s *Study) { s.Clients = 4 },
 		"helper key":       func(s *Study) { s.Helper.PublicKey = []byte{1, 2, 4} },
+		"leader token":     func(s *Study) { s.Helper.LeaderTokenSHA256 = "00" },
 		"no helper":        func(s *Study) { s.Helper = nil },
 		"layers":           func(s *Study) { s.Layers = []int{13, 17, 1} },
 	} {

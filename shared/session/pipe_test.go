@@ -98,6 +98,21 @@ func (c coordinator) pickedRounds(st protocol.Study, w [][]float64, release func
 	return nil
 }
 
+// runSkips runs s on the test windows to the end of the study, waits for
+// the scripted coordinator's side, and returns the rounds s sat out.
+func runSkips(t *testing.T, ctx context.Context, s *Session, serverDone <-chan error) []Skip {
+	t.Helper()
+	var skips []Skip
+	x, y := windows()
+	if err := s.RunWindows(ctx, x, y, Observer{Skipped: func(k Skip) { skips = append(skips, k) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-serverDone; err != nil {
+		t.Fatalf("coordinator side: %v", err)
+	}
+	return skips
+}
+
 // released is round r's event and model as a coordinator releases them,
 // with ε from the study's accountant.
 func released(st protocol.Study, r int, w []float64) *protocol.RoundResult {

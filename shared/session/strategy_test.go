@@ -46,14 +46,7 @@ func TestSessionLocalDPSGDAndMRMTL(t *testing.T) {
 	if b, ok := s.ExampleBudget(); !ok || b.Epsilon != 3 || b.Spent != 0 || b.MaxSteps != 4 {
 		t.Fatalf("budget before training %+v, %v", b, ok)
 	}
-	var skips []Skip
-	x, y := windows()
-	if err := s.RunWindows(ctx, x, y, Observer{Skipped: func(k Skip) { skips = append(skips, k) }}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-serverDone; err != nil {
-		t.Fatalf("coordinator side: %v", err)
-	}
+	skips := runSkips(t, ctx, s, serverDone)
 	b, _ := s.ExampleBudget()
 	want, _ := privacy.Epsilon(st.ExampleRate, st.ExampleNoiseMultiplier, 4, st.ExampleDelta)
 	if b.Steps != 4 || b.Spent != want || !(b.Spent <= 3) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/audit"
 )
@@ -47,7 +48,9 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	}
 	res, err := audit.Run(ctx, o)
 	if err != nil {
-		return usagef("fedcast audit -h", "%v", err)
+		// The package's errors begin "audit: ", which main's "fedcast
+		// audit: " already says.
+		return usagef("fedcast audit -h", "%s", strings.TrimPrefix(err.Error(), "audit: "))
 	}
 	if *asJSON {
 		return writeJSON(env, res)

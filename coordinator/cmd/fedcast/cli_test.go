@@ -196,7 +196,7 @@ func TestAuditJSON(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "WARNING: --noise-scale 0.5 is for testing only") || !strings.Contains(out, `"method":"TESTING ONLY`) {
 		t.Errorf("--noise-scale not labelled: exit %d, stderr %q, stdout %s", code, errs, out)
 	}
-	if code, _, errs := fedcast(t, "audit", "--epsilon", "2", "--delta", "0.5", "--clients", "10"); code != 2 || !strings.Contains(errs, "must be below 1/N = 0.1") {
+	if code, _, errs := fedcast(t, "audit", "--epsilon", "2", "--delta", "0.5", "--clients", "10"); code != 2 || !strings.Contains(errs, "must be below 1/N = 0.1") || strings.Contains(errs, "audit: audit:") {
 		t.Errorf("--delta 0.5 --clients 10: exit %d, %q; want refused: δ < 1/N", code, errs)
 	}
 	if code, _, errs := fedcast(t, "audit", "--json"); code != 2 || !strings.Contains(errs, "--epsilon is required") {

@@ -80,9 +80,21 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
-		return err
+		return replacedHint(err)
 	}
 	return finishClient(env, s, st, cf, data, pub, presentOnly)
+}
+
+// replacedHint explains a session ended because another connection took
+// this LHA's join link (a link holds one connection at a time): often
+// 'client --forecast' run beside this client.
+func replacedHint(err error) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeReplaced {
+		return err
+	}
+	return fmt.Errorf("%w\nAnother connection with this join link took over (a page, or another 'fedcast client', for example with --forecast), so this client stopped. "+
+		"While a client takes part in the campaigns, forecast with 'fedcast forecast --model FILE' on the file its --model keeps, which opens no connection; start this client again to take part", err)
 }
 
 // clientFlags are the flags of `fedcast client`.
@@ -105,7 +117,7 @@ func parseClient(env *Env, args []string) (*clientFlags, error) {
 	fs.IntVar(&cf.maxWin, "max-windows", 0, "train on at most this many windows per round, a fresh random sample each round when the file has more (0: all); costs no privacy, the update is clipped whatever it was computed from")
 	fs.StringVar(&cf.modelOut, "model", "", "write the latest released model as JSON here (with the study's public parameters, for fedcast forecast --model)")
 	fs.StringVar(&cf.issuedOut, "issued", "", "keep the forecasts this LHA issues in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
-	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent)")
+	fs.BoolVar(&cf.only, "forecast", false, "forecast this week with the latest released model and leave: no training, no update, no ready (only the hello that fetches the model is sent). A join link holds one connection: while this LHA's 'fedcast client --join' runs, use 'fedcast forecast --model FILE' instead, or this connection replaces the running client's")
 	fs.BoolVar(&cf.quiet, "quiet", false, "print only the summary")
 	fs.StringVar(&cf.hubOut, "hub", "", "write this LHA's quantile forecast of every area as a hub CSV here (computed locally, not sent)")
 	fs.BoolVar(&cf.insecureAck, insecureAckFlag, false, "take part even if the coordinator runs with --insecure-seed (research mode: predictable noise, NO privacy protection for this LHA's data)")
@@ -168,13 +180,16 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 			if r.Resent {
 				tag = " (re-sent, hash checked)"
 			}
-			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(st, r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
+			// s.Study(), not st: a top-up since the join adds campaigns
+			fmt.Fprintf(out, "round %d released%s%s: ε coordinator %.6g, recomputed here %.6g, model %.12s…\n", r.Round, campaignTag(s.Study(), r.Round), tag, r.Epsilon, r.LocalEpsilon, r.ModelSHA256)
 			printNextCampaign(out, s, r.Round)
 		}
-		obs.State = func(st session.State) {
-			if st == session.StateReconnecting {
+		topUps := topUpNotices(out, s, st, cf.maxEps)
+		obs.State = func(state session.State) {
+			if state == session.StateReconnecting {
 				fmt.Fprintln(out, "connection lost, reconnecting…")
 			}
+			topUps()
 		}
 		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
 	}
@@ -186,7 +201,7 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 			if shown != nil {
 				shown(r)
 			}
-			if err := writeModel(env, cf.modelOut, r.Round, false, st, s.GlobalModel()); err != nil {
+			if err := writeModel(env, cf.modelOut, r.Round, false, s.Study(), s.GlobalModel()); err != nil {
 				fmt.Fprintf(out, "could not write the model to %s: %v\n", cf.modelOut, err)
 			}
 		}
@@ -207,7 +222,7 @@ func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFla
 	}
 	if cf.modelOut != "" {
 		// the released model (an MR-MTL personal model stays out of files)
-		if err := writeModel(env, cf.modelOut, fin.Rounds, true, st, s.GlobalModel()); err != nil {
+		if err := writeModel(env, cf.modelOut, fin.Rounds, true, s.Study(), s.GlobalModel()); err != nil {
 			return err
 		}
 	}
@@ -352,6 +367,34 @@ func rereader(env *Env, path string) func(int) (*series.Dataset, error) {
 		fmt.Fprintf(env.Stderr, "campaign %d: read %s again: %s from %s to %s\n", campaign, path, plural(len(d.Regions), "area"), first.Format(time.DateOnly), last.Format(time.DateOnly))
 		return d, nil
 	}
+}
+
+// topUpNotices returns a function that prints each top-up of the study
+// (joined as st) that the session has accepted since it last ran (a
+// reconnection's welcome brings them), and whether this LHA's limit
+// (maxEps, or the budget it joined under) keeps it out of the added rounds.
+func topUpNotices(w io.Writer, s *session.Session, st protocol.Study, maxEps float64) func() {
+	seen, limit := len(st.TopUps), maxEps
+	if limit == 0 {
+		limit = st.Epsilon
+	}
+	return func() {
+		ups := s.Study().TopUps
+		for _, t := range ups[min(seen, len(ups)):] {
+			fmt.Fprint(w, topUpWords(t, limit))
+		}
+		seen = max(seen, len(ups))
+	}
+}
+
+// topUpWords says what top-up t means for an LHA whose own limit is limit.
+func topUpWords(t protocol.TopUp, limit float64) string {
+	msg := fmt.Sprintf("the coordinator raised the study's lifetime budget (top-up %d, %s): ε %g → %g, %s of %s added\n",
+		t.Number, t.At.Local().Format("2 January 15:04"), t.FromEpsilon, t.Epsilon, plural(t.Campaigns, "campaign"), plural(t.Rounds, "round"))
+	if t.Epsilon > limit {
+		return msg + fmt.Sprintf("  this client's own limit is ε = %g: it sits out any round that would take the study past it; to agree to the new budget, start it again with --max-epsilon %g\n", limit, t.Epsilon)
+	}
+	return msg + fmt.Sprintf("  within this client's own limit ε = %g: it takes part in the added rounds\n", limit)
 }
 
 // campaignTag names a round's campaign in a continuing study ("" with

@@ -526,7 +526,8 @@ func startDemoHelper(ctx context.Context, state, addr, coordAddr string, o *demo
 	done := make(chan struct{})
 	go func() { serveHelper(hctx, h, ln); close(done) }()
 	pk := k.PublicKey()
-	o.helper = &study.HelperRef{URL: "http://" + ln.Addr().String(), PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: "the demo's helper"}
+	o.helper = &study.HelperRef{URL: "http://" + ln.Addr().String(), PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: "the demo's helper",
+		LeaderToken: study.NewToken()}
 	fmt.Fprintf(w, "fedcast demo: helper (the second server of secure aggregation) at %s, key fingerprint %s\n", o.helper.URL, pk.Fingerprint())
 	return func() { cancel(); <-done; h.Close() }, nil
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
+// leaderToken is the test studies' leader token (study.HelperRef.LeaderToken).
+var leaderToken = study.NewToken()
+
 func TestHelperKeygen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "keys")
 	code, out, errs := fedcast(t, "helper", "keygen", "--out", dir)
@@ -72,11 +75,11 @@ func TestHelperServeAndLedgerExport(t *testing.T) {
 	go func() { done <- serveHelper(ctx, h, ln) }()
 	st := protocol.Study{Protocol: protocol.Version, Clients: 2,
 		SampleRate: 1, NoiseMultiplier: 2, Params: 3,
-		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes()},
+		Helper: &protocol.Helper{URL: "http://" + ln.Addr().String(), PublicKey: key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(leaderToken)},
 		Settings: protocol.Settings{Epsilon: 10, Delta: 1e-5, Rounds: 2, ExpectedClients: 2,
 			ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001}}
 	hash, _ := st.Hash()
-	c := &helper.Client{URL: st.Helper.URL}
+	c := &helper.Client{URL: st.Helper.URL, Token: leaderToken}
 	for round := 1; round <= 2; round++ {
 		var reps []*secagg.Report
 		for i := range 2 {
@@ -134,8 +137,23 @@ func TestStudyNewWithHelper(t *testing.T) {
 		f.Helper.Fingerprint != k.PublicKey().Fingerprint() || !strings.Contains(stdout, k.PublicKey().Fingerprint()) {
 		t.Fatalf("helper field %+v; output:\n%s", f.Helper, stdout)
 	}
-	if st := f.Public(1, false); st.Helper == nil || string(st.Helper.PublicKey) != string(k.PublicKey().Bytes()) {
-		t.Fatal("the public study value does not carry the helper's key")
+	if st := f.Public(1, false); st.Helper == nil || string(st.Helper.PublicKey) != string(k.PublicKey().Bytes()) ||
+		st.Helper.LeaderTokenSHA256 != study.HashToken(f.Helper.LeaderToken) {
+		t.Fatal("the public study value does not carry the helper's key and the leader token's hash")
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 || len(f.Helper.LeaderToken) < 43 ||
+		!strings.Contains(stdout, "secret leader token") {
+		t.Fatalf("study file %v (%v), leader token %d characters; output:\n%s", fi.Mode(), err, len(f.Helper.LeaderToken), stdout)
+	}
+	// Both designs with FedAvg, MR-MTL, local DP-SGD (privacy both) and a
+	// noise schedule are accepted with a helper.
+	for _, extra := range [][]string{{"--preset", "paper"}, {"--strategy", "mrmtl", "--lambda", "1"},
+		{"--privacy", "both", "--example-epsilon", "4"}, {"--noise-schedule", "linear:2"}} {
+		args := append([]string{"study", "new", "--lhas", "3", "--epsilon", "2", "--helper", "http://h", "--helper-key", pub,
+			"--out", filepath.Join(t.TempDir(), "s.json")}, extra...)
+		if code, _, errs := fedcast(t, args...); code != 0 {
+			t.Errorf("%v with a helper: exit %d, %s", extra, code, errs)
+		}
 	}
 	for _, c := range []struct {
 		args  []string

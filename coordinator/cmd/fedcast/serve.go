@@ -118,6 +118,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 // coordinator is one study's ledger, engine and server.
 type coordinator struct {
+	lock   *os.File // the state directory's lock (statelock.go)
 	ledger *ledger.Ledger
 	engine *study.Engine
 	srv    *server.Server
@@ -130,6 +131,21 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, err
 	}
+	lock, err := lockState(state)
+	if err != nil {
+		return nil, err
+	}
+	c, err := openLocked(f, raw, state, seed, static, origins, restartGrace, log)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	c.lock = lock
+	return c, nil
+}
+
+// openLocked is openCoordinator once the state directory is locked.
+func openLocked(f *study.File, raw []byte, state string, seed *uint64, static http.Handler, origins []string, restartGrace time.Duration, log *slog.Logger) (*coordinator, error) {
 	l, err := ledger.Open(filepath.Join(state, "ledger.db"))
 	if err != nil {
 		return nil, err
@@ -141,7 +157,7 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 	}
 	var hf study.HelperFunc
 	if eng.Study.Helper != nil {
-		hf = server.HelperForwarder(eng.Study, state) // each round's forwarded reports survive a crash
+		hf = server.HelperForwarder(eng.Study, f.Helper.LeaderToken, state) // each round's forwarded reports survive a crash
 	}
 	srv, err := server.New(&server.Options{Engine: eng, Ledger: l, Static: static, Logger: log, OriginPatterns: origins,
 		RestartGrace: restartGrace, Helper: hf})
@@ -163,6 +179,7 @@ func openCoordinator(f *study.File, raw []byte, state string, seed *uint64, stat
 func (c *coordinator) close() {
 	c.srv.Close()
 	c.ledger.Close()
+	c.lock.Close()
 }
 
 // serve answers HTTP on ln and runs the rounds until ctx ends (or, with

@@ -17,8 +17,9 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "study topup", "study topup --state DIR --epsilon NEW [--campaigns K]\n\n"+
 		"Raises the lifetime budget of the study whose ledger is in DIR to NEW, adding K campaigns after the planned ones\n"+
 		"(same rounds per campaign and timetable). The added rounds' noise is calibrated so that every round, planned and\n"+
-		"added, composes to NEW under an RDP privacy filter. Stop 'fedcast serve' first and start it again afterwards:\n"+
-		"each LHA receives the top-up when it reconnects, and trains in the added rounds only if its own limit allows.")
+		"added, composes to NEW under an RDP privacy filter. Stop 'fedcast serve' first (it refuses while a coordinator\n"+
+		"runs on DIR) and start it again afterwards: each LHA receives the top-up when it reconnects, and trains in the added\n"+
+		"rounds only if its own limit allows. On Cloudflare Workers the same top-up is POST /api/admin/topup (docs/deploy-cloudflare.md).")
 	state := fs.String("state", "", "the coordinator's state directory (holding ledger.db); required")
 	eps := fs.Float64("epsilon", 0, "the new lifetime budget ε (above the current one); required")
 	campaigns := fs.Int("campaigns", 1, "campaigns to add")
@@ -32,6 +33,11 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("study topup: %w", err)
 	}
+	lock, err := lockState(*state)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	l, err := ledger.Open(path)
 	if err != nil {
 		return err
@@ -60,8 +66,12 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("study topup: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "Top-up %d recorded in %s: lifetime budget ε %g → %g.\n", t.Number, path, t.FromEpsilon, t.Epsilon)
-	fmt.Fprintf(env.Stdout, "Added %d campaign(s) of %d rounds (rounds %d–%d, noise multiplier %.6g; the planned rounds keep theirs).\n",
-		t.Campaigns, before.CampaignRounds(), before.Rounds+1, before.Rounds+t.Rounds, t.NoiseMultiplier)
+	added := fmt.Sprintf("rounds %d–%d", before.Rounds+1, before.Rounds+t.Rounds)
+	if t.Rounds == 1 {
+		added = fmt.Sprintf("round %d", before.Rounds+1)
+	}
+	fmt.Fprintf(env.Stdout, "Added %s of %s (%s, noise multiplier %.6g; the planned rounds keep theirs).\n",
+		plural(t.Campaigns, "campaign"), plural(before.CampaignRounds(), "round"), added, t.NoiseMultiplier)
 	fmt.Fprintf(env.Stdout, "All %d rounds compose to ε = %g at δ = %g under an RDP privacy filter at order %g.\n", e.Study.Rounds, t.Epsilon, e.Study.Delta, t.Order)
 	fmt.Fprintln(env.Stdout, "Start 'fedcast serve' again; each LHA trains in the added rounds only if its own ε limit allows.")
 	return ctx.Err()

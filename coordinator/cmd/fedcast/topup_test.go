@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,8 @@ import (
 
 // TestStudyTopUp: 'study topup' records a top-up in a stopped study's
 // ledger, which the next serve applies (the study's ε and rounds grow);
-// a budget that does not rise is refused with a clear message.
+// a budget that does not rise is refused with a clear message, and so is a
+// top-up while a coordinator runs on the state directory (its lock).
 func TestStudyTopUp(t *testing.T) {
 	dir := t.TempDir()
 	out, state := filepath.Join(dir, "s.json"), filepath.Join(dir, "s.state")
@@ -43,11 +45,27 @@ func TestStudyTopUp(t *testing.T) {
 	if e := openEngine(); e.Study.Epsilon != 2 || e.Study.Rounds != 6 {
 		t.Fatalf("before: ε=%v, %d rounds", e.Study.Epsilon, e.Study.Rounds)
 	}
+	// Refused while a coordinator runs on the state directory.
+	c, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := fedcast(t, "study", "topup", "--state", state, "--epsilon", "3")
+	if code == 0 || !strings.Contains(stderr, "a coordinator is running on this state directory") || !strings.Contains(stderr, "stop 'fedcast serve' first") {
+		t.Errorf("a top-up while serve runs: exit %d: %s", code, stderr)
+	}
+	if _, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "coordinator.lock is locked") {
+		t.Errorf("a second coordinator on the same state: %v", err)
+	}
+	c.close()
+	if e := openEngine(); len(e.Study.TopUps) != 0 {
+		t.Fatal("the refused top-up was recorded")
+	}
 	code, stdout, stderr := fedcast(t, "study", "topup", "--state", state, "--epsilon", "3", "--campaigns", "2")
 	if code != 0 {
 		t.Fatalf("study topup: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"Top-up 1 recorded", "ε 2 → 3", "Added 2 campaign(s) of 2 rounds (rounds 7–10", "under an RDP privacy filter"} {
+	for _, want := range []string{"Top-up 1 recorded", "ε 2 → 3", "Added 2 campaigns of 2 rounds (rounds 7–10", "under an RDP privacy filter"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("study topup output lacks %q:\n%s", want, stdout)
 		}

@@ -290,11 +290,12 @@ type client struct {
 	done  chan error
 }
 
-func startClient(t *testing.T, s *study, i int) *client {
+func startClient(t *testing.T, s *study, i int, flags ...string) *client {
 	t.Helper()
 	c := &client{log: &logBuf{}, model: filepath.Join(s.dir, fmt.Sprintf("model%d.json", i)), done: make(chan error, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	c.cmd = exec.CommandContext(ctx, fedcastBin, "client", "--join", s.links[i], "--data", s.data[i], "--model", c.model)
+	args := append([]string{"client", "--join", s.links[i], "--data", s.data[i], "--model", c.model}, flags...)
+	c.cmd = exec.CommandContext(ctx, fedcastBin, args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
 		cancel()

@@ -310,6 +310,8 @@ export class Study {
       }
     }
     if (head.fetch) this.askHelper(head.fetch, blobs[head.fetch.body].slice());
+    // The answer to the admin request that made the call (a top-up).
+    const reply = head.reply ? { status: head.reply.status, body: blobs[head.reply.body].slice() } : null;
     if (head.alarm > 0 && head.alarm !== this.alarmAt) {
       this.storage.setAlarm(head.alarm);
       this.alarmAt = head.alarm;
@@ -327,6 +329,7 @@ export class Study {
       } catch (e) {}
       this.run("disconnect", conn);
     }
+    return reply;
   }
 
   // askHelper posts one round's report IDs and sealed seeds to the
@@ -364,8 +367,27 @@ export class Study {
     this.run("alarm", 0);
   }
 
+  // topUp is POST /api/admin/topup, the admin's top-up: Go checks the
+  // token and records the top-up in the state; the answer goes out after
+  // the state is written (the output gate holds it until it is durable).
+  async topUp(req) {
+    if (req.method !== "POST") {
+      return new Response("POST only", { status: 405, headers: { Allow: "POST" } });
+    }
+    const body = new Uint8Array(await req.arrayBuffer());
+    if (body.byteLength > 65536) return new Response("body too large", { status: 413 });
+    const auth = req.headers.get("Authorization") || "";
+    const r = this.run("topup", 0, encodeEnvelope({ authorization: auth }, [body]), false, "", "", "", true);
+    const reply = this.apply(r.effects);
+    return new Response(reply.body, {
+      status: reply.status,
+      headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+    });
+  }
+
   async fetch(req) {
     const url = new URL(req.url);
+    if (url.pathname === "/api/admin/topup") return this.topUp(req);
     if (url.pathname !== "/api/ws") {
       const headers = new Headers();
       const auth = req.headers.get("Authorization");

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -13,15 +12,7 @@ import (
 // campaign 2 (nothing sent between); after a restart in the gap round 2
 // still opens at campaign 2's start, and the study ends with its release.
 func TestCampaignsOnTheWorker(t *testing.T) {
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2, Campaigns: 2,
-		Every: study.Duration(time.Minute), ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := f.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, sec := campaignStudy(t)
 	o, fx, err := New(raw, nil, nil, t0)
 	if err != nil {
 		t.Fatal(err)

@@ -51,4 +51,13 @@
 // released, no budget spent, the LHAs told) when the helper is down,
 // refuses, or has not answered by the round's release time. The first set
 // forwarded for a round stays its set: a reopened round forwards it again.
+//
+// # A top-up
+//
+// The admin's POST /api/admin/topup comes in as a call too
+// ([Object.TopUp]): between rounds, the top-up is recorded in the state
+// (stored before the answer, [Effects.Reply], goes out), every websocket
+// is closed with [CloseServiceRestart], and the study reopens on the new
+// state as after a restart; each LHA receives the top-up in the welcome of
+// its reconnection.
 package object

@@ -46,6 +46,14 @@ type EffectsHeader struct {
 	Forwarded int `json:"forwarded"`
 	// Fetch is the request to the helper to send after the closes.
 	Fetch *FetchHeader `json:"fetch,omitempty"`
+	// Reply is the answer to the admin request that made the call.
+	Reply *ReplyHeader `json:"reply,omitempty"`
+}
+
+// ReplyHeader is a Reply in an envelope: Body is a blob index.
+type ReplyHeader struct {
+	Status int `json:"status"`
+	Body   int `json:"body"`
 }
 
 // FetchHeader is a Fetch in an envelope: Body is a blob index.
@@ -146,6 +154,10 @@ func (fx *Effects) Encode() ([]byte, error) {
 		h.Fetch = &FetchHeader{URL: f.URL, Round: f.Round, Body: len(blobs), TimeoutMillis: f.Timeout.Milliseconds()}
 		blobs = append(blobs, f.Body)
 	}
+	if r := fx.Reply; r != nil {
+		h.Reply = &ReplyHeader{Status: r.Status, Body: len(blobs)}
+		blobs = append(blobs, r.Body)
+	}
 	// The same bytes sent to many connections (a round_result) travel once.
 	index := map[*byte]int{}
 	for _, s := range fx.Sends {
@@ -215,6 +227,13 @@ func DecodeEffects(b []byte) (*Effects, error) {
 			return nil, err
 		}
 		fx.Fetch = &Fetch{URL: f.URL, Round: f.Round, Body: body, Timeout: time.Duration(f.TimeoutMillis) * time.Millisecond}
+	}
+	if r := h.Reply; r != nil {
+		body, err := blob(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		fx.Reply = &Reply{Status: r.Status, Body: body}
 	}
 	for _, s := range h.Sends {
 		d, err := blob(s[2])

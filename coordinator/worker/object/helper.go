@@ -64,7 +64,7 @@ func (o *Object) aggregate(st *protocol.Study, round int, reports []*secagg.Repo
 		return a.resp, o.fwd.set, a.err
 	}
 	if !o.fwd.asked {
-		body, err := study.HelperRequestBody(st, round, o.fwd.set)
+		body, err := study.HelperRequestBody(st, o.file.Helper.LeaderToken, round, o.fwd.set)
 		if err != nil {
 			return nil, nil, err
 		}

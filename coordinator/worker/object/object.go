@@ -60,6 +60,9 @@ type Effects struct {
 	// Fetch (not nil) is a request to the study's helper, sent after the
 	// closes: see Fetch.
 	Fetch *Fetch
+	// Reply (not nil) answers the admin request that made the call, after
+	// the state is durable (topup.go).
+	Reply *Reply
 }
 
 func (fx *Effects) send(c int, binary bool, b []byte) {
@@ -81,6 +84,7 @@ type conn struct {
 // Object calls it one event at a time.
 type Object struct {
 	file   *study.File
+	raw    []byte // the study file's bytes
 	tokens *study.Tokens
 	eng    *study.Engine
 	co     *study.Coordinator
@@ -119,27 +123,38 @@ func New(raw, stored, forwarded []byte, now time.Time) (*Object, *Effects, error
 		}
 		o.store.S = st
 	}
-	o.eng, err = study.Open(f, raw, o.store, &study.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		return nil, nil, err
-	}
-	o.limit = protocol.FrameSize(len(o.eng.Global()))
-	if o.limit > MaxReceivedMessage {
-		return nil, nil, fmt.Errorf("object: the study's model has %d parameters: an update frame of %d bytes exceeds the platform's %d-byte websocket message limit", len(o.eng.Global()), o.limit, MaxReceivedMessage)
-	}
 	fx := &Effects{}
 	o.fx = fx
 	defer func() { o.fx = nil }()
+	if err := o.open(raw, now); err != nil {
+		return nil, nil, err
+	}
+	return o, o.finishCall(fx), nil
+}
+
+// open opens the engine and the Coordinator on the object's store (as
+// at a restart: an open round is abandoned) and runs the schedule at now.
+func (o *Object) open(raw []byte, now time.Time) error {
+	var err error
+	o.eng, err = study.Open(o.file, raw, o.store, &study.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		return err
+	}
+	o.raw = raw
+	o.limit = protocol.FrameSize(len(o.eng.Global()))
+	if o.limit > MaxReceivedMessage {
+		return fmt.Errorf("object: the study's model has %d parameters: an update frame of %d bytes exceeds the platform's %d-byte websocket message limit", len(o.eng.Global()), o.limit, MaxReceivedMessage)
+	}
 	opt := study.DriverOptions{Transport: transport{o}, Logger: slog.New(logHandler{o})}
 	if o.eng.Secure() {
 		opt.Helper = o.aggregate
 	}
 	o.co, err = study.NewCoordinator(o.eng, opt, now)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	o.tick(now)
-	return o, o.finishCall(fx), nil
+	return nil
 }
 
 // call runs f with fx as the call's effects.

@@ -22,8 +22,15 @@ func newStudy(t *testing.T, n int) ([]byte, *study.Secrets) {
 	for i := range names {
 		names[i] = string(rune('A' + i))
 	}
-	f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: n,
-		Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)}}})
+	return createStudy(t, names, protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: n,
+		Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)})
+}
+
+// createStudy returns the study file of the named LHAs with settings s
+// and its join tokens.
+func createStudy(t *testing.T, names []string, s protocol.Settings) ([]byte, *study.Secrets) {
+	t.Helper()
+	f, sec, err := study.Create(study.CreateOptions{Names: names, Template: study.File{Settings: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
