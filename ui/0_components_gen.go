@@ -2541,9 +2541,9 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.SetInnerHTML(vugu.HTML("Publish"))
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}}}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "publish-intro"}}}
 						vgparent.AppendChild(vgn)
-						vgn.SetInnerHTML(vugu.HTML("The forecast above is for you. To put a forecast on a website, in a briefing or in a forecast hub, publish it with privacy noise: then no one can tell from it whether any one case is in your data. It is last week\x26#39;s level with noise and a range; the same day published again gives the same numbers."))
+						vgn.SetInnerHTML(c.S.PublishIntro())
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dl", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "settings"}}}
@@ -2555,7 +2555,7 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dt", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(vugu.HTML("\x3Clabel for=\"publish-epsilon\"\x3EPrivacy of one publication (ε per person per year)\x3C/label\x3E"))
+							vgn.SetInnerHTML(vugu.HTML("\x3Clabel for=\"publish-epsilon\"\x3EPrivacy level (ε per person per year when you publish once a week)\x3C/label\x3E"))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "dd", Attr: []vugu.VGAttribute(nil)}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/publish"
 	"github.com/fedcast/fedcast/shared/session"
@@ -172,6 +173,20 @@ func (s *JoinState) showPublished(ps []publish.Published, mark publish.Marking) 
 	p.HubURL = objectURL(p.HubURL, p.Hub, "text/csv;charset=utf-8")
 	b, _ := json.MarshalIndent(mark, "", "  ")
 	p.MarkURL = objectURL(p.MarkURL, string(b), "application/json")
+}
+
+// PublishIntro says in plain words what publishing does, which model
+// makes the forecast to publish for this study, and what the guarantee
+// covers.
+func (s *JoinState) PublishIntro() string {
+	which := "This study's model cannot be published with this guarantee, so the forecast to publish comes from a public \"no change\" model: last week's level with noise and a range."
+	if s.Welcome != nil && s.Welcome.Study.Features == string(model.Lipschitz) {
+		which = "It is the study's shared model's forecast with noise and a range."
+	}
+	return "The forecast above is for you. To put a forecast on a website, in a briefing or in a forecast hub, publish it with privacy noise: " +
+		"then no one can tell from it whether any one case is in your data. " + which +
+		" What is protected is one reported case: one more or one fewer on one day. A person counted as k cases (for example, reinfections) " +
+		"is protected about k times more weakly, and a case moved to another day counts as two changes. The same day published again gives the same numbers."
 }
 
 // PublishFigureWords puts ε per person per year against the yearly limit

@@ -87,3 +87,51 @@ func TestPagePublishStudyModel(t *testing.T) {
 		t.Errorf("a Lipschitz study without a model: problem %q, hub %q", p.Problem, p.Hub)
 	}
 }
+
+// personalSession is a session with an MR-MTL personal model beside the
+// shared one.
+type personalSession struct {
+	fakeSession
+	global []float64
+}
+
+func (p *personalSession) GlobalModel() []float64 { return p.global }
+
+// TestPagePublishSharedModelOnly: a session whose forecast model is a
+// personal one publishes with the shared released model (its hash in the
+// marking), never with the personal model, which is trained on the LHA's
+// own counts after the release and so is not covered by the bound; the
+// page's words say which model publishes and what the guarantee covers.
+func TestPagePublishSharedModelOnly(t *testing.T) {
+	PublishStore = nil
+	layers := []int{model.LipschitzHistory, 8, 1}
+	mlp := nn.NewMLP(layers...)
+	global, personal := make([]float64, mlp.NumParams()), make([]float64, mlp.NumParams())
+	mlp.Init(global, rand.New(rand.NewPCG(3, 4)))
+	mlp.Init(personal, rand.New(rand.NewPCG(5, 6)))
+	mlp.ProjectSpectral(global)
+	mlp.ProjectSpectral(personal)
+	cases := make([]float64, 40)
+	for i := range cases {
+		cases[i] = float64(30 + i)
+	}
+	st := protocol.Study{Layers: layers, Settings: protocol.Settings{Name: "s", Epsilon: 2, Features: "lipschitz", Damping: 0.1}}
+	s := &JoinState{Data: &series.Dataset{Regions: []*series.Region{{Name: "01001", Start: time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC), Cases: cases}}},
+		Welcome: &protocol.Welcome{Study: st, LHA: "A"}, session: &personalSession{fakeSession: fakeSession{model: personal}, global: global}}
+	s.Publish()
+	if p := s.Publishing; p.Problem != "" || !strings.Contains(p.Marking, protocol.HashHex(global)) || strings.Contains(p.Marking, protocol.HashHex(personal)) {
+		t.Errorf("published with the wrong model: problem %q, marking %q", p.Problem, p.Marking)
+	}
+	for _, c := range []struct {
+		features string
+		want     string
+	}{{"lipschitz", "study's shared model's forecast"}, {"log-change", "public \"no change\" model"}} {
+		s.Welcome.Study.Features = c.features
+		got := s.PublishIntro()
+		for _, w := range []string{c.want, "one reported case", "k times more weakly", "counts as two changes"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the page's words lack %q: %s", c.features, w, got)
+			}
+		}
+	}
+}

@@ -16,13 +16,19 @@ import (
 // checkPagePublish uses the page's Publish option after the forecast:
 // the forecast to publish in words with its DP marking and the figure
 // against the yearly limit, a downloaded hub file with every area and its
-// marking file; the same numbers when published again.
+// marking file; the words on what the guarantee covers and which model
+// publishes (this study's default design: the public no-change model);
+// the same numbers when published again.
 func checkPagePublish(t *testing.T, ctx chromedpCtx, d *series.Dataset) {
 	t.Helper()
 	within(t, ctx, 20*time.Second, "publishing", chromedp.Click(chromedp.CSS("#publish-button")),
 		chromedp.WaitVisible(chromedp.CSS("#publish-marking")))
 	if got := text(t, ctx, "#publish-marking"); !strings.Contains(got, "Published with differential privacy: ε = 0.9") {
 		t.Errorf("marking on the page: %q", got)
+	}
+	if got := text(t, ctx, "#publish-intro"); !strings.Contains(got, "one reported case") || !strings.Contains(got, "counts as two changes") ||
+		!strings.Contains(got, `public "no change" model`) {
+		t.Errorf("what the guarantee covers, in words: %q", got)
 	}
 	if got := text(t, ctx, "#publish-figure"); !strings.Contains(got, "of your yearly limit 1") || !strings.Contains(got, "person's total") {
 		t.Errorf("figure against the limit: %q", got)

@@ -197,7 +197,7 @@ func (a *Accountant) rhoOfDay(d time.Time) float64 {
 
 // Covers says in plain words what the guarantee of a published forecast
 // covers.
-const Covers = "one reported case (one more or one fewer on one day in this area); a person with k cases is covered k-fold weaker, and a case moved to another day counts as two"
+const Covers = "one reported case (one more or one fewer on one day in this area); a person counted as k cases is protected about k times more weakly (ε grows about k-fold), and a case moved to another day counts as two changes"
 
 // Marking is the DP marking of a published forecast (hub file metadata,
 // text and page).

@@ -87,6 +87,7 @@ func TestSensitivityBruteForce(t *testing.T) {
 	if worst < 0.5 {
 		t.Errorf("largest change only %.2f of the bound: the test never came close (histories too tame)", worst)
 	}
+	t.Logf("400 histories, every day ±1: largest change %.3f of the bound", worst)
 }
 
 // TestSensitivityOfProjectedLayers checks the bound for the actual layers
@@ -243,4 +244,87 @@ func TestStoreOneDrawPerOrigin(t *testing.T) {
 			t.Errorf("a damaged store was read: %s", bad)
 		}
 	}
+}
+
+// TestAccountantLongWindow: a forecaster reading 9 weeks, published every
+// week for a year. Adding one case on a day changes exactly the medians of
+// the publications whose 9-week window holds that day, and those are the
+// publications the accountant charges it for: 9 of them, so one case costs
+// the calibrated ε over all 9 (ρ of every week slot added up), not the ε of
+// one publication. Calibrating each publication alone to ε = 1 would cost a
+// case far more; publishing every day makes it touch 63 publications.
+func TestAccountantLongWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 9))
+	f := projected(rng, DefaultKappa, 9, 1, 8)
+	sens := f.Sensitivity()
+	m, err := Calibrate(sens, 1, DefaultDelta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2021, 1, 4, 0, 0, 0, 0, time.UTC)
+	daily := make([]float64, 7*70)
+	for i := range daily {
+		daily[i] = 30 + float64(i%11) // a steady level: every unit of the network sees it
+	}
+	origins := make([]time.Time, 52)
+	var year Accountant
+	for k := range origins {
+		origins[k] = start.AddDate(0, 0, 7*(k+9))
+		year.Add(origins[k], m)
+	}
+	dayIndex := func(d time.Time) int { return int(d.Sub(start).Hours() / 24) }
+	median := func(x []float64, o time.Time) float64 {
+		v, err := f.Median(x[:dayIndex(o)+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, d := range []time.Time{start.AddDate(0, 0, 7*20), start.AddDate(0, 0, 7*30+3), start.AddDate(0, 0, 7*40+6)} {
+		plus := append([]float64(nil), daily...)
+		plus[dayIndex(d)]++
+		moved, charged := 0, 0
+		for _, o := range origins {
+			var one Accountant
+			one.Add(o, m)
+			reads := one.rhoOfDay(d) > 0
+			if reads {
+				charged++
+			}
+			if median(plus, o) != median(daily, o) {
+				moved++
+				if !reads {
+					t.Errorf("a case on %v moved the publication of %v, which the accountant does not charge", d.Format(time.DateOnly), o.Format(time.DateOnly))
+				}
+			}
+		}
+		if charged != 9 || moved != 9 {
+			t.Errorf("a case on %v: %d publications moved, %d charged, want 9 and 9", d.Format(time.DateOnly), moved, charged)
+		}
+		if r := year.rhoOfDay(d); math.Abs(r-m.CaseRho()) > 1e-12*r {
+			t.Errorf("a case on %v: ρ %v, want the 9 week slots' %v", d.Format(time.DateOnly), r, m.CaseRho())
+		}
+	}
+	eps, _ := year.CaseEpsilon(DefaultDelta)
+	if eps > 1 || eps < 0.95 {
+		t.Errorf("weekly publications reading 9 weeks: ε per person-year %v, want just below 1", eps)
+	}
+	// Calibrated for one publication alone, 9 of them cost a case much more.
+	alone, err := Calibrate([]float64{sens[0]}, 1, DefaultDelta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if naive := EpsilonOfRho(9*alone.CaseRho(), DefaultDelta); naive < 2.5 {
+		t.Errorf("9 publications each calibrated alone to ε = 1 cost %v: the test does not show why the window matters", naive)
+	}
+	var daily7 Accountant
+	for k := range 7 * 20 {
+		daily7.Add(start.AddDate(0, 0, k), m)
+	}
+	e7, _ := daily7.CaseEpsilon(DefaultDelta)
+	if want := EpsilonOfRho(7*m.CaseRho(), DefaultDelta); math.Abs(e7-want) > 1e-9 || e7 < 2.5 {
+		t.Errorf("daily publications: ε per person-year %v, want %v (63 publications read a day)", e7, want)
+	}
+	t.Logf("9-week window: a case touches 9 weekly publications, ε %.3f; daily publishing: 63, ε %.2f; 9 each calibrated alone: ε %.2f",
+		eps, e7, EpsilonOfRho(9*alone.CaseRho(), DefaultDelta))
 }

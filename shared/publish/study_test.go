@@ -2,9 +2,11 @@ package publish
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
@@ -68,5 +70,57 @@ func TestStudyForecaster(t *testing.T) {
 	}
 	if g, sha, err := ForStudy(protocol.Study{Settings: protocol.Settings{Features: "log-change"}}, p); err != nil || sha != "" || g.Net.In() != 2 {
 		t.Errorf("another design: %v, %q", err, sha)
+	}
+}
+
+// TestStudyForecasterIsStudyModel: for study models whose output leaves
+// the clamp (large output biases) as well as ordinary ones, at damping 0.1
+// and 1, the publishable forecaster's median is the study model's own
+// forecast (model.Lipschitz on the trailing weekly averages the LHA trains
+// on), so the forecast an LHA publishes is its own forecast with noise.
+func TestStudyForecasterIsStudyModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	layers := []int{model.LipschitzHistory, 8, 1}
+	full := nn.NewMLP(layers...)
+	h := model.LipschitzHistory
+	clamped := 0
+	for trial := range 60 {
+		p := make([]float64, full.NumParams())
+		full.Init(p, rng)
+		full.ProjectSpectral(p)
+		p[len(p)-1] = []float64{0, 2.5, -4, 40}[trial%4] // the output bias
+		damping := []float64{0.1, 1}[trial/4%2]
+		f, err := StudyForecaster("lipschitz", layers, damping, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		daily := history(rng, f.Days()+7)
+		for i := range daily {
+			daily[i] = max(0, daily[i]) // a case file has no negative counts
+		}
+		m, err := f.Median(daily)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float64, h)
+		for i := range x {
+			end := len(daily) - (h - 1 - i)
+			for _, v := range daily[end-WeekDays : end] {
+				x[i] += v / WeekDays
+			}
+		}
+		got := []float64{0}
+		model.Lipschitz.PredictDamped(full, p, x, got, damping)
+		want := max(0, math.Exp(m)-DefaultKappa)
+		if math.Abs(got[0]-want) > 1e-9*(1+want) {
+			t.Fatalf("trial %d (damping %v): the study model forecasts %v, the publishable forecaster %v", trial, damping, got[0], want)
+		}
+		u, _ := f.Logs(daily)
+		if math.Abs(m-u[0]) >= damping*MaxLogChange*(1-1e-12) {
+			clamped++
+		}
+	}
+	if clamped == 0 {
+		t.Error("no trial reached the clamp: the test does not check the clamp's order")
 	}
 }

@@ -123,7 +123,11 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 		fmt.Fprintf(env.Stdout, "published (ε %.3g per person per year, δ %.0e): relative WIS %.3f, relative MAE %.3f, 95%% coverage %.2f\n",
 			p.EpsilonPerPersonYear, p.Delta, p.RelativeWIS, p.RelativeMAE, p.Coverage95)
 		for _, g := range p.BySize {
-			fmt.Fprintf(env.Stdout, "  %s (%d areas): published %.3f, unpublished %.3f\n", g.Group, g.Areas, g.RelativeWIS, g.UnpublishedRelativeWIS)
+			areas := "areas"
+			if g.Areas == 1 {
+				areas = "area"
+			}
+			fmt.Fprintf(env.Stdout, "  %s (%d %s): published %.3f, unpublished %.3f\n", g.Group, g.Areas, areas, g.RelativeWIS, g.UnpublishedRelativeWIS)
 		}
 	}
 	fmt.Fprintln(env.Stdout)

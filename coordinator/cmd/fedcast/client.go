@@ -62,7 +62,7 @@ func runClient(ctx context.Context, env *Env, args []string) error {
 	}
 	s.SetPublic(pub)
 	if cf.only {
-		return forecastOnly(ctx, env, s, data, pub, cf.modelOut, cf.hubOut, cf.issuedOut)
+		return forecastOnly(ctx, env, s, data, pub, cf)
 	}
 	x, y, err := trainingData(st, data, pub)
 	// A file the study cannot use (too short, days missing, …) still
@@ -341,9 +341,9 @@ func writeModel(env *Env, path string, round int, final bool, st protocol.Study,
 
 // forecastOnly is client --forecast: it reads the latest released model
 // (nothing is sent after the hello: no ready, no update), forecasts every
-// area of the file under the guard and writes the model and hub files
-// asked for.
-func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, pub *forecast.PublicInputs, modelOut, hubOut, issuedOut string) error {
+// area of the file under the guard, writes the model and hub files asked
+// for, and the forecast to publish with --publish-epsilon.
+func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *series.Dataset, pub *forecast.PublicInputs, cf *clientFlags) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	w, round, err := s.Latest(ctx)
@@ -354,12 +354,15 @@ func forecastOnly(ctx context.Context, env *Env, s *session.Session, data *serie
 	st := s.Study()
 	fmt.Fprintf(env.Stderr, "read the model released after round %d of %q (model %.12s…); nothing was sent but the hello that fetched it: no update, and this LHA was not counted as ready\n",
 		round, st.Name, protocol.HashHex(w))
-	if modelOut != "" {
-		if err := writeModel(env, modelOut, round, s.Finished() != nil, st, w); err != nil {
+	if cf.modelOut != "" {
+		if err := writeModel(env, cf.modelOut, round, s.Finished() != nil, st, w); err != nil {
 			return err
 		}
 	}
-	return writeGuarded(env, st, data, pub, w, hubOut, issuedOut)
+	if err := writeGuarded(env, st, data, pub, w, cf.hubOut, cf.issuedOut); err != nil {
+		return err
+	}
+	return cf.pub.run(env, data, cf.dataPath, cf.hubOut, st, w, privacy.NewSecureRand())
 }
 
 // rereader reads the LHA's file again at the start of each campaign of a

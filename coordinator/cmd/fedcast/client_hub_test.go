@@ -135,6 +135,38 @@ func checkForecastOnly(t *testing.T, ctx context.Context, link, data string) {
 	if b, err := os.ReadFile(issued); err != nil || strings.Count(string(b), "\n") != 1+len(d.Regions) {
 		t.Errorf("issued file (%v):\n%s", err, b)
 	}
+	checkPublishLater(t, ctx, link, data, model)
+}
+
+// checkPublishLater: after the study, `client --forecast` and `fedcast
+// forecast` publish too (the weekly routine of an LHA whose study has
+// finished): the first draws and marks the forecast to publish, the second
+// returns the same numbers from the store.
+func checkPublishLater(t *testing.T, ctx context.Context, link, data, model string) {
+	t.Helper()
+	dir := t.TempDir()
+	store, hub := filepath.Join(dir, "published.json"), filepath.Join(dir, "p.csv")
+	var files []string
+	for i, args := range [][]string{{"client", "--join", link, "--data", data, "--forecast"}, {"forecast", "--model", model, "--data", data}} {
+		code, out, errs := runEnv(ctx, append(args, "--publish-epsilon", "1", "--publish-store", store, "--publish-hub", hub)...)
+		if code != 0 || !strings.Contains(out, "Published with differential privacy: ε = 0.9") || !strings.Contains(errs, "wrote the forecast to publish to "+hub) {
+			t.Fatalf("%s --publish-epsilon: exit %d\n%s\n%s", args[0], code, out, errs)
+		}
+		if again := strings.Contains(out, "published before: the same numbers"); again != (i == 1) {
+			t.Errorf("%s: said published before %v, want %v:\n%s", args[0], again, i == 1, out)
+		}
+		b, err := os.ReadFile(hub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, string(b))
+		if _, err := os.Stat(strings.TrimSuffix(hub, ".csv") + ".dp.json"); err != nil {
+			t.Errorf("%s: no marking beside the hub file: %v", args[0], err)
+		}
+	}
+	if files[0] != files[1] {
+		t.Errorf("publishing the same day again gave other numbers:\n%s\n%s", files[0], files[1])
+	}
 }
 
 func runEnv(ctx context.Context, args ...string) (int, string, string) {

@@ -81,7 +81,7 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	} else {
 		fmt.Fprintf(out, "the forecast to publish comes from the study's released model %.12s… (each layer's spectral norm at most 1)\n", sha)
 	}
-	fmt.Fprintln(out, "forecast to publish (average new cases per day over the next 7 days, with privacy noise):")
+	fmt.Fprintln(out, "forecast to publish (average new cases per day over the next 7 days, with privacy noise; not the guarded forecast above, whose choice reads your own counts):")
 	for _, f := range ps {
 		lo, hi, _ := f.Quantiles.Interval(0.95)
 		again := ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
 )
@@ -21,13 +22,17 @@ func init() {
 // the guarded forecast of every area with a model written by `fedcast
 // client --model`. It opens no connection.
 func runForecast(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE]")
+	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE] [--publish-epsilon E [--publish-delta D]]")
 	modelPath := fs.String("model", "", "the released model, as written by fedcast client --model; required")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	hubOut := fs.String("hub", "", "write the headlined forecast of every area as a hub CSV here, and the method each area used to FILE.methods.csv")
 	publicPath := fs.String("public", "", "the study's public inputs file (a weekly study's forecast reads it; its SHA-256 is checked against the model file's study)")
 	issued := fs.String("issued", "", "keep the forecasts issued in this CSV file: the guard scores the model on them once their outcomes are in the data (optional)")
+	pf := addPublishFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := pf.check(); err != nil {
 		return err
 	}
 	if *modelPath == "" || *dataPath == "" {
@@ -56,5 +61,8 @@ func runForecast(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeGuarded(env, *m.Study, data, pub, m.Weights, *hubOut, *issued)
+	if err := writeGuarded(env, *m.Study, data, pub, m.Weights, *hubOut, *issued); err != nil {
+		return err
+	}
+	return pf.run(env, data, *dataPath, *hubOut, *m.Study, m.Weights, privacy.NewSecureRand())
 }
