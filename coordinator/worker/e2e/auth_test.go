@@ -87,4 +87,32 @@ func TestHandshakeAuthOnWorkerd(t *testing.T) {
 	if ext := resp.Header.Get("Sec-WebSocket-Extensions"); ext != "" {
 		t.Errorf("the worker negotiated %q: frames would be compressed", ext)
 	}
+	if wl, ok := read(ctx, t, ws).(*protocol.Welcome); !ok || wl.LHA != "B" {
+		t.Fatalf("LHA B's connection: %+v", wl)
+	}
+	visitKeepsLive(ctx, t, w.base, ws, protocol.ForecastSubprotocols(s.links[1][strings.Index(s.links[1], "#")+1:]))
+}
+
+// visitKeepsLive: a forecast-only visit (client --forecast) with the
+// token of live's LHA gets the welcome and a normal close, and live is
+// not replaced: the next frame it reads answers its own.
+func visitKeepsLive(ctx context.Context, t *testing.T, base string, live *websocket.Conn, protos []string) {
+	t.Helper()
+	v, _, err := websocket.Dial(ctx, "ws"+base[len("http"):]+"/api/ws", &websocket.DialOptions{Subprotocols: protos})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.CloseNow()
+	if m := read(ctx, t, v); m.Type() != protocol.TypeWelcome {
+		t.Fatalf("the visit got %+v, want the welcome", m)
+	}
+	if _, _, err := v.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+		t.Errorf("after the welcome the visit got %v, want a normal close", err)
+	}
+	if err := live.Write(ctx, websocket.MessageBinary, []byte("fc")); err != nil {
+		t.Fatal(err)
+	}
+	if m := read(ctx, t, live); m.Type() != protocol.TypeAccepted {
+		t.Errorf("the live connection got %+v after the visit, want the answer to its frame", m)
+	}
 }
