@@ -65,6 +65,11 @@
 //     refusing the new one would lock the LHA out until TCP notices. The
 //     LHA's round state is kept: a round_start it has not answered is sent
 //     again, an update it already sent is not accepted twice;
+//   - a forecast-only visit (protocol.ForecastOnly beside the token, as
+//     client --forecast dials) is authenticated and counted like any
+//     handshake, gets the frames a join starts with (Coordinator.Visit)
+//     and a normal close, and is never registered: the LHA's live
+//     connection is not replaced and stays online and ready;
 //   - the websocket read limit is protocol.FrameSize(model size): a larger
 //     frame closes the socket with status 1009 (message too big);
 //   - every binary frame is acknowledged at once with the same accepted
