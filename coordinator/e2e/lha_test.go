@@ -31,11 +31,19 @@ func text(t *testing.T, ctx chromedpCtx, sel string) string {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("reading %s: %v", sel, err)
+	// The page re-renders while it polls the coordinator: a node found
+	// by the query may be replaced before its text is read ("No node with
+	// given id found"). Such a read is tried again until the timeout.
+	for {
+		s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
+		if err == nil {
+			return s
+		}
+		if tctx.Err() != nil || !strings.Contains(err.Error(), "No node with given id") {
+			t.Fatalf("reading %s: %v", sel, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return s
 }
 
 // TestLHAJourney is the LHA page from the join link to the forecast, in

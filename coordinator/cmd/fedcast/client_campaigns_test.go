@@ -48,6 +48,18 @@ func TestClientThroughCampaigns(t *testing.T) {
 		code, _, _ := runEnv(ctx, "serve", "--study", path("s.json"), "--addr", addr, "--log-level", "error")
 		serveDone <- code
 	}()
+	// The clients dial once: start them when serve listens.
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("serve never listened on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	type result struct {
 		code     int
 		out, err string
@@ -64,13 +76,11 @@ func TestClientThroughCampaigns(t *testing.T) {
 			code := run(ctx, env, []string{"client", "--join", links[i+1][1], "--data", path(name + ".csv"), "--model", path(name + ".model.json")})
 			done <- result{code, out.String(), errb.String()}
 		}()
-		if i == 0 {
-			defer func() {
-				if t.Failed() {
-					t.Logf("client a:\n%s", errb.String())
-				}
-			}()
-		}
+		defer func() {
+			if t.Failed() {
+				t.Logf("client %s:\n%s", name, errb.String())
+			}
+		}()
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
