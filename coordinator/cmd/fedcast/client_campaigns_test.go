@@ -111,11 +111,12 @@ func TestClientThroughCampaigns(t *testing.T) {
 		t.Errorf("fedcast forecast between campaigns: exit %d\n%s\n%s", code, out, errs)
 	}
 	// client --forecast with the running client's own link: a visit that
-	// reads the latest model and leaves; client a keeps its connection and
+	// reads the latest model (round 1, or round 2 when campaign 2 ran
+	// meanwhile on a slow machine) and leaves; client a keeps its connection and
 	// trains campaign 2 (checked below: it ends with the study, not
 	// "replaced").
 	if code, out, errs := runEnv(ctx, "client", "--join", links[1][1], "--data", path("a.csv"), "--forecast", "--model", path("visit.model.json")); code != 0 ||
-		!strings.Contains(errs, "read the model released after round 1 ") || !strings.Contains(out, "(no change) for") {
+		!strings.Contains(errs, "read the model released after round ") || !strings.Contains(out, "(no change) for") {
 		t.Errorf("client --forecast beside the running client: exit %d\n%s\n%s", code, out, errs)
 	}
 	for range 2 {
