@@ -19,6 +19,23 @@ func campaignStudy(t *testing.T) ([]byte, *study.Secrets) {
 		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)})
 }
 
+// campaignAfterRound1 is campaignStudy's object with both LHAs joined and
+// campaign 1's round released.
+func campaignAfterRound1(t *testing.T) (*Object, []byte, *study.Secrets) {
+	t.Helper()
+	raw, sec := campaignStudy(t)
+	o, _, err := New(raw, nil, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tok := range sec.LHAs {
+		join(t, o, i+1, tok, t0)
+	}
+	o.Alarm(t0.Add(9 * time.Second))
+	o.Alarm(t0.Add(10 * time.Second))
+	return o, raw, sec
+}
+
 func reply(t *testing.T, fx *Effects, status int, want string) {
 	t.Helper()
 	if fx.Reply == nil {
@@ -35,16 +52,7 @@ func reply(t *testing.T, fx *Effects, status int, want string) {
 // state before the answer, every LHA is closed to reconnect, the welcome
 // of the reconnection carries it, and it survives a restart.
 func TestTopUpOnTheWorker(t *testing.T) {
-	raw, sec := campaignStudy(t)
-	o, _, err := New(raw, nil, nil, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, tok := range sec.LHAs {
-		join(t, o, i+1, tok, t0)
-	}
-	o.Alarm(t0.Add(9 * time.Second))
-	o.Alarm(t0.Add(10 * time.Second)) // campaign 1's round released
+	o, raw, sec := campaignAfterRound1(t) // campaign 1's round released
 	gap := t0.Add(30 * time.Second)
 	for _, c := range []struct {
 		body   string

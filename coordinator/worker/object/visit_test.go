@@ -15,16 +15,7 @@ import (
 // gets the next round's round_start. Failed visits count towards the
 // address's limit like any handshake.
 func TestForecastVisitKeepsTheLiveConnection(t *testing.T) {
-	raw, sec := campaignStudy(t)
-	o, _, err := New(raw, nil, nil, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, tok := range sec.LHAs {
-		join(t, o, i+1, tok, t0)
-	}
-	o.Alarm(t0.Add(9 * time.Second))
-	o.Alarm(t0.Add(10 * time.Second)) // round 1 released
+	o, _, sec := campaignAfterRound1(t) // round 1 released
 	before := o.AdminStatus()
 
 	now := t0.Add(30 * time.Second)
