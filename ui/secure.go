@@ -43,6 +43,10 @@ func Secure(st *protocol.Study, coordinator string) SecureWords {
 	if op == "" {
 		op = "a second organisation"
 	}
+	leader := "the coordinator"
+	if h.LeaderOperator != "" {
+		leader = "the coordinator run by " + h.LeaderOperator
+	}
 	host := h.URL
 	if u, err := url.Parse(h.URL); err == nil && u.Host != "" {
 		host = u.Host
@@ -52,14 +56,15 @@ func Secure(st *protocol.Study, coordinator string) SecureWords {
 	if err == nil {
 		bound = fmt.Sprintf(" Before it is split, your update is rounded to whole steps and its length is checked to be at most %d steps.", enc.B())
 	}
-	leader := 8 * st.Params
+	leaderBytes := 8 * st.Params
 	return SecureWords{
-		Who: fmt.Sprintf("Your update is split between two servers: the coordinator at %s and the helper run by %s at %s "+
-			"(key fingerprint %s). Neither server alone can see your update, and each adds its own noise.", coordinator, op, host, fp),
+		Who: fmt.Sprintf("Your update is split between two servers: %s at %s (this page's address; it has no key of its own) "+
+			"and the helper run by %s at %s (key fingerprint %s). Neither server alone can see your update, and each adds its own noise.",
+			leader, coordinator, op, host, fp),
 		Caveat: "This protection holds only if the two organisations never share their data with each other.",
 		Sent: fmt.Sprintf("Each round this page sends one report of %s bytes: %s bytes of random-looking numbers for the coordinator, "+
 			"and an 80-byte sealed key from which only the helper can rebuild its part.%s",
-			FormatCount(float64(secagg.ReportSize(st.Params))), FormatCount(float64(leader)), bound),
+			FormatCount(float64(secagg.ReportSize(st.Params))), FormatCount(float64(leaderBytes)), bound),
 		Picked: "Whether you were picked for a round never leaves this computer: every round it sends a report of the same size, at the same moment.",
 		Each: fmt.Sprintf("Every round, picked or not: one report of %s bytes, split between the two servers. It holds the changes to the model's %s numbers, "+
 			"cut down to a fixed size (at most %s), when this computer picked itself for the round, and zeros otherwise. "+

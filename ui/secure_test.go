@@ -31,6 +31,11 @@ func TestSecureWords(t *testing.T) {
 			t.Errorf("%q lacks %q", c.got, c.want)
 		}
 	}
+	st.Helper.LeaderOperator = "Gesundheitsamt Nord"
+	if w := Secure(st, "coordinator.example.org"); !strings.Contains(w.Who, "the coordinator run by Gesundheitsamt Nord at coordinator.example.org") ||
+		!strings.Contains(w.Who, "helper run by Helper e.V.") {
+		t.Errorf("both operators named: %q", w.Who)
+	}
 	plain := Secure(&protocol.Study{}, "x")
 	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" || plain.Each != "" {
 		t.Errorf("without a helper: %+v", plain)

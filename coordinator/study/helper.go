@@ -23,6 +23,9 @@ type HelperRef struct {
 	// Operator names the organisation that runs the helper (shown to the
 	// LHAs). Optional.
 	Operator string `json:"operator,omitempty"`
+	// LeaderOperator names the organisation that runs the coordinator
+	// (shown to the LHAs beside the helper's). Optional.
+	LeaderOperator string `json:"leader_operator,omitempty"`
 	// LeaderToken is the secret the coordinator shows the helper with each
 	// round's request; the study value sent to everyone names only its
 	// SHA-256 (protocol.Helper.LeaderTokenSHA256), so only the holder of
@@ -40,7 +43,7 @@ func (h *HelperRef) public() *protocol.Helper {
 	if h == nil {
 		return nil
 	}
-	return &protocol.Helper{URL: h.URL, PublicKey: h.PublicKey, Operator: h.Operator, LeaderTokenSHA256: HashToken(h.LeaderToken)}
+	return &protocol.Helper{URL: h.URL, PublicKey: h.PublicKey, Operator: h.Operator, LeaderOperator: h.LeaderOperator, LeaderTokenSHA256: HashToken(h.LeaderToken)}
 }
 
 // validateHelper checks the helper field: a URL, a key with a matching

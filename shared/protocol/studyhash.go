@@ -23,6 +23,9 @@ type Helper struct {
 	PublicKey []byte `json:"public_key"`
 	// Operator names the organisation that runs the helper, for people.
 	Operator string `json:"operator,omitempty"`
+	// LeaderOperator names the organisation that runs the coordinator
+	// (the leader), for people; the page shows both operators.
+	LeaderOperator string `json:"leader_operator,omitempty"`
 	// LeaderTokenSHA256 is the hex SHA-256 of the leader token, a secret
 	// only the study's coordinator (the leader) holds: the helper serves a
 	// round of this study only to a request that carries the token

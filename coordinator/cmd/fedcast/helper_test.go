@@ -124,7 +124,7 @@ func TestStudyNewWithHelper(t *testing.T) {
 	pub := filepath.Join(keys, "helper.pub")
 	out := filepath.Join(dir, "study.json")
 	code, stdout, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--helper", "http://127.0.0.1:8090",
-		"--helper-key", pub, "--helper-operator", "Helper e.V.", "--out", out)
+		"--helper-key", pub, "--helper-operator", "Helper e.V.", "--operator", "Gesundheitsamt Nord", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -133,7 +133,7 @@ func TestStudyNewWithHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	k, _ := loadHelperKey(filepath.Join(keys, "helper.key"))
-	if f.Helper == nil || f.Helper.URL != "http://127.0.0.1:8090" || f.Helper.Operator != "Helper e.V." ||
+	if f.Helper == nil || f.Helper.URL != "http://127.0.0.1:8090" || f.Helper.Operator != "Helper e.V." || f.Helper.LeaderOperator != "Gesundheitsamt Nord" ||
 		f.Helper.Fingerprint != k.PublicKey().Fingerprint() || !strings.Contains(stdout, k.PublicKey().Fingerprint()) {
 		t.Fatalf("helper field %+v; output:\n%s", f.Helper, stdout)
 	}

@@ -354,13 +354,14 @@ func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, lin
 }
 
 // helperFlags are study new's flags that name a helper.
-type helperFlags struct{ url, key, operator *string }
+type helperFlags struct{ url, key, operator, leader *string }
 
 func addHelperFlags(fs *flag.FlagSet) helperFlags {
 	return helperFlags{
 		url:      fs.String("helper", "", "URL of the helper server for two-server secure aggregation (with --helper-key; docs/privacy.md)"),
 		key:      fs.String("helper-key", "", "the helper's helper.pub (from 'fedcast helper keygen'; with --helper)"),
 		operator: fs.String("helper-operator", "", "name of the organisation that runs the helper, shown to the LHAs (with --helper)"),
+		leader:   fs.String("operator", "", "name of the organisation that runs this coordinator, shown to the LHAs beside the helper's (with --helper)"),
 	}
 }
 
@@ -376,9 +377,9 @@ func printHelper(w io.Writer, h *study.HelperRef) {
 // ref builds the study file's helper field from the flags (nil without
 // --helper).
 func (hf helperFlags) ref() (*study.HelperRef, error) {
-	u, keyFile, operator := *hf.url, *hf.key, *hf.operator
+	u, keyFile, operator, leader := *hf.url, *hf.key, *hf.operator, *hf.leader
 	switch {
-	case u == "" && keyFile == "" && operator == "":
+	case u == "" && keyFile == "" && operator == "" && leader == "":
 		return nil, nil
 	case u == "" || keyFile == "":
 		return nil, usagef("e.g. --helper https://helper.example.org:8090 --helper-key helper.pub", "--helper and --helper-key go together")
@@ -391,5 +392,5 @@ func (hf helperFlags) ref() (*study.HelperRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &study.HelperRef{URL: u, PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: operator}, nil
+	return &study.HelperRef{URL: u, PublicKey: pk.Bytes(), Fingerprint: pk.Fingerprint(), Operator: operator, LeaderOperator: leader}, nil
 }
