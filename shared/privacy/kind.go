@@ -214,16 +214,8 @@ const pldRelPrecision = 1e-5
 // (log c, log ε) with bisection as a safeguard; each step evaluates ε
 // without the optimistic bound.
 func PLDNoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
-	if err := CheckEpsilon(targetEps); err != nil {
+	if none, err := calibrationArgs(targetEps, delta, q, rounds); none || err != nil {
 		return 0, err
-	}
-	if math.IsInf(targetEps, 1) {
-		return 0, nil
-	}
-	for _, err := range []error{CheckDelta(delta), CheckSampleRate(q), CheckRounds(rounds)} {
-		if err != nil {
-			return 0, err
-		}
 	}
 	start, err := NoiseMultiplier(targetEps, delta, q, rounds)
 	if err != nil {

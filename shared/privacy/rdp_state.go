@@ -259,16 +259,8 @@ const (
 // step keeps ε(hi) ≤ target < ε(lo), decided by comparing ε itself with the
 // target. About 8 evaluations of ε instead of about 30 for bisection.
 func NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
-	if err := CheckEpsilon(targetEps); err != nil {
+	if none, err := calibrationArgs(targetEps, delta, q, rounds); none || err != nil {
 		return 0, err
-	}
-	if math.IsInf(targetEps, 1) {
-		return 0, nil
-	}
-	for _, err := range []error{CheckDelta(delta), CheckSampleRate(q), CheckRounds(rounds)} {
-		if err != nil {
-			return 0, err
-		}
 	}
 	s := newScratch(defaultPlan())
 	lt := math.Log(targetEps)
@@ -371,6 +363,23 @@ func NoiseMultiplier(targetEps, delta, q float64, rounds int) (float64, error) {
 		}
 	}
 	return hi, nil
+}
+
+// calibrationArgs checks a calibration's arguments; none is true when the
+// target is ε = ∞, which needs no noise (multiplier 0).
+func calibrationArgs(targetEps, delta, q float64, rounds int) (none bool, err error) {
+	if err := CheckEpsilon(targetEps); err != nil {
+		return false, err
+	}
+	if math.IsInf(targetEps, 1) {
+		return true, nil
+	}
+	for _, err := range []error{CheckDelta(delta), CheckSampleRate(q), CheckRounds(rounds)} {
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // scaleAB is the Anderson–Björck factor 1 − f/fOld for the kept end of the
