@@ -102,6 +102,12 @@ type Summary struct {
 	PerOrigin                 []OriginScore   `json:"per_origin"`
 	Fallbacks                 int             `json:"fallback_forecasts"`
 	Seconds                   float64         `json:"seconds"`
+	// UnscoredOrigins are the origins forecast (hub files written) but
+	// not scored: their target week ends after the cases file.
+	// UnscoredForecasts counts every (origin, area) forecast not scored,
+	// theirs included. The scores above are of the rest.
+	UnscoredOrigins   []string `json:"unscored_origins,omitempty"`
+	UnscoredForecasts int      `json:"unscored_forecasts,omitempty"`
 	// Published scores the published forecasts (--publish-epsilon); the
 	// figures above stay the unpublished forecasts'.
 	Published *PublishedSummary `json:"published,omitempty"`
@@ -123,6 +129,10 @@ func Summarise(design string, r *Result, s *Scored) Summary {
 		RelativeWIS: s.All.RelativeWIS, RelativeMAE: s.All.RelativeMAE, Coverage50: s.All.Coverage50, Coverage95: s.All.Coverage95,
 		GeomeanQuarterRelativeWIS: g, WorstQuarter: WorstQuarter{Quarter: w.Quarter, RelativeWIS: w.RelativeWIS},
 		Quarters: s.Quarters, PerOrigin: s.PerOrigin, Fallbacks: r.Fallbacks, Seconds: math.Round(r.Seconds*100) / 100}
+	for _, t := range s.UnscoredOrigins {
+		out.UnscoredOrigins = append(out.UnscoredOrigins, t.Format(time.DateOnly))
+	}
+	out.UnscoredForecasts = s.UnscoredForecasts
 	if len(r.Origins) > 0 {
 		out.From, out.To = r.Origins[0].Format(time.DateOnly), r.Origins[len(r.Origins)-1].Format(time.DateOnly)
 	}
@@ -164,7 +174,10 @@ func (s Summary) Markdown(w io.Writer) error {
 	for _, q := range s.Quarters {
 		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f | %.3f |\n", q.Quarter, q.Origins, q.RelativeWIS, q.RelativeMAE, q.Coverage50, q.Coverage95)
 	}
-	fmt.Fprintf(&b, "| **all** | %d | **%.3f** | %.3f | %.3f | %.3f |\n", s.Origins, s.RelativeWIS, s.RelativeMAE, s.Coverage50, s.Coverage95)
+	fmt.Fprintf(&b, "| **all** | %d | **%.3f** | %.3f | %.3f | %.3f |\n", s.Origins-len(s.UnscoredOrigins), s.RelativeWIS, s.RelativeMAE, s.Coverage50, s.Coverage95)
+	if note := s.UnscoredNote(); note != "" {
+		fmt.Fprintf(&b, "\n%s\n", note)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -179,10 +192,36 @@ func (s Summary) Headline() string {
 	if s.FirstCampaignRounds > 0 {
 		rounds += fmt.Sprintf(" (the first %d)", s.FirstCampaignRounds)
 	}
-	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%d), %d LHAs, %d campaigns of %s, %s. "+
+	origins := strconv.Itoa(s.Origins)
+	if n := len(s.UnscoredOrigins); n > 0 {
+		origins += fmt.Sprintf(", %d scored", s.Origins-n)
+	}
+	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%s), %d LHAs, %d campaigns of %s, %s. "+
 		"Relative WIS against the hub baseline (1 = no change); geometric mean over quarters %.3f, worst quarter %s (%.3f).",
-		s.Design, s.From, s.To, s.Origins, s.LHAs, s.Campaigns, rounds, eps,
+		s.Design, s.From, s.To, origins, s.LHAs, s.Campaigns, rounds, eps,
 		s.GeomeanQuarterRelativeWIS, s.WorstQuarter.Quarter, s.WorstQuarter.RelativeWIS)
+}
+
+// UnscoredNote says which forecasts were written but not scored, and
+// why; "" when every forecast was scored.
+func (s Summary) UnscoredNote() string {
+	var parts []string
+	switch n := len(s.UnscoredOrigins); {
+	case n == 1:
+		parts = append(parts, fmt.Sprintf("Not scored: the origin %s (forecast, hub file written), whose target week ends after the last day of the cases file.",
+			s.UnscoredOrigins[0]))
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("Not scored: the %d origins %s (forecast, hub files written), whose target weeks end after the last day of the cases file.",
+			n, strings.Join(s.UnscoredOrigins, ", ")))
+	}
+	if extra := s.UnscoredForecasts - len(s.UnscoredOrigins)*s.LHAs; extra > 0 {
+		what := fmt.Sprintf("%d forecasts at the scored origins are not scored either: their area has", extra)
+		if extra == 1 {
+			what = "1 forecast at a scored origin is not scored either: its area has"
+		}
+		parts = append(parts, what+" no counts for the whole target week.")
+	}
+	return strings.Join(parts, " ")
 }
 
 // ReadHubFile parses a hub file written by WriteHubFile, checking the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -173,7 +174,76 @@ func (o *Options) check() error {
 		return fmt.Errorf("backtest: the cases file starts on %s, not before --from %s: the first campaign would have no history",
 			first.Format(time.DateOnly), o.From.Format(time.DateOnly))
 	}
-	return nil
+	return o.checkEnd()
+}
+
+// checkEnd refuses a replay whose last origin lies after the last day of
+// an area's counts: at origin t an LHA knows its reports up to t, and a
+// file that stops before t cannot say what they were. The error names the
+// last origin every area can forecast and the last whose week can be
+// scored. (An origin whose target week runs past the file's end is
+// forecast but not scored: Scored.UnscoredOrigins.)
+func (o *Options) checkEnd() error {
+	origins := Origins(o.From, o.To)
+	if len(origins) == 0 {
+		return nil
+	}
+	lastOrigin := origins[len(origins)-1]
+	var short []string
+	var end time.Time // the earliest last day among those areas
+	for _, r := range o.Cases.Regions {
+		if e := r.End(); e.Before(lastOrigin) {
+			short = append(short, r.Name)
+			if end.IsZero() || e.Before(end) {
+				end = e
+			}
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	what := "the cases file ends on " + end.Format(time.DateOnly)
+	if len(short) < len(o.Cases.Regions) {
+		what = fmt.Sprintf("the counts of %s end on %s", nameAreas(short), end.Format(time.DateOnly))
+	}
+	what = fmt.Sprintf("backtest: %s, before the last forecast origin %s (--to %s): at an origin each LHA must know its reports up to that day",
+		what, lastOrigin.Format(time.DateOnly), o.To.Format(time.DateOnly))
+	forecastable, ok := lastOriginBy(o.From, end)
+	if !ok {
+		return fmt.Errorf("%s, and it ends before --from %s: choose --from and --to on or before %s",
+			what, o.From.Format(time.DateOnly), end.Format(time.DateOnly))
+	}
+	fix := fmt.Sprintf("the last origin that can be forecast is %s", forecastable.Format(time.DateOnly))
+	if scorable, ok := lastOriginBy(o.From, end.AddDate(0, 0, -WeekDays)); ok {
+		fix += fmt.Sprintf(", the last whose target week can be scored %s: set --to to one of those", scorable.Format(time.DateOnly))
+	} else {
+		fix += fmt.Sprintf(" (no origin's target week can be scored): set --to to %s or earlier", forecastable.Format(time.DateOnly))
+	}
+	return fmt.Errorf("%s; %s", what, fix)
+}
+
+// lastOriginBy is the last origin from, from+7, … on or before day, and
+// false when from is after day.
+func lastOriginBy(from, day time.Time) (time.Time, bool) {
+	from, day = series.Date(from), series.Date(day)
+	if day.Before(from) {
+		return time.Time{}, false
+	}
+	days := int(day.Sub(from).Hours()/24 + 0.5)
+	return from.AddDate(0, 0, days/WeekDays*WeekDays), true
+}
+
+// nameAreas names one area, or up to three areas and how many more.
+func nameAreas(names []string) string {
+	if len(names) == 1 {
+		return "area \u201c" + names[0] + "\u201d"
+	}
+	shown := names[:min(len(names), 3)]
+	s := "\u201c" + strings.Join(shown, "\u201d, \u201c") + "\u201d"
+	if len(names) > len(shown) {
+		s += fmt.Sprintf(" and %d more", len(names)-len(shown))
+	}
+	return fmt.Sprintf("%d areas (%s)", len(names), s)
 }
 
 // PlanSchedule fixes the privacy schedule before the first campaign: the

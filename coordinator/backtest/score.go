@@ -37,6 +37,20 @@ func BaselineErrors(d *series.Dataset, t time.Time) []float64 {
 	return errs
 }
 
+// ShortBaseline returns the origins at which d does not reach back the
+// 8 weeks (and the 6 days before them) the hub baseline's errors come
+// from: their ranges pool the weeks there are.
+func ShortBaseline(d *series.Dataset, origins []time.Time) []time.Time {
+	first, _ := d.Span()
+	var out []time.Time
+	for _, t := range origins {
+		if series.Date(t).AddDate(0, 0, -WeekDays*BaselineOrigins-WeekDays+1).Before(first) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Baseline is the hub baseline of a region at origin t, the 7-day total
 // over t+1 … t+7, given the pooled sorted errors of BaselineErrors: the
 // median is no change (the total of t−6 … t); the level τ is
@@ -152,6 +166,12 @@ type Scored struct {
 	PerOrigin []OriginScore
 	// Baselines[o][a] is the hub baseline of area a at origin o.
 	Baselines [][]forecast.Quantiles
+	// UnscoredOrigins are the origins at which no area has counts for
+	// the whole target week (it ends after the cases file): forecast,
+	// written, not scored. UnscoredForecasts counts every (origin, area)
+	// forecast not scored, those origins' included.
+	UnscoredOrigins   []time.Time
+	UnscoredForecasts int
 }
 
 // Score scores r's forecasts against the outcomes in cases (the final
@@ -172,6 +192,7 @@ func Score(r *Result, cases *series.Dataset) (*Scored, error) {
 			bases[a] = Baseline(reg, t, errs)
 			y := weekTotal(reg, t.AddDate(0, 0, 1))
 			if math.IsNaN(y) {
+				out.UnscoredForecasts++
 				continue
 			}
 			q := Quarter(t)
@@ -183,10 +204,12 @@ func Score(r *Result, cases *series.Dataset) (*Scored, error) {
 			}
 		}
 		out.Baselines = append(out.Baselines, bases)
-		if ot.n > 0 {
-			out.PerOrigin = append(out.PerOrigin, OriginScore{Origin: t.Format(time.DateOnly),
-				RelativeWIS: ot.scores().RelativeWIS, EpsilonSpent: fl.JSONFloat(r.EpsilonAt[o])})
+		if ot.n == 0 {
+			out.UnscoredOrigins = append(out.UnscoredOrigins, t)
+			continue
 		}
+		out.PerOrigin = append(out.PerOrigin, OriginScore{Origin: t.Format(time.DateOnly),
+			RelativeWIS: ot.scores().RelativeWIS, EpsilonSpent: fl.JSONFloat(r.EpsilonAt[o])})
 	}
 	out.All = all.scores()
 	qs := make([]string, 0, len(byQ))

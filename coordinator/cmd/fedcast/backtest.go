@@ -110,6 +110,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	sum := backtest.Summarise(*preset, res, scored)
+	scoringNotes(env.Stderr, sum, backtest.ShortBaseline(data, res.Origins))
 	if sum.Published, err = backtest.SummarisePublished(res, data); err != nil {
 		return err
 	}
@@ -173,6 +174,22 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 		}
 	}
 	return nil
+}
+
+// scoringNotes says on stderr which forecasts were not scored and at
+// which origins the hub baseline's ranges have less than 8 weeks behind
+// them.
+func scoringNotes(w io.Writer, sum backtest.Summary, short []time.Time) {
+	if note := sum.UnscoredNote(); note != "" {
+		fmt.Fprintf(w, "backtest: %s%s\n", strings.ToLower(note[:1]), note[1:])
+	}
+	if n := len(short); n > 0 {
+		at := "the origin " + short[0].Format(time.DateOnly)
+		if n > 1 {
+			at = fmt.Sprintf("the %d origins up to %s", n, short[n-1].Format(time.DateOnly))
+		}
+		fmt.Fprintf(w, "backtest: at %s the cases file does not reach back the 8 weeks the hub baseline's ranges come from: there they use the weeks it has.\n", at)
+	}
 }
 
 // writeFileWith creates path and writes it with write.

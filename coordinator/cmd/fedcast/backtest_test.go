@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/backtest"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
 )
@@ -91,6 +92,34 @@ func TestBacktestCommand(t *testing.T) {
 	}
 }
 
+// TestBacktestLastWeekNotScored: the file ends on 2020-09-28, so the origin
+// 2020-09-28 is forecast (its hub file written) but not scored, and
+// stderr, the table and the JSON say so.
+func TestBacktestLastWeekNotScored(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	dir := t.TempDir()
+	hub, js := filepath.Join(dir, "hub"), filepath.Join(dir, "bt.json")
+	code, stdout, stderr := fedcast(t, "backtest", "--cases", cases, "--counties", counties, "--from", "2020-09-07",
+		"--to", "2020-09-28", "--epsilon", "inf", "--hub", hub, "--json", js, "--seed", "4", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	note := "not scored: the origin 2020-09-28 (forecast, hub file written)"
+	if !strings.Contains(stderr, "backtest: "+note) || !strings.Contains(stdout, "N"+note[1:]) || !strings.Contains(stdout, "(4, 3 scored)") {
+		t.Errorf("stdout %q\nstderr %q", stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(hub, "2020-09-28-fedcast-"+backtest.DefaultPreset()+".csv")); err != nil {
+		t.Error(err)
+	}
+	var v struct {
+		Origins         int      `json:"origins"`
+		UnscoredOrigins []string `json:"unscored_origins"`
+	}
+	if err := json.Unmarshal(must2(os.ReadFile(js)), &v); err != nil || v.Origins != 4 || len(v.UnscoredOrigins) != 1 || v.UnscoredOrigins[0] != "2020-09-28" {
+		t.Errorf("JSON %+v, %v", v, err)
+	}
+}
+
 func must2(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)
@@ -112,6 +141,8 @@ func TestBacktestUsage(t *testing.T) {
 		{[]string{"--cases", cases, "--counties", cases, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1"}, "population"},
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--preset", "x"}, "use one of"},
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--first-rounds", "-2"}, "--first-rounds -2"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-10-05", "--epsilon", "1"},
+			"the last origin that can be forecast is 2020-09-28, the last whose target week can be scored 2020-09-21"},
 	} {
 		code, _, stderr := fedcast(t, append([]string{"backtest"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
