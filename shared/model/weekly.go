@@ -28,6 +28,9 @@ import (
 //	peak distance (optional): ℓ(S(t)) − max ℓ(S(d)) over d = t−364 … t (as
 //	          far as known), for the area and for the state total (0 at the
 //	          peak, below 0 after it)
+//	recent change (optional): ℓ(H(t)) − ℓ(H(t−7)), H(d) the area's cases
+//	          reported over d−2 … d (the last 3 days against the same 3
+//	          weekdays a week before)
 //
 // and its target is ℓ(S(t+7)) − ℓ(S(t)), so an output of 0 is the no-change
 // forecast. Everything but the holidays is read from days ≤ t; the
@@ -76,6 +79,15 @@ type Weekly struct {
 	// the area and for the state total: whether a wave is at, rising to or
 	// falling from its peak (the tenth round).
 	PeakDistance bool `json:"peak_distance,omitempty"`
+	// Recent adds ℓ(H(t)) − ℓ(H(t−7)), H(d) the area's own cases over
+	// d−2 … d: a change centred a day before the origin instead of the
+	// 7-day change's three (the eleventh round).
+	Recent bool `json:"recent,omitempty"`
+	// LevelWeight counts each training window m = 1 + round(3·S(t)/max S)
+	// times (1 … 4), S(t) the area's 7-day total at the window's origin and
+	// max S the largest of the area's windows: the loss weighs the weeks
+	// with many cases more, as the WIS does (the eleventh round).
+	LevelWeight bool `json:"level_weight,omitempty"`
 	// ClipTarget > 0 clips the training targets (log-changes) to
 	// ±ClipTarget, so that a reporting dump or backlog does not dominate
 	// the loss (0: off). Forecasts are not clipped by it.
@@ -147,6 +159,9 @@ func (w Weekly) Inputs() int {
 	}
 	if w.PeakDistance {
 		n += 2
+	}
+	if w.Recent {
+		n++
 	}
 	return n
 }
@@ -240,8 +255,19 @@ func (w Weekly) Input(dst []float64, r *series.Region, pub Public, origin time.T
 	if w.PeakDistance {
 		dst[i], _ = peakDistance(r, origin, peakDays)
 		dst[i+1], _ = peakDistance(pub.State, origin, peakDays)
+		i += 2
+	}
+	if w.Recent {
+		dst[i] = recentChange(r, origin)
 	}
 	return true
+}
+
+// recentChange returns ℓ(H(origin)) − ℓ(H(origin−7)), H(d) the cases r
+// reports over d−2 … d (negative counts read as 0). The caller has checked
+// that r covers origin−Lead … origin; it reads no day after origin.
+func recentChange(r *series.Region, origin time.Time) float64 {
+	return l(recentCases(r, origin, 3)) - l(recentCases(r, origin.AddDate(0, 0, -7), 3))
 }
 
 // The spans of the wave inputs: 26 weeks of cases for the cumulative
@@ -315,6 +341,7 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 		origins = append(origins, o)
 	}
 	row := make([]float64, in)
+	var level []float64 // S(t) of each kept window, for LevelWeight
 	for i := len(origins) - 1; i >= 0; i-- {
 		o := origins[i]
 		t, ok := Target(r, o)
@@ -329,8 +356,36 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 		}
 		x = append(x, row...)
 		y = append(y, t)
+		if w.LevelWeight {
+			s, _ := Total7(r, o)
+			level = append(level, s)
+		}
+	}
+	if w.LevelWeight {
+		x, y = levelWeighted(x, y, level, in)
 	}
 	return x, y
+}
+
+// levelWeighted repeats window i of (x, y) m_i = 1 + round(3·level_i/max
+// level) times, in place of it (full-batch training then weighs it m_i
+// times). With no positive level every window counts once.
+func levelWeighted(x, y, level []float64, in int) (wx, wy []float64) {
+	top := 0.0
+	for _, v := range level {
+		top = max(top, v)
+	}
+	if top <= 0 {
+		return x, y
+	}
+	for i, t := range y {
+		m := 1 + int(math.Round(3*level[i]/top))
+		for range m {
+			wx = append(wx, x[i*in:(i+1)*in]...)
+			wy = append(wy, t)
+		}
+	}
+	return wx, wy
 }
 
 // ForecastTotal turns the network's output for the window ending on
