@@ -42,7 +42,8 @@ import (
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,F15,F30,F30+E15): no warm start
 // qualified. The tenth round ran the same two start dates with
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,cuminc,peak,cuminc+peak; the
-// eleventh with FEDCAST_TUNE_CEILING_VARIANTS=weekly,recent,wlevel,recent+wlevel.
+// eleventh with FEDCAST_TUNE_CEILING_VARIANTS=weekly,recent,wlevel,recent+wlevel,
+// the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -80,6 +81,8 @@ var ceilingVariants = map[string]otVariant{
 	// by the window's 7-day total ("recent+wlevel" both).
 	"recent": {"recent", weekly(func(w *model.Weekly) { w.Recent = true }), nil},
 	"wlevel": {"wlevel", weekly(func(w *model.Weekly) { w.LevelWeight = true }), nil},
+	// The twelfth round's: a fixed start instead of a random first layer.
+	"pairs": {"pairs", weekly(func(w *model.Weekly) { w.Init = "pairs" }), nil},
 }
 
 // centralSteps are the central references' Adam steps and learning rates.

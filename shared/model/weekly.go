@@ -108,6 +108,12 @@ type Weekly struct {
 	// rest on the released model's past errors (out of sample) instead of
 	// the fine-tuned copy's, which was fitted on the same windows.
 	PersonalReleasedErrors bool `json:"personal_released_errors,omitempty"`
+	// Init is the network's start: "" draws the hidden layers at random
+	// (MLP.Init) from the study's seed; "pairs" draws nothing (PairsInit:
+	// each first-layer unit reads the positive or the negative part of
+	// one input). The output layer is 0 either way: the no-change
+	// forecast (the twelfth round).
+	Init string `json:"init,omitempty"`
 }
 
 // TrainLoss is the nn loss Loss names.
@@ -135,6 +141,8 @@ func (w Weekly) Validate() error {
 		return fmt.Errorf("model: weekly design with a personalisation learning rate of %v (want 0 … 1)", w.PersonalRate)
 	case w.Loss != "" && w.Loss != "absolute":
 		return fmt.Errorf("model: weekly design with the loss %q (want \"\", the squared error, or \"absolute\")", w.Loss)
+	case w.Init != "" && w.Init != "pairs":
+		return fmt.Errorf("model: weekly design with the start %q (want \"\", a random draw, or \"pairs\")", w.Init)
 	}
 	return nil
 }
@@ -483,10 +491,42 @@ func (d Design) Network() *nn.MLP {
 // no-change forecast; public, costs no privacy), otherwise Features.Init.
 func (d Design) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
 	if d.Weekly != nil {
+		if d.Weekly.Init == "pairs" {
+			PairsInit(m, dst)
+			return
+		}
 		LogChange.initRandom(m, dst, rng)
 		return
 	}
 	d.Features.Init(m, dst, rng)
+}
+
+// PairsInit writes the weekly design's fixed start into dst: unit j of the
+// first hidden layer reads input ⌊j/2⌋ mod n (n inputs) with weight +1
+// for even j and −1 for odd j, so that with 2n units the layer holds the
+// positive and the negative part of every input; unit j of a later hidden
+// layer reads unit j mod s of the layer before (s its width) with weight
+// 1; every other weight, every bias and the output layer are 0. The
+// network starts as the no-change forecast, a linear forecast from all
+// the inputs is one step of its output layer away, and nothing is drawn.
+func PairsInit(m *nn.MLP, dst []float64) {
+	if len(dst) != m.NumParams() {
+		panic(fmt.Sprintf("model: PairsInit: dst has %d values, want %d", len(dst), m.NumParams()))
+	}
+	clear(dst)
+	sizes := m.Sizes()
+	off := 0
+	for l := 1; l < len(sizes)-1; l++ {
+		fi, fo := sizes[l-1], sizes[l]
+		for j := range fo {
+			if l == 1 {
+				dst[off+j*fi+(j/2)%fi] = float64(1 - 2*(j%2))
+			} else {
+				dst[off+j*fi+j%fi] = 1
+			}
+		}
+		off += fo*fi + fo
+	}
 }
 
 // CheckStudyFeatures checks a study's feature map with its weekly windows:

@@ -2,9 +2,11 @@ package model
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/series"
 )
 
@@ -136,5 +138,57 @@ func TestWeeklyLevelWeights(t *testing.T) {
 	}
 	if _, y2 := lw.Windows(later, Public{}, asOf); !slices.Equal(y1, y2) {
 		t.Error("a spike after asOf changed the weighted windows")
+	}
+}
+
+// The pairs start draws nothing, is the no-change forecast, and its first
+// layer holds the positive and the negative part of each input: the
+// hidden activations of an input x are max(x_k, 0) and max(−x_k, 0).
+func TestPairsInit(t *testing.T) {
+	d := WeeklyDesign.clone()
+	d.Weekly.Init = "pairs"
+	if err := d.Weekly.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := d.Network()
+	a, b := make([]float64, m.NumParams()), make([]float64, m.NumParams())
+	d.Init(m, a, rand.New(rand.NewPCG(1, 2)))
+	d.Init(m, b, rand.New(rand.NewPCG(3, 4)))
+	if !slices.Equal(a, b) {
+		t.Fatal("the pairs start depends on the seed")
+	}
+	n := d.Weekly.Inputs()
+	x := make([]float64, n)
+	for k := range x {
+		x[k] = float64(k) - 7.5
+	}
+	out := make([]float64, 1)
+	m.Predict(a, x, out)
+	if out[0] != 0 {
+		t.Errorf("the pairs start forecasts a change of %v, want 0 (no change)", out[0])
+	}
+	// Hidden unit j = max(±x_{j/2}, 0): read through a network whose
+	// output layer sums hidden units 2k and 2k+1 with weights +1 and −1,
+	// which gives back x_k.
+	for k := range n {
+		p := slices.Clone(a)
+		last := len(p) - 33
+		p[last+2*k], p[last+2*k+1] = 1, -1
+		m.Predict(p, x, out)
+		if math.Abs(out[0]-x[k]) > 1e-6 {
+			t.Errorf("input %d: the pair gives %v, want %v", k, out[0], x[k])
+		}
+	}
+	d.Weekly.Init = "zeros"
+	if err := d.Weekly.Validate(); err == nil {
+		t.Error("an unknown start was accepted")
+	}
+	// A second hidden layer copies the first.
+	m2 := nn.NewMLP(2, 4, 4, 1)
+	p2 := make([]float64, m2.NumParams())
+	PairsInit(m2, p2)
+	want := []float64{1, 0, -1, 0, 0, 1, 0, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if !slices.Equal(p2, want) {
+		t.Errorf("2-4-4-1 pairs start %v, want %v", p2, want)
 	}
 }
