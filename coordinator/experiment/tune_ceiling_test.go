@@ -41,7 +41,9 @@ import (
 // FEDCAST_TUNE_SEEDS=1,2 FEDCAST_TUNE_STARTS=2020-05-04,2020-10-05
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,F15,F30,F30+E15): no warm start
 // qualified. The tenth round ran the same two start dates with
-// FEDCAST_TUNE_CEILING_VARIANTS=weekly,cuminc,peak,cuminc+peak.
+// FEDCAST_TUNE_CEILING_VARIANTS=weekly,cuminc,peak,cuminc+peak; the
+// eleventh with FEDCAST_TUNE_CEILING_VARIANTS=weekly,recent,wlevel,recent+wlevel,
+// the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -74,6 +76,13 @@ var ceilingVariants = map[string]otVariant{
 	// from its own series and the public totals only ("cuminc+peak" both).
 	"cuminc": {"cuminc", weekly(func(w *model.Weekly) { w.CumIncidence = true }), nil},
 	"peak":   {"peak", weekly(func(w *model.Weekly) { w.PeakDistance = true }), nil},
+	// The eleventh round's: the change of the last 3 days against the
+	// same weekdays a week before (own series), and a local loss weighted
+	// by the window's 7-day total ("recent+wlevel" both).
+	"recent": {"recent", weekly(func(w *model.Weekly) { w.Recent = true }), nil},
+	"wlevel": {"wlevel", weekly(func(w *model.Weekly) { w.LevelWeight = true }), nil},
+	// The twelfth round's: a fixed start instead of a random first layer.
+	"pairs": {"pairs", weekly(func(w *model.Weekly) { w.Init = "pairs" }), nil},
 }
 
 // centralSteps are the central references' Adam steps and learning rates.

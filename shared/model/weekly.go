@@ -28,6 +28,9 @@ import (
 //	peak distance (optional): ℓ(S(t)) − max ℓ(S(d)) over d = t−364 … t (as
 //	          far as known), for the area and for the state total (0 at the
 //	          peak, below 0 after it)
+//	recent change (optional): ℓ(H(t)) − ℓ(H(t−7)), H(d) the area's cases
+//	          reported over d−2 … d (the last 3 days against the same 3
+//	          weekdays a week before)
 //
 // and its target is ℓ(S(t+7)) − ℓ(S(t)), so an output of 0 is the no-change
 // forecast. Everything but the holidays is read from days ≤ t; the
@@ -76,6 +79,15 @@ type Weekly struct {
 	// the area and for the state total: whether a wave is at, rising to or
 	// falling from its peak (the tenth round).
 	PeakDistance bool `json:"peak_distance,omitempty"`
+	// Recent adds ℓ(H(t)) − ℓ(H(t−7)), H(d) the area's own cases over
+	// d−2 … d: a change centred a day before the origin instead of the
+	// 7-day change's three (the eleventh round).
+	Recent bool `json:"recent,omitempty"`
+	// LevelWeight counts each training window m = 1 + round(3·S(t)/max S)
+	// times (1 … 4), S(t) the area's 7-day total at the window's origin and
+	// max S the largest of the area's windows: the loss weighs the weeks
+	// with many cases more, as the WIS does (the eleventh round).
+	LevelWeight bool `json:"level_weight,omitempty"`
 	// ClipTarget > 0 clips the training targets (log-changes) to
 	// ±ClipTarget, so that a reporting dump or backlog does not dominate
 	// the loss (0: off). Forecasts are not clipped by it.
@@ -96,6 +108,12 @@ type Weekly struct {
 	// rest on the released model's past errors (out of sample) instead of
 	// the fine-tuned copy's, which was fitted on the same windows.
 	PersonalReleasedErrors bool `json:"personal_released_errors,omitempty"`
+	// Init is the network's start: "" draws the hidden layers at random
+	// (MLP.Init) from the study's seed; "pairs" draws nothing (PairsInit:
+	// each first-layer unit reads the positive or the negative part of
+	// one input). The output layer is 0 either way: the no-change
+	// forecast (the twelfth round).
+	Init string `json:"init,omitempty"`
 }
 
 // TrainLoss is the nn loss Loss names.
@@ -123,6 +141,8 @@ func (w Weekly) Validate() error {
 		return fmt.Errorf("model: weekly design with a personalisation learning rate of %v (want 0 … 1)", w.PersonalRate)
 	case w.Loss != "" && w.Loss != "absolute":
 		return fmt.Errorf("model: weekly design with the loss %q (want \"\", the squared error, or \"absolute\")", w.Loss)
+	case w.Init != "" && w.Init != "pairs":
+		return fmt.Errorf("model: weekly design with the start %q (want \"\", a random draw, or \"pairs\")", w.Init)
 	}
 	return nil
 }
@@ -147,6 +167,9 @@ func (w Weekly) Inputs() int {
 	}
 	if w.PeakDistance {
 		n += 2
+	}
+	if w.Recent {
+		n++
 	}
 	return n
 }
@@ -240,8 +263,19 @@ func (w Weekly) Input(dst []float64, r *series.Region, pub Public, origin time.T
 	if w.PeakDistance {
 		dst[i], _ = peakDistance(r, origin, peakDays)
 		dst[i+1], _ = peakDistance(pub.State, origin, peakDays)
+		i += 2
+	}
+	if w.Recent {
+		dst[i] = recentChange(r, origin)
 	}
 	return true
+}
+
+// recentChange returns ℓ(H(origin)) − ℓ(H(origin−7)), H(d) the cases r
+// reports over d−2 … d (negative counts read as 0). The caller has checked
+// that r covers origin−Lead … origin; it reads no day after origin.
+func recentChange(r *series.Region, origin time.Time) float64 {
+	return l(recentCases(r, origin, 3)) - l(recentCases(r, origin.AddDate(0, 0, -7), 3))
 }
 
 // The spans of the wave inputs: 26 weeks of cases for the cumulative
@@ -315,6 +349,7 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 		origins = append(origins, o)
 	}
 	row := make([]float64, in)
+	var level []float64 // S(t) of each kept window, for LevelWeight
 	for i := len(origins) - 1; i >= 0; i-- {
 		o := origins[i]
 		t, ok := Target(r, o)
@@ -329,8 +364,36 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 		}
 		x = append(x, row...)
 		y = append(y, t)
+		if w.LevelWeight {
+			s, _ := Total7(r, o)
+			level = append(level, s)
+		}
+	}
+	if w.LevelWeight {
+		x, y = levelWeighted(x, y, level, in)
 	}
 	return x, y
+}
+
+// levelWeighted repeats window i of (x, y) m_i = 1 + round(3·level_i/max
+// level) times, in place of it (full-batch training then weighs it m_i
+// times). With no positive level every window counts once.
+func levelWeighted(x, y, level []float64, in int) (wx, wy []float64) {
+	top := 0.0
+	for _, v := range level {
+		top = max(top, v)
+	}
+	if top <= 0 {
+		return x, y
+	}
+	for i, t := range y {
+		m := 1 + int(math.Round(3*level[i]/top))
+		for range m {
+			wx = append(wx, x[i*in:(i+1)*in]...)
+			wy = append(wy, t)
+		}
+	}
+	return wx, wy
 }
 
 // ForecastTotal turns the network's output for the window ending on
@@ -428,10 +491,42 @@ func (d Design) Network() *nn.MLP {
 // no-change forecast; public, costs no privacy), otherwise Features.Init.
 func (d Design) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
 	if d.Weekly != nil {
+		if d.Weekly.Init == "pairs" {
+			PairsInit(m, dst)
+			return
+		}
 		LogChange.initRandom(m, dst, rng)
 		return
 	}
 	d.Features.Init(m, dst, rng)
+}
+
+// PairsInit writes the weekly design's fixed start into dst: unit j of the
+// first hidden layer reads input ⌊j/2⌋ mod n (n inputs) with weight +1
+// for even j and −1 for odd j, so that with 2n units the layer holds the
+// positive and the negative part of every input; unit j of a later hidden
+// layer reads unit j mod s of the layer before (s its width) with weight
+// 1; every other weight, every bias and the output layer are 0. The
+// network starts as the no-change forecast, a linear forecast from all
+// the inputs is one step of its output layer away, and nothing is drawn.
+func PairsInit(m *nn.MLP, dst []float64) {
+	if len(dst) != m.NumParams() {
+		panic(fmt.Sprintf("model: PairsInit: dst has %d values, want %d", len(dst), m.NumParams()))
+	}
+	clear(dst)
+	sizes := m.Sizes()
+	off := 0
+	for l := 1; l < len(sizes)-1; l++ {
+		fi, fo := sizes[l-1], sizes[l]
+		for j := range fo {
+			if l == 1 {
+				dst[off+j*fi+(j/2)%fi] = float64(1 - 2*(j%2))
+			} else {
+				dst[off+j*fi+j%fi] = 1
+			}
+		}
+		off += fo*fi + fo
+	}
 }
 
 // CheckStudyFeatures checks a study's feature map with its weekly windows:
