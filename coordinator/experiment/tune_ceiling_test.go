@@ -43,7 +43,8 @@ import (
 // qualified. The tenth round ran the same two start dates with
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,cuminc,peak,cuminc+peak; the
 // eleventh with FEDCAST_TUNE_CEILING_VARIANTS=weekly,recent,wlevel,recent+wlevel,
-// the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs.
+// the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs,
+// the thirteenth with the same seeds and FEDCAST_TUNE_CEILING_VARIANTS=weekly,shift05,shift1.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -83,6 +84,19 @@ var ceilingVariants = map[string]otVariant{
 	"wlevel": {"wlevel", weekly(func(w *model.Weekly) { w.LevelWeight = true }), nil},
 	// The twelfth round's: a fixed start instead of a random first layer.
 	"pairs": {"pairs", weekly(func(w *model.Weekly) { w.Init = "pairs" }), nil},
+	// The thirteenth round's: the ranges' centre moved by the area's own
+	// recent bias (forecast.Calibrator.Shift); the network is the design's.
+	"shift05": {"shift05", func(*model.Design) {}, calibShift(0.5)},
+	"shift1":  {"shift1", func(*model.Design) {}, calibShift(1)},
+}
+
+// calibShift sets the weekly ranges' shift (the thirteenth round).
+func calibShift(shift float64) func(*backtest.WeeklyDesign) {
+	return func(w *backtest.WeeklyDesign) {
+		c := forecast.WeeklyCalibrator()
+		c.Shift = shift
+		w.Calib = &c
+	}
 }
 
 // centralSteps are the central references' Adam steps and learning rates.
@@ -190,12 +204,17 @@ func TestTuneCeiling(t *testing.T) {
 			parts = append(parts, v)
 		}
 		des, _ := model.ReplayPreset("weekly")
+		var setW []func(*backtest.WeeklyDesign)
 		for _, v := range parts {
 			v.set(&des)
+			if v.setW != nil {
+				setW = append(setW, v.setW)
+			}
 		}
+		in := ceilingData{d, state, pop, setW}
 		for _, st := range tuneStarts(t, period, from, to) {
 			for _, eps := range epsilons {
-				ceilingRun(t, name, des, ceilingData{d, state, pop}, st, to, eps, seeds, period == "history")
+				ceilingRun(t, name, des, in, st, to, eps, seeds, period == "history")
 			}
 		}
 	}
@@ -206,6 +225,7 @@ type ceilingData struct {
 	d     *series.Dataset
 	state map[string]string
 	pop   map[string]float64
+	setW  []func(*backtest.WeeklyDesign) // the variant's changes to the ranges or median
 }
 
 // ceilingRun replays des from st.from to `to` at eps once per seed and
@@ -217,6 +237,9 @@ func ceilingRun(t *testing.T, name string, des model.Design, in ceilingData, st 
 		wd, err := backtest.NewWeeklyDesign(des, seed)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, f := range in.setW {
+			f(wd)
 		}
 		var design backtest.Design = wd
 		if c, ok := centralSteps[name]; ok {
