@@ -192,3 +192,15 @@ func addRowsPart(dst, m []float64, stride int, vals []float64, idx []int32) {
 	}
 	d0.StoreSlicePart(dst)
 }
+
+// Kernels names the Trainer's kernels this binary and CPU use: "AVX-512",
+// "AVX2" or "scalar".
+func Kernels() string {
+	switch {
+	case useSIMD && useAVX512:
+		return "AVX-512"
+	case useSIMD:
+		return "AVX2"
+	}
+	return "scalar"
+}

@@ -39,3 +39,7 @@ func (t *Trainer) fmReserve(n int) *fmWork            { return nil }
 func (t *Trainer) fmLoad(w *fmWork, n int)            {}
 func (t *Trainer) fmForward(w *fmWork, n int) float64 { return 0 }
 func (t *Trainer) fmBackward(w *fmWork, n int)        {}
+
+// Kernels names the Trainer's kernels: "scalar" in a build without
+// GOEXPERIMENT=simd on amd64 (and always in WebAssembly).
+func Kernels() string { return "scalar" }

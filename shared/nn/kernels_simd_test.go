@@ -476,3 +476,24 @@ func TestPredictLargeBatchMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// Kernels follows the switches: scalar with the vector kernels off, AVX2
+// with only AVX-512 off.
+func TestKernelsFollowSwitches(t *testing.T) {
+	withSIMD(false, func() {
+		if k := Kernels(); k != "scalar" {
+			t.Errorf("vector kernels off: Kernels() = %q, want scalar", k)
+		}
+	})
+	if !archsimd.X86.AVX2() {
+		t.Skip("this CPU has no AVX2")
+	}
+	old := useAVX512
+	useAVX512 = false
+	defer func() { useAVX512 = old }()
+	withSIMD(true, func() {
+		if k := Kernels(); k != "AVX2" {
+			t.Errorf("AVX-512 off: Kernels() = %q, want AVX2", k)
+		}
+	})
+}

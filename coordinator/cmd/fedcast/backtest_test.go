@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
+	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
 )
@@ -209,5 +211,19 @@ func TestStudyNewPlan(t *testing.T) {
 	code, out, stderr = fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--plan", "--out", filepath.Join(dir, "b.json"))
 	if code != 0 || !strings.Contains(out, "its parameters were used") {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+}
+
+// The scalar-kernel note appears exactly when an amd64 binary trains on
+// the scalar kernels, and names the fix.
+func TestKernelNote(t *testing.T) {
+	var b strings.Builder
+	kernelNote(&b, "backtest")
+	want := runtime.GOARCH == "amd64" && nn.Kernels() == "scalar"
+	if got := strings.Contains(b.String(), "'make build'"); got != want {
+		t.Errorf("kernels %s on %s: note %q (want one: %v)", nn.Kernels(), runtime.GOARCH, b.String(), want)
+	}
+	if want && !strings.HasPrefix(b.String(), "backtest: note: ") {
+		t.Errorf("the note %q does not start with the command's name", b.String())
 	}
 }

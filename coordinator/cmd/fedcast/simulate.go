@@ -62,6 +62,7 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	if !*f.quiet {
 		cfg.Progress = env.Stderr
 		fmt.Fprintf(env.Stderr, "simulate: %d ε × %d runs; progress below, one line per finished run\n", len(cfg.Epsilons), *f.runs)
+		kernelNote(env.Stderr, "simulate")
 	}
 	rep, err := experiment.Run(ctx, cfg)
 	if err != nil {
