@@ -42,6 +42,9 @@ func NewWeeklyDesign(d model.Design, seed uint64) (*WeeklyDesign, error) {
 	if d.Weekly == nil {
 		return nil, fmt.Errorf("backtest: design %q is not a weekly design", d.Name)
 	}
+	if err := d.CheckCampaignStart(); err != nil {
+		return nil, err
+	}
 	if err := d.Weekly.Validate(); err != nil {
 		return nil, err
 	}
@@ -54,14 +57,19 @@ func (w *WeeklyDesign) Recipe() model.Design { return w.D }
 // Layers are the network's sizes.
 func (w *WeeklyDesign) Layers() []int { return w.mlp.Sizes() }
 
-// Init starts from the previous campaign's model, or the design's initial
-// model before the first.
+// Init starts from the design's initial model before the first campaign,
+// and after it from the previous campaign's model as the design's
+// CampaignStart says (model.Design.StartCampaign).
 func (w *WeeklyDesign) Init(dst, previous []float64) {
 	if previous != nil {
 		w.mu.Lock()
 		w.released = append(w.released, slices.Clone(previous))
 		w.mu.Unlock()
-		copy(dst, previous)
+		start := make([]float64, len(dst))
+		if w.D.CampaignStart != "" {
+			w.D.Init(w.mlp, start, fl.NewRand(w.Seed, fl.StreamInit))
+		}
+		w.D.StartCampaign(dst, previous, start)
 		return
 	}
 	w.D.Init(w.mlp, dst, fl.NewRand(w.Seed, fl.StreamInit))

@@ -44,7 +44,8 @@ import (
 // FEDCAST_TUNE_CEILING_VARIANTS=weekly,cuminc,peak,cuminc+peak; the
 // eleventh with FEDCAST_TUNE_CEILING_VARIANTS=weekly,recent,wlevel,recent+wlevel,
 // the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs,
-// the thirteenth with the same seeds and FEDCAST_TUNE_CEILING_VARIANTS=weekly,shift05,shift1.
+// the thirteenth with the same seeds and FEDCAST_TUNE_CEILING_VARIANTS=weekly,shift05,shift1,
+// the fourteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,restart,half.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -88,6 +89,9 @@ var ceilingVariants = map[string]otVariant{
 	// recent bias (forecast.Calibrator.Shift); the network is the design's.
 	"shift05": {"shift05", func(*model.Design) {}, calibShift(0.5)},
 	"shift1":  {"shift1", func(*model.Design) {}, calibShift(1)},
+	// The fourteenth round's: where a campaign after the first starts.
+	"restart": {"restart", func(d *model.Design) { d.CampaignStart = "restart" }, nil},
+	"half":    {"half", func(d *model.Design) { d.CampaignStart = "half" }, nil},
 }
 
 // calibShift sets the weekly ranges' shift (the thirteenth round).

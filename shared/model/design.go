@@ -28,6 +28,12 @@ type Design struct {
 	// backtest`'s schedule, which calibrates the noise over all planned
 	// rounds; a one-month study has one campaign of Rounds.
 	FirstRounds int `json:"first_rounds,omitempty"`
+	// CampaignStart is where each campaign after the first of a
+	// deployment over time starts: "" the previous campaign's model,
+	// "restart" the design's initial model (Init), "half" halfway between
+	// the two, parameter by parameter (StartCampaign; the fourteenth
+	// round). Read by `fedcast backtest`'s weekly adaptor.
+	CampaignStart string `json:"campaign_start,omitempty"`
 	// ClientsPerRound is m when set (capped at N); otherwise m = ⌈q·N⌉
 	// with q = SampleRate.
 	ClientsPerRound int     `json:"clients_per_round,omitempty"`

@@ -501,6 +501,35 @@ func (d Design) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
 	d.Features.Init(m, dst, rng)
 }
 
+// StartCampaign writes into dst the model a campaign after the first
+// starts from, given the previous campaign's model and the design's
+// initial model init (Init with the study's seed): CampaignStart "" the
+// previous model, "restart" init, "half" (init + previous)/2. It panics on
+// any other CampaignStart (CheckCampaignStart refuses them first).
+func (d Design) StartCampaign(dst, previous, init []float64) {
+	switch d.CampaignStart {
+	case "":
+		copy(dst, previous)
+	case "restart":
+		copy(dst, init)
+	case "half":
+		for i := range dst {
+			dst[i] = (init[i] + previous[i]) / 2
+		}
+	default:
+		panic(fmt.Sprintf("model: campaign start %q", d.CampaignStart))
+	}
+}
+
+// CheckCampaignStart refuses a CampaignStart StartCampaign does not know.
+func (d Design) CheckCampaignStart() error {
+	switch d.CampaignStart {
+	case "", "restart", "half":
+		return nil
+	}
+	return fmt.Errorf("model: design %q with the campaign start %q (want \"\", the previous campaign's model, \"restart\" or \"half\")", d.Name, d.CampaignStart)
+}
+
 // PairsInit writes the weekly design's fixed start into dst: unit j of the
 // first hidden layer reads input ⌊j/2⌋ mod n (n inputs) with weight +1
 // for even j and −1 for odd j, so that with 2n units the layer holds the

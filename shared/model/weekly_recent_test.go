@@ -192,3 +192,30 @@ func TestPairsInit(t *testing.T) {
 		t.Errorf("2-4-4-1 pairs start %v, want %v", p2, want)
 	}
 }
+
+// A campaign starts from the previous model, the initial one, or halfway;
+// an unknown setting is refused.
+func TestStartCampaign(t *testing.T) {
+	prev, start := []float64{2, -4, 6}, []float64{0, 4, 1}
+	for _, tc := range []struct {
+		setting string
+		want    []float64
+	}{
+		{"", []float64{2, -4, 6}},
+		{"restart", []float64{0, 4, 1}},
+		{"half", []float64{1, 0, 3.5}},
+	} {
+		d := Design{Name: "w", CampaignStart: tc.setting}
+		if err := d.CheckCampaignStart(); err != nil {
+			t.Fatalf("%q: %v", tc.setting, err)
+		}
+		got := make([]float64, 3)
+		d.StartCampaign(got, prev, start)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: campaign starts from %v, want %v", tc.setting, got, tc.want)
+		}
+	}
+	if err := (Design{Name: "w", CampaignStart: "fresh"}).CheckCampaignStart(); err == nil {
+		t.Error("an unknown campaign start was accepted")
+	}
+}
