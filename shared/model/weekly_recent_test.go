@@ -53,12 +53,7 @@ func TestWeeklyRecentChange(t *testing.T) {
 	if withR.Inputs() != base.Inputs()+1 {
 		t.Fatalf("%d inputs with the recent change, want %d", withR.Inputs(), base.Inputs()+1)
 	}
-	x0, x1 := make([]float64, base.Inputs()), make([]float64, withR.Inputs())
-	base.Input(x0, a, Public{Population: 1e5}, a.Date(300))
-	withR.Input(x1, a, Public{Population: 1e5}, a.Date(300))
-	if !slices.Equal(x0, x1[:len(x0)]) {
-		t.Errorf("the recent change moved the other inputs: %v, then %v", x0, x1)
-	}
+	checkAppended(t, "the recent change", base, withR, a, Public{Population: 1e5}, 300)
 }
 
 // No look-ahead and no other area: a spike after the origin, or in the
@@ -67,13 +62,6 @@ func TestWeeklyRecentChange(t *testing.T) {
 // (it reads origin−9 … origin).
 func TestWeeklyRecentNoLookAheadOwnOnly(t *testing.T) {
 	const origin = 300
-	spiked := func(r *series.Region, from, to int) *series.Region {
-		c := &series.Region{Name: r.Name, Start: r.Start, Cases: slices.Clone(r.Cases)}
-		for i := from; i <= to && i < len(c.Cases); i++ {
-			c.Cases[i] += 1e5
-		}
-		return c
-	}
 	a := region("A", "2020-01-01", 500, func(i int) float64 { return 20 + float64(i%7) })
 	st := region("S", "2020-01-01", 500, func(i int) float64 { return 300 + float64(i%5) })
 	pub := Public{State: st, National: st, Population: 2e5}

@@ -90,12 +90,28 @@ func TestWeeklyWaveInputs(t *testing.T) {
 	if both.Inputs() != base.Inputs()+3 {
 		t.Fatalf("%d inputs with both wave inputs, want %d", both.Inputs(), base.Inputs()+3)
 	}
-	x0, x1 := make([]float64, base.Inputs()), make([]float64, both.Inputs())
-	base.Input(x0, a, pub, a.Date(300))
-	both.Input(x1, a, pub, a.Date(300))
+	checkAppended(t, "the wave inputs", base, both, a, pub, 300)
+}
+
+// checkAppended checks that the inputs more adds to base come after
+// base's, which keep their values, on the window ending on day i of a.
+func checkAppended(t *testing.T, what string, base, more Weekly, a *series.Region, pub Public, i int) {
+	t.Helper()
+	x0, x1 := make([]float64, base.Inputs()), make([]float64, more.Inputs())
+	base.Input(x0, a, pub, a.Date(i))
+	more.Input(x1, a, pub, a.Date(i))
 	if !slices.Equal(x0, x1[:len(x0)]) {
-		t.Errorf("the wave inputs moved the others: %v, then %v", x0, x1)
+		t.Errorf("%s moved the other inputs: %v, then %v", what, x0, x1)
 	}
+}
+
+// spiked returns a copy of r with 100,000 cases added on days from … to.
+func spiked(r *series.Region, from, to int) *series.Region {
+	c := &series.Region{Name: r.Name, Start: r.Start, Cases: slices.Clone(r.Cases)}
+	for i := from; i <= to && i < len(c.Cases); i++ {
+		c.Cases[i] += 1e5
+	}
+	return c
 }
 
 // No look-ahead: a spike after the origin, in the area or in the state
@@ -103,13 +119,6 @@ func TestWeeklyWaveInputs(t *testing.T) {
 // test can fail); so does one inside the spans, and none before them.
 func TestWeeklyWaveNoLookAhead(t *testing.T) {
 	const origin = 300
-	spiked := func(r *series.Region, from, to int) *series.Region {
-		c := &series.Region{Name: r.Name, Start: r.Start, Cases: slices.Clone(r.Cases)}
-		for i := from; i <= to && i < len(c.Cases); i++ {
-			c.Cases[i] += 1e5
-		}
-		return c
-	}
 	a := waveArea()
 	st := region("S", "2020-01-01", 500, func(i int) float64 { return 30 + float64(i%11) })
 	pub := Public{State: st, Population: 2e5}
