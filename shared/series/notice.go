@@ -108,6 +108,18 @@ func (n Notice) AboutDays() bool { return n.Code == NoticeMissingDays || n.Code 
 // (AboutDays) that overlap the days from … to (both inclusive; a zero
 // time leaves that end open), for a study whose window should avoid them.
 func (d *Dataset) MissingDaysIn(from, to time.Time) []Notice {
+	out := d.DayNoticesIn(from, to)
+	for i, n := range out {
+		out[i] = n.ForLHA()
+	}
+	return out
+}
+
+// DayNoticesIn returns the notices about missing or unreported days
+// (AboutDays) that overlap the days from … to, worded as they were read:
+// for whoever holds the whole file and chooses the period (a coordinator,
+// a backtest or a simulation), not for an LHA (MissingDaysIn).
+func (d *Dataset) DayNoticesIn(from, to time.Time) []Notice {
 	var out []Notice
 	for _, n := range d.Notices {
 		if !n.AboutDays() || n.From.IsZero() {
@@ -116,7 +128,7 @@ func (d *Dataset) MissingDaysIn(from, to time.Time) []Notice {
 		if !to.IsZero() && n.From.After(Date(to)) || !from.IsZero() && n.To.Before(Date(from)) {
 			continue
 		}
-		out = append(out, n.ForLHA())
+		out = append(out, n)
 	}
 	return out
 }

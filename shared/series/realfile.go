@@ -514,7 +514,8 @@ func missingDayNotices(bs []*regionBuilder, running bool) []Notice {
 		out = append(out, Notice{Code: NoticeMissingDays, Level: Warning, Areas: g.areas, Line: g.line,
 			From: dayTime(r.from), To: dayTime(r.to), Message: msg,
 			Hint: fmt.Sprintf("If there were cases on those days, keep the study period out of them: its from and to dates (in the study file, "+
-				"or --from and --to of fedcast simulate) should both lie before %s or both after %s, with 3 more days of data on each side for the 7-day average.",
+				"or --from and --to of fedcast simulate) should both lie before %s or both after %s, with 3 more days of data on each side for the 7-day average. "+
+				"A backtest reads them as days without cases: correct the file if there were cases.",
 				fmtDay(r.from), fmtDay(r.to))})
 	}
 	return out
@@ -600,7 +601,8 @@ func zeroRunNotices(bs []*regionBuilder) []Notice {
 				"A sudden drop to nothing usually means those days were not reported, not that there were no cases.",
 				fmtDay(r.from), fmtDay(r.to), r.to-r.from+1, where, strconv.FormatFloat(math.Round(g.before*10)/10, 'f', -1, 64)),
 			Hint: fmt.Sprintf("If those days were not reported, keep the study period out of them: its from and to dates (in the study file, "+
-				"or --from and --to of fedcast simulate) should both lie before %s or both after %s, with 3 more days of data on each side for the 7-day average.",
+				"or --from and --to of fedcast simulate) should both lie before %s or both after %s, with 3 more days of data on each side for the 7-day average. "+
+				"A backtest reads them as days without cases: correct the file if there were cases.",
 				fmtDay(r.from), fmtDay(r.to))})
 	}
 	return out

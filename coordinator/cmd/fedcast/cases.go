@@ -10,9 +10,11 @@ import (
 	"github.com/fedcast/fedcast/shared/series"
 )
 
-// readCases reads an LHA's case file for a command and prints its
-// warnings (printWarnings); with infos its other notices too. A problem
-// in the file comes back as an error that carries the hint for fixing it.
+// readCases reads a whole case file for a command that replays or
+// publishes all its areas (simulate, backtest, data public) and prints its
+// warnings worded for whoever holds the file and chooses the period
+// (printFileWarnings); with infos its other notices too. A problem in the
+// file comes back as an error that carries the hint for fixing it.
 func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.Dataset, error) {
 	d, err := series.ReadFile(path)
 	if err != nil {
@@ -25,11 +27,25 @@ func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.D
 			}
 		}
 	}
-	printWarnings(env.Stderr, d, from, to)
+	printFileWarnings(env.Stderr, d, from, to)
 	return d, nil
 }
 
-// printWarnings writes d's warnings in the wording the browser page uses;
+// printFileWarnings writes d's warnings as they were read (not reworded for
+// an LHA), those about missing or unreported days only if they overlap
+// from … to.
+func printFileWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
+	for _, n := range d.Notices {
+		if n.Level == series.Warning && !n.AboutDays() {
+			printNotice(w, n)
+		}
+	}
+	for _, n := range d.DayNoticesIn(from, to) {
+		printNotice(w, n)
+	}
+}
+
+// printWarnings writes an LHA's warnings in the wording its browser page uses;
 // warnings about missing or unreported days only if they overlap the study window
 // from … to (a zero time leaves that end open).
 func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {

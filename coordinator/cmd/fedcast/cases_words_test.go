@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A file with a run of unreported days gets words for whoever reads it:
+// the whole-file commands (backtest, simulate, data public) say how to
+// keep their period away from the days and that a backtest reads them as
+// days without cases; an LHA's commands tell it to export the days or to
+// tell its coordinator.
+func TestFileWarningsForTheReader(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("date,county_id,cases\n")
+	start := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 90 {
+		n := 12
+		if i >= 50 && i < 70 {
+			n = 0 // 20 days of zeros after 12 a day
+		}
+		fmt.Fprintf(&b, "%s,01001,%d\n", start.AddDate(0, 0, i).Format(time.DateOnly), n)
+	}
+	path := filepath.Join(t.TempDir(), "cases.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	env := &Env{Stdout: &strings.Builder{}, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	d, err := readCases(env, path, false, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := errb.String()
+	for _, want := range []string{"every count is 0", "A backtest reads them as days without cases", "--from and --to of fedcast simulate"} {
+		if !strings.Contains(whole, want) {
+			t.Errorf("whole-file words %q lack %q", whole, want)
+		}
+	}
+	if strings.Contains(whole, "tell your coordinator") {
+		t.Errorf("whole-file words speak to an LHA: %q", whole)
+	}
+	var lha strings.Builder
+	printWarnings(&lha, d, time.Time{}, time.Time{})
+	if !strings.Contains(lha.String(), "tell your coordinator") || strings.Contains(lha.String(), "A backtest") {
+		t.Errorf("an LHA's words %q: want it to tell its coordinator, and no backtest", lha.String())
+	}
+	if len(d.DayNoticesIn(start.AddDate(0, 0, 80), time.Time{})) != 0 {
+		t.Error("a period after the zeros still gets their notice")
+	}
+}
