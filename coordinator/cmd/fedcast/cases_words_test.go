@@ -53,3 +53,20 @@ func TestFileWarningsForTheReader(t *testing.T) {
 		t.Error("a period after the zeros still gets their notice")
 	}
 }
+
+// An error reaches the reader without the Go package names it passed
+// through, whichever package it came from.
+func TestForPeople(t *testing.T) {
+	for in, want := range map[string]string{
+		"backtest: the cases file ends on 2022-12-31":                    "the cases file ends on 2022-12-31",
+		"plan: --lhas 0: want at least 1":                                "--lhas 0: want at least 1",
+		"secagg: the key file is empty":                                  "the key file is empty",
+		"strategy \"cyclic\" cannot use a helper: it hands the model on": "strategy \"cyclic\" cannot use a helper: it hands the model on",
+		"series: cases.csv line 4: field \"date\": empty":                "cases.csv line 4: field \"date\": empty",
+		"publish: ε 0 (want > 0)":                                        "ε 0 (want > 0)",
+	} {
+		if got := forPeople(in); got != want {
+			t.Errorf("forPeople(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
