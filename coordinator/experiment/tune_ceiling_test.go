@@ -45,7 +45,8 @@ import (
 // eleventh with FEDCAST_TUNE_CEILING_VARIANTS=weekly,recent,wlevel,recent+wlevel,
 // the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs,
 // the thirteenth with the same seeds and FEDCAST_TUNE_CEILING_VARIANTS=weekly,shift05,shift1,
-// the fourteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,restart,half.
+// the fourteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,restart,half,
+// the fifteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,tail11,tail12.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -92,6 +93,18 @@ var ceilingVariants = map[string]otVariant{
 	// The fourteenth round's: where a campaign after the first starts.
 	"restart": {"restart", func(d *model.Design) { d.CampaignStart = "restart" }, nil},
 	"half":    {"half", func(d *model.Design) { d.CampaignStart = "half" }, nil},
+	// The fifteenth round's: wider outer ranges (forecast.Calibrator.Tail).
+	"tail11": {"tail11", func(*model.Design) {}, calibTail(1.1)},
+	"tail12": {"tail12", func(*model.Design) {}, calibTail(1.2)},
+}
+
+// calibTail sets the weekly ranges' tail factor (the fifteenth round).
+func calibTail(tail float64) func(*backtest.WeeklyDesign) {
+	return func(w *backtest.WeeklyDesign) {
+		c := forecast.WeeklyCalibrator()
+		c.Tail = tail
+		w.Calib = &c
+	}
 }
 
 // calibShift sets the weekly ranges' shift (the thirteenth round).
