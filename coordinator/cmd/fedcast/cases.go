@@ -31,31 +31,29 @@ func readCases(env *Env, path string, infos bool, from, to time.Time) (*series.D
 	return d, nil
 }
 
-// printFileWarnings writes d's warnings as they were read (not reworded for
-// an LHA), those about missing or unreported days only if they overlap
-// from … to.
+// printFileWarnings writes d's warnings as they were read, for whoever
+// holds the whole file and chooses the period (printWarningsAs).
 func printFileWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
+	printWarningsAs(w, d, from, to, func(n series.Notice) series.Notice { return n })
+}
+
+// printWarnings writes an LHA's warnings in the wording its browser page
+// uses (series.Notice.ForLHA).
+func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
+	printWarningsAs(w, d, from, to, series.Notice.ForLHA)
+}
+
+// printWarningsAs writes d's warnings, each worded by reword; those about
+// missing or unreported days only if they overlap from … to (a zero time
+// leaves that end open).
+func printWarningsAs(w io.Writer, d *series.Dataset, from, to time.Time, reword func(series.Notice) series.Notice) {
 	for _, n := range d.Notices {
 		if n.Level == series.Warning && !n.AboutDays() {
-			printNotice(w, n)
+			printNotice(w, reword(n))
 		}
 	}
 	for _, n := range d.DayNoticesIn(from, to) {
-		printNotice(w, n)
-	}
-}
-
-// printWarnings writes an LHA's warnings in the wording its browser page uses;
-// warnings about missing or unreported days only if they overlap the study window
-// from … to (a zero time leaves that end open).
-func printWarnings(w io.Writer, d *series.Dataset, from, to time.Time) {
-	for _, n := range d.Notices {
-		if n.Level == series.Warning && !n.AboutDays() {
-			printNotice(w, n.ForLHA())
-		}
-	}
-	for _, n := range d.MissingDaysIn(from, to) {
-		printNotice(w, n)
+		printNotice(w, reword(n))
 	}
 }
 
