@@ -46,7 +46,8 @@ import (
 // the twelfth with FEDCAST_TUNE_SEEDS=1,2,3,4,5,6 FEDCAST_TUNE_CEILING_VARIANTS=weekly,pairs,
 // the thirteenth with the same seeds and FEDCAST_TUNE_CEILING_VARIANTS=weekly,shift05,shift1,
 // the fourteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,restart,half,
-// the fifteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,tail11,tail12.
+// the fifteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,tail11,tail12,
+// the sixteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,pub05,pubside05,pubside1.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -96,6 +97,21 @@ var ceilingVariants = map[string]otVariant{
 	// The fifteenth round's: wider outer ranges (forecast.Calibrator.Tail).
 	"tail11": {"tail11", func(*model.Design) {}, calibTail(1.1)},
 	"tail12": {"tail12", func(*model.Design) {}, calibTail(1.2)},
+	// The sixteenth round's: ranges widened by the public state total's
+	// last weekly change (forecast.Calibrator.Public, .PublicSide).
+	"pub05":     {"pub05", func(*model.Design) {}, calibPublic(0.5, false)},
+	"pubside05": {"pubside05", func(*model.Design) {}, calibPublic(0.5, true)},
+	"pubside1":  {"pubside1", func(*model.Design) {}, calibPublic(1, true)},
+}
+
+// calibPublic sets the weekly ranges' public widening (the sixteenth
+// round).
+func calibPublic(k float64, side bool) func(*backtest.WeeklyDesign) {
+	return func(w *backtest.WeeklyDesign) {
+		c := forecast.WeeklyCalibrator()
+		c.Public, c.PublicSide = k, side
+		w.Calib = &c
+	}
 }
 
 // calibTail sets the weekly ranges' tail factor (the fifteenth round).

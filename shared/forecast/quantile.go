@@ -102,6 +102,15 @@ type Calibrator struct {
 	// value. A forecast far from "no change" rests on a trend that may
 	// stop (or steepen); the further it goes, the wider its range.
 	Change float64 `json:"change"`
+	// Public, κ_p ≥ 0, widens the interval by the last weekly log-change
+	// g of a public total (the weekly design's: the area's state total):
+	// scale² += (κ_p·g)² (0: off). A wave the public totals show may run
+	// ahead of a forecast kept near no change; the totals are public, the
+	// same for every LHA that reads them, so this pools no one's data.
+	Public float64 `json:"public,omitempty"`
+	// PublicSide applies Public only to the side g points to: the upper
+	// quantiles in a rise, the lower in a fall.
+	PublicSide bool `json:"public_side,omitempty"`
 }
 
 // DefaultCalibrator returns the constants for the federated model as the
@@ -153,6 +162,8 @@ func (c Calibrator) Validate() error {
 		return fmt.Errorf("forecast: trend factor %v (want 0 … 10)", c.Trend)
 	case !(c.Change >= 0 && c.Change <= 10):
 		return fmt.Errorf("forecast: change factor %v (want 0 … 10)", c.Change)
+	case !(c.Public >= 0 && c.Public <= 10):
+		return fmt.Errorf("forecast: public change factor %v (want 0 … 10)", c.Public)
 	}
 	return nil
 }
@@ -168,6 +179,9 @@ type DatedError struct {
 type ErrorModel struct {
 	Center, Scale, Tail float64
 	N                   int
+	// Upper and Lower widen one side only: the quantiles above the
+	// median use √(Scale² + Upper²), those below √(Scale² + Lower²).
+	Upper, Lower float64
 }
 
 // Fit fits the error model to the errors whose target lies in the
@@ -219,20 +233,47 @@ func (c Calibrator) Widen(m ErrorModel, x []float64, point float64) ErrorModel {
 	return m
 }
 
+// WidenPublic returns m widened by g, the last weekly log-change of a
+// public total (Calibrator.Public): both sides, or with PublicSide only
+// the side g points to. The median does not move.
+func (c Calibrator) WidenPublic(m ErrorModel, g float64) ErrorModel {
+	if c.Public == 0 || math.IsNaN(g) || math.IsInf(g, 0) || g == 0 {
+		return m
+	}
+	w := c.Public * math.Abs(g)
+	switch {
+	case !c.PublicSide:
+		m.Scale = math.Hypot(m.Scale, w)
+	case g > 0:
+		m.Upper = math.Hypot(m.Upper, w)
+	default:
+		m.Lower = math.Hypot(m.Lower, w)
+	}
+	return m
+}
+
 // Quantiles returns the quantile forecast around a point forecast: at
 // level τ, (ŷ⁺ + 1)·exp(centre + scale·t_τ) − 1 clamped at 0, with t_τ the
-// normal quantile (times Tail outside the 50 % interval). The result is
-// non-decreasing and non-negative for any finite input; a NaN point gives
-// all-NaN quantiles.
+// normal quantile (times Tail outside the 50 % interval) and scale the
+// side's (Upper, Lower). The result is non-decreasing and non-negative for
+// any finite input; a NaN point gives all-NaN quantiles.
 func (m ErrorModel) Quantiles(point float64) Quantiles {
 	var q Quantiles
 	base := math.Log1p(math.Max(point, 0))
 	tail := m.Tail
+	up, down := math.Hypot(m.Scale, m.Upper), math.Hypot(m.Scale, m.Lower)
 	for i, z := range normalZ {
 		if i == 0 || i == 1 || i == 5 || i == 6 {
 			z *= tail
 		}
-		q[i] = math.Max(0, math.Expm1(base+m.Center+m.Scale*z))
+		scale := m.Scale
+		switch {
+		case z > 0:
+			scale = up
+		case z < 0:
+			scale = down
+		}
+		q[i] = math.Max(0, math.Expm1(base+m.Center+scale*z))
 	}
 	return monotone(q)
 }

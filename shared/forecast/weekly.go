@@ -102,10 +102,28 @@ func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin ti
 		errs = append(errs, LogError(y, p))
 	}
 	em := c.Widen(c.FitErrors(errs), []float64{last}, point)
+	if c.Public > 0 {
+		em = c.WidenPublic(em, publicChange(pub, origin))
+	}
 	if f.Poisson > 0 {
 		em.Scale = math.Sqrt(em.Scale*em.Scale + f.Poisson/(math.Max(point, 0)+1))
 	}
 	return em.Quantiles(point)
+}
+
+// publicChange is the last weekly log-change of the area's state total
+// as known on origin, ℓ(S(origin)) − ℓ(S(origin−7)), or the national
+// total's where the state's is not available (NaN when neither covers
+// the 14 days).
+func publicChange(pub model.Public, origin time.Time) float64 {
+	for _, r := range []*series.Region{pub.State, pub.National} {
+		now, ok := model.Total7(r, origin)
+		before, ok2 := model.Total7(r, origin.AddDate(0, 0, -7))
+		if ok && ok2 {
+			return math.Log1p(now) - math.Log1p(before)
+		}
+	}
+	return math.NaN()
 }
 
 // predict returns the forecast totals of the windows ending on origins
