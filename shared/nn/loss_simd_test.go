@@ -33,3 +33,32 @@ func TestAbsoluteErrorKernelsSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestPinballKernelsSameBits: the pinball loss trains to the same bits on
+// every kernel set, as the absolute error does.
+func TestPinballKernelsSameBits(t *testing.T) {
+	levels := []float64{0.025, 0.1, 0.25, 0.5, 0.75, 0.9, 0.975}
+	for _, n := range []int{13, fmMaxBatch + 5} {
+		m, p0, x, y := problem(12, n, 16, 32, 7)
+		run := func() ([]float64, float64) {
+			p := append([]float64(nil), p0...)
+			tr := NewTrainer(m)
+			tr.SetPinball(levels)
+			loss := tr.Train(p, x, y, 30, AdamOptions{LearningRate: 0.01})
+			return p, loss
+		}
+		var want []float64
+		var wantLoss float64
+		withKernels("scalar", func() { want, wantLoss = run() })
+		for _, k := range []string{"avx2", "avx512"} {
+			var got []float64
+			var gotLoss float64
+			if !withKernels(k, func() { got, gotLoss = run() }) {
+				continue
+			}
+			if !sameBits(t, k+" loss", []float64{gotLoss}, []float64{wantLoss}) || !sameBits(t, k+" trained parameters", got, want) {
+				t.Fatalf("%s: batch of %d", k, n)
+			}
+		}
+	}
+}

@@ -81,3 +81,78 @@ func TestSetLossSquaredUnchanged(t *testing.T) {
 	}()
 	tr.SetLoss(99)
 }
+
+// TestPinballGradient checks the pinball loss against a float64
+// evaluation and its gradient against central differences, with a
+// different level on each of three outputs.
+func TestPinballGradient(t *testing.T) {
+	levels := []float64{0.1, 0.5, 0.9}
+	m, p, x, y := problem(5, 9, 4, 6, 3)
+	tr := NewTrainer(m)
+	tr.SetPinball(levels)
+	lossAt := func(q []float64) float64 {
+		out := make([]float64, len(y))
+		m.Predict(q, x, out)
+		s := 0.0
+		for i := range y {
+			u, tau := y[i]-out[i], levels[i%3]
+			s += math.Max(tau*u, (tau-1)*u)
+		}
+		return s / float64(len(y))
+	}
+	if got, want := tr.Loss(p, x, y), lossAt(p); math.Abs(got-want) > 1e-5 {
+		t.Fatalf("pinball loss %v, want %v", got, want)
+	}
+	g := make([]float64, len(p))
+	tr.Gradient(p, x, y, g)
+	const h = 1e-4
+	for i := range p {
+		q := append([]float64(nil), p...)
+		q[i] += h
+		up := lossAt(q)
+		q[i] -= 2 * h
+		num := (up - lossAt(q)) / (2 * h)
+		if math.Abs(num-g[i]) > 2e-3 {
+			t.Errorf("param %d: gradient %v, central difference %v", i, g[i], num)
+		}
+	}
+}
+
+// TestPinballQuantiles: a bias-only model with three outputs trained with
+// the pinball loss at 0.1, 0.5 and 0.9 on the targets 0 … 99 ends near
+// their 10 %, 50 % and 90 % quantiles; a wrong number of levels or a
+// level outside (0, 1) panics, and so does SetLoss(Pinball).
+func TestPinballQuantiles(t *testing.T) {
+	m := NewMLP(1, 3)
+	p := make([]float64, m.NumParams()) // weights and biases 0
+	x := make([]float64, 100)
+	y := make([]float64, 300)
+	for i := range 100 {
+		for j := range 3 {
+			y[3*i+j] = float64(i)
+		}
+	}
+	tr := NewTrainer(m)
+	tr.SetPinball([]float64{0.1, 0.5, 0.9})
+	tr.Train(p, x, y, 4000, AdamOptions{LearningRate: 0.1})
+	for j, want := range []float64{10, 50, 90} {
+		if b := p[3+j]; math.Abs(b-want) > 1.5 {
+			t.Errorf("output %d: bias %v, want about %v", j, b, want)
+		}
+	}
+	for _, f := range []func(){
+		func() { tr.SetPinball([]float64{0.5}) },
+		func() { tr.SetPinball([]float64{0, 0.5, 0.9}) },
+		func() { tr.SetPinball([]float64{0.1, 0.5, 1}) },
+		func() { tr.SetLoss(Pinball) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			f()
+		}()
+	}
+}

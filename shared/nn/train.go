@@ -65,7 +65,8 @@ type Trainer struct {
 
 	fm *fmWork // feature-major workspace of the AVX-512 path (train_avx512_amd64.go)
 
-	loss Loss // the loss minimised (SquaredError unless SetLoss)
+	loss   Loss      // the loss minimised (SquaredError unless SetLoss)
+	levels []float32 // Pinball's level of each output (SetPinball)
 }
 
 // Loss names the loss a Trainer minimises, averaged over samples and
@@ -79,7 +80,28 @@ const (
 	// ½ times 2, whose minimiser is the median of y instead of its mean.
 	// Its derivative is sign(ŷ − y), 0 at ŷ = y as in torch.
 	AbsoluteError
+	// Pinball is the quantile loss ρ_τ(y − ŷ) = max(τ·(y − ŷ), (τ − 1)·(y − ŷ))
+	// at each output's own level τ (SetPinball): output j learns the τ_j
+	// quantile of y. Its derivative in ŷ is 1 − τ above y, −τ below and
+	// 0 at ŷ = y. At τ = ½ it is half the absolute error.
+	Pinball
 )
+
+// SetPinball makes the Trainer minimise the pinball loss with output j at
+// level levels[j] (each in (0, 1); one level per output).
+func (t *Trainer) SetPinball(levels []float64) {
+	if len(levels) != t.m.Out() {
+		panic(fmt.Sprintf("nn: %d pinball levels for %d outputs", len(levels), t.m.Out()))
+	}
+	t.levels = make([]float32, len(levels))
+	for j, tau := range levels {
+		if !(tau > 0 && tau < 1) {
+			panic(fmt.Sprintf("nn: pinball level %v (want 0 < τ < 1)", tau))
+		}
+		t.levels[j] = float32(tau)
+	}
+	t.loss = Pinball
+}
 
 // SetLoss makes the Trainer minimise l from its next call on (Loss,
 // Gradient, Train and their variants). Every kernel set computes the same
@@ -87,6 +109,9 @@ const (
 // through backward, which applies the loss, and step recomputes the
 // reported loss from the sample-major outputs.
 func (t *Trainer) SetLoss(l Loss) {
+	if l == Pinball {
+		panic("nn: the pinball loss needs its levels: use SetPinball")
+	}
 	if l != SquaredError && l != AbsoluteError {
 		panic(fmt.Sprintf("nn: unknown loss %d", l))
 	}
@@ -145,6 +170,23 @@ func sqErr(y []float32, get func(i int) float32) float64 {
 	return sum / float64(len(y))
 }
 
+// pinball returns the mean of ρ_τ(y − out) over len(y) values (τ the
+// level of the value's output), summed in float64 in index order.
+func pinball(y []float32, levels []float32, get func(i int) float32) float64 {
+	sum := 0.0
+	out := len(levels)
+	for i, yi := range y {
+		u := float64(yi - get(i))
+		tau := float64(levels[i%out])
+		if u >= 0 {
+			sum += tau * u
+		} else {
+			sum += (tau - 1) * u
+		}
+	}
+	return sum / float64(len(y))
+}
+
 // absErr returns the mean of |out − y| over len(y) values, summed in
 // float64 in index order like sqErr.
 func absErr(y []float32, get func(i int) float32) float64 {
@@ -178,8 +220,11 @@ func (t *Trainer) forward(n int) float64 {
 func (t *Trainer) outputLoss(n int) float64 {
 	y := t.y32[:n*t.m.Out()]
 	out := t.act[len(t.m.sizes)-1]
-	if t.loss == AbsoluteError {
+	switch t.loss {
+	case AbsoluteError:
 		return absErr(y, func(i int) float32 { return out[i] })
+	case Pinball:
+		return pinball(y, t.levels, func(i int) float32 { return out[i] })
 	}
 	return sqErr(y, func(i int) float32 { return out[i] })
 }
@@ -193,7 +238,20 @@ func (t *Trainer) backward(n int) {
 	// ∂MSE/∂ŷ = (2/N)(ŷ − y), N = n·Out, as in torch's mse_loss_backward.
 	norm := float32(2 / float64(len(y)))
 	dOut := t.del[L][:len(y)]
-	if t.loss == AbsoluteError {
+	switch t.loss {
+	case Pinball:
+		// ∂ρ_τ(y − ŷ)/∂ŷ / N = (1 − τ)/N above y, −τ/N below.
+		inv := float32(1 / float64(len(y)))
+		out := len(t.levels)
+		for i, v := range t.act[L][:len(y)] {
+			dOut[i] = 0
+			if v > y[i] {
+				dOut[i] = (1 - t.levels[i%out]) * inv
+			} else if v < y[i] {
+				dOut[i] = -t.levels[i%out] * inv
+			}
+		}
+	case AbsoluteError:
 		// ∂|ŷ − y|/∂ŷ / N = sign(ŷ − y)/N.
 		inv := float32(1 / float64(len(y)))
 		for i, v := range t.act[L][:len(y)] {
@@ -204,7 +262,7 @@ func (t *Trainer) backward(n int) {
 				dOut[i] = -inv
 			}
 		}
-	} else {
+	default:
 		for i, v := range t.act[L][:len(y)] {
 			dOut[i] = norm * (v - y[i])
 		}
