@@ -45,6 +45,9 @@ func (rp *replay) openEngine(k int, init []float64) (*study.Engine, error) {
 	if _, err := model.Parse(string(rec.Features)); err == nil && !noNoise {
 		f.Features = string(rec.Features)
 	}
+	if out := layers[len(layers)-1]; out > 1 {
+		f.Outputs = out // a quantile head
+	}
 	for _, d := range rp.lhas {
 		f.LHAs = append(f.LHAs, study.LHA{Name: d.Regions[0].Name, TokenSHA256: study.HashToken("lha " + d.Regions[0].Name)})
 	}
@@ -81,8 +84,8 @@ func (rp *replay) campaign(k int, previous []float64) ([]float64, []privacy.Even
 		if err != nil {
 			return fmt.Errorf("backtest: campaign %d, area %s: %w", k+1, rp.lhas[i].Regions[0].Name, err)
 		}
-		if len(x) != len(y)*layers[0] {
-			return fmt.Errorf("backtest: campaign %d, area %s: the design gave %d inputs for %d targets of %d inputs each", k+1, rp.lhas[i].Regions[0].Name, len(x), len(y), layers[0])
+		if in, out := layers[0], layers[len(layers)-1]; len(x)*out != len(y)*in {
+			return fmt.Errorf("backtest: campaign %d, area %s: the design gave %d inputs for %d targets (%d inputs and %d outputs a window)", k+1, rp.lhas[i].Regions[0].Name, len(x), len(y), in, out)
 		}
 		xs[i], ys[i] = x, y
 		return nil

@@ -100,7 +100,7 @@ func (w *WeeklyDesign) Forecast(params []float64, own *series.Dataset, pub *fore
 // (model.Weekly.Loss; the squared error unless set), as fl.LocalUpdate
 // does with the squared error.
 func (w *WeeklyDesign) LocalTrain(t *nn.Trainer, params, x, y []float64, cfg fl.Config) {
-	t.SetLoss(w.D.Weekly.TrainLoss())
+	w.D.Weekly.SetLoss(t)
 	t.Train(params, x, y, cfg.LocalEpochs, nn.AdamOptions{LearningRate: cfg.LearningRate})
 }
 

@@ -47,7 +47,8 @@ import (
 // the thirteenth with the same seeds and FEDCAST_TUNE_CEILING_VARIANTS=weekly,shift05,shift1,
 // the fourteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,restart,half,
 // the fifteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,tail11,tail12,
-// the sixteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,pub05,pubside05,pubside1.
+// the sixteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,pub05,pubside05,pubside1,
+// the seventeenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,qhead,qhead-mix.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -102,6 +103,10 @@ var ceilingVariants = map[string]otVariant{
 	"pub05":     {"pub05", func(*model.Design) {}, calibPublic(0.5, false)},
 	"pubside05": {"pubside05", func(*model.Design) {}, calibPublic(0.5, true)},
 	"pubside1":  {"pubside1", func(*model.Design) {}, calibPublic(1, true)},
+	// The seventeenth round's: a quantile head trained with the pinball
+	// loss (model.Weekly.Quantiles).
+	"qhead":     {"qhead", weekly(func(w *model.Weekly) { w.Quantiles = "head" }), nil},
+	"qhead-mix": {"qhead-mix", weekly(func(w *model.Weekly) { w.Quantiles = "mix" }), nil},
 }
 
 // calibPublic sets the weekly ranges' public widening (the sixteenth

@@ -11,13 +11,14 @@ import (
 	"github.com/fedcast/fedcast/shared/series"
 )
 
-// Layers returns the MLP's layer sizes: H, the hidden sizes, 1.
+// Layers returns the MLP's layer sizes: H (the weekly design's inputs),
+// the hidden sizes, the outputs (1 unless a quantile head).
 func (f *File) Layers() []int {
-	in := f.History
+	in, out := f.History, f.NetOutputs()
 	if f.Weekly != nil {
 		in = f.Weekly.Inputs()
 	}
-	return append(append([]int{in}, f.Hidden...), 1)
+	return append(append([]int{in}, f.Hidden...), out)
 }
 
 // Calibrate returns the smallest noise multiplier c whose T rounds at

@@ -95,4 +95,8 @@ func (f *File) DeclarePublic(path, source, holidays string) error {
 func (f *File) fillWeekly(w model.Weekly) {
 	f.Weekly = &w
 	f.Smoothing, f.Horizon, f.History = "trailing", 7, w.Inputs() // H: the network's inputs
+	f.Outputs = 0
+	if k := w.Outputs(); k > 1 {
+		f.Outputs = k // a quantile head
+	}
 }

@@ -108,7 +108,42 @@ func (f WeeklyForecaster) Forecast(r *series.Region, pub model.Public, origin ti
 	if f.Poisson > 0 {
 		em.Scale = math.Sqrt(em.Scale*em.Scale + f.Poisson/(math.Max(point, 0)+1))
 	}
-	return em.Quantiles(point)
+	q := em.Quantiles(point)
+	if f.Design.Weekly.Quantiles != "" {
+		q = f.headRanges(r, pub, origin, q)
+	}
+	return q
+}
+
+// headRanges returns the forecast of a quantile head (model.Weekly.
+// Quantiles): "head" its own quantiles, "mix" the mean on the log scale
+// of its quantiles and own (the own errors' ranges around the same
+// median), level by level. Where the head cannot forecast, own.
+func (f WeeklyForecaster) headRanges(r *series.Region, pub model.Public, origin time.Time, own Quantiles) Quantiles {
+	w := f.Design.Weekly
+	hq, ok := w.PredictQuantiles(f.Model, f.Params, r, pub, origin, f.damping(r, origin))
+	if !ok {
+		return own
+	}
+	var q Quantiles
+	for i := range q {
+		q[i] = hq[i]
+		if w.Quantiles == "mix" {
+			q[i] = math.Expm1((math.Log1p(hq[i]) + math.Log1p(own[i])) / 2)
+		}
+	}
+	return monotone(q)
+}
+
+// damping is the design's damping of the forecast change for r on origin,
+// ramped by RampWeeks.
+func (f WeeklyForecaster) damping(r *series.Region, origin time.Time) float64 {
+	damping := f.Design.Damping
+	if f.RampWeeks > 0 && len(r.Cases) > 0 {
+		weeks := origin.Sub(series.Date(r.Start)).Hours() / (24 * 7)
+		damping *= max(0, min(1, weeks/float64(f.RampWeeks)))
+	}
+	return damping
 }
 
 // publicChange is the last weekly log-change of the area's state total
@@ -131,11 +166,7 @@ func publicChange(pub model.Public, origin time.Time) float64 {
 // ensemble's mean on the log scale, with the ramped damping.
 func (f WeeklyForecaster) predict(r *series.Region, pub model.Public, origins []time.Time) []float64 {
 	w := *f.Design.Weekly
-	damping := f.Design.Damping
-	if f.RampWeeks > 0 && len(r.Cases) > 0 {
-		weeks := origins[len(origins)-1].Sub(series.Date(r.Start)).Hours() / (24 * 7)
-		damping *= max(0, min(1, weeks/float64(f.RampWeeks)))
-	}
+	damping := f.damping(r, origins[len(origins)-1])
 	params := f.personal(r, pub, origins[len(origins)-1])
 	var preds []float64
 	if w.PersonalReleasedErrors && w.PersonalSteps > 0 {
@@ -178,7 +209,7 @@ func (f WeeklyForecaster) personal(r *series.Region, pub model.Public, origin ti
 	}
 	p := append([]float64(nil), f.Params...)
 	t := nn.NewTrainer(f.Model)
-	t.SetLoss(w.TrainLoss())
+	w.SetLoss(t)
 	t.Train(p, x, y, w.PersonalSteps, nn.AdamOptions{LearningRate: w.PersonalRate})
 	return p
 }

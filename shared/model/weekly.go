@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/nn"
@@ -114,6 +115,43 @@ type Weekly struct {
 	// one input). The output layer is 0 either way: the no-change
 	// forecast (the twelfth round).
 	Init string `json:"init,omitempty"`
+	// Quantiles gives the network one output per hub level
+	// (QuantileLevels), trained with the pinball loss: "" off (one
+	// output, the ranges from the area's own errors), "head" (the ranges
+	// are the network's), "mix" (each quantile the mean on the log scale
+	// of the network's and the own errors' range around the same median)
+	// (the seventeenth round).
+	Quantiles string `json:"quantiles,omitempty"`
+}
+
+// QuantileLevels are the levels of a quantile head's outputs, the hub's.
+var QuantileLevels = []float64{0.025, 0.1, 0.25, 0.5, 0.75, 0.9, 0.975}
+
+// quantileStart is the start of a quantile head's output biases: the
+// normal quantiles times 0.25 (forecast.DefaultCalibrator's prior spread).
+var quantileStart = []float64{-0.25 * 1.959963984540054, -0.25 * 1.2815515655446004, -0.25 * 0.6744897501960817, 0,
+	0.25 * 0.6744897501960817, 0.25 * 1.2815515655446004, 0.25 * 1.959963984540054}
+
+// medianOutput is the index of the median among QuantileLevels.
+const medianOutput = 3
+
+// Outputs returns the number of network outputs: one, or one per
+// quantile level with Quantiles.
+func (w Weekly) Outputs() int {
+	if w.Quantiles != "" {
+		return len(QuantileLevels)
+	}
+	return 1
+}
+
+// SetLoss makes t minimise the design's local loss: TrainLoss's, or the
+// pinball loss at QuantileLevels with Quantiles.
+func (w Weekly) SetLoss(t *nn.Trainer) {
+	if w.Quantiles != "" {
+		t.SetPinball(QuantileLevels)
+		return
+	}
+	t.SetLoss(w.TrainLoss())
 }
 
 // TrainLoss is the nn loss Loss names.
@@ -143,6 +181,10 @@ func (w Weekly) Validate() error {
 		return fmt.Errorf("model: weekly design with the loss %q (want \"\", the squared error, or \"absolute\")", w.Loss)
 	case w.Init != "" && w.Init != "pairs":
 		return fmt.Errorf("model: weekly design with the start %q (want \"\", a random draw, or \"pairs\")", w.Init)
+	case w.Quantiles != "" && w.Quantiles != "head" && w.Quantiles != "mix":
+		return fmt.Errorf("model: weekly design with the quantiles %q (want \"\", \"head\" or \"mix\")", w.Quantiles)
+	case w.Quantiles != "" && w.Init == "pairs":
+		return fmt.Errorf("model: weekly design with a quantile head and the \"pairs\" start (not combined)")
 	}
 	return nil
 }
@@ -372,6 +414,16 @@ func (w Weekly) Windows(r *series.Region, pub Public, asOf time.Time) (x, y []fl
 	if w.LevelWeight {
 		x, y = levelWeighted(x, y, level, in)
 	}
+	if k := w.Outputs(); k > 1 {
+		// Every output of a quantile head learns from the same target.
+		rep := make([]float64, 0, k*len(y))
+		for _, t := range y {
+			for range k {
+				rep = append(rep, t)
+			}
+		}
+		y = rep
+	}
 	return x, y
 }
 
@@ -422,16 +474,63 @@ func (w Weekly) PredictTotals(m *nn.MLP, params []float64, r *series.Region, pub
 	for i, o := range origins {
 		okay[i] = w.Input(x[i*in:(i+1)*in], r, pub, o)
 	}
+	k := w.Outputs()
+	raw := make([]float64, len(origins)*k)
+	m.Predict(params, x, raw)
 	out := make([]float64, len(origins))
-	m.Predict(params, x, out)
 	for i, o := range origins {
 		if okay[i] {
-			out[i] = ForecastTotal(r, o, out[i], damping)
+			out[i] = ForecastTotal(r, o, medianOf(raw[i*k:(i+1)*k]), damping)
 		} else {
 			out[i] = math.NaN()
 		}
 	}
 	return out
+}
+
+// medianOf is a network's median output: the only one, or a quantile
+// head's median after sorting (the outputs may cross).
+func medianOf(out []float64) float64 {
+	if len(out) == 1 {
+		return out[0]
+	}
+	s := slices.Clone(out)
+	slices.Sort(s)
+	return s[medianOutput]
+}
+
+// PredictQuantiles returns a quantile head's forecast of the total of
+// origin+1 … origin+7 at QuantileLevels, and false when the area's series
+// does not cover the window or the design has no quantile head. The
+// outputs are sorted; the median's log-change is damped as in
+// ForecastTotal (its value is PredictTotals'), and every other level
+// keeps its distance to the median on the log scale (clamped to ±5):
+// q_τ = (S(origin)+1)·exp(damping·o₀.₅ + (o_τ − o₀.₅)) − 1, at least 0.
+func (w Weekly) PredictQuantiles(m *nn.MLP, params []float64, r *series.Region, pub Public, origin time.Time, damping float64) ([]float64, bool) {
+	k := w.Outputs()
+	if k == 1 {
+		return nil, false
+	}
+	x := make([]float64, w.Inputs())
+	if !w.Input(x, r, pub, origin) {
+		return nil, false
+	}
+	out := make([]float64, k)
+	m.Predict(params, x, out)
+	slices.Sort(out)
+	med := ForecastTotal(r, origin, out[medianOutput], damping)
+	if math.IsNaN(med) {
+		return nil, false
+	}
+	q := make([]float64, k)
+	for i, o := range out {
+		d := max(-maxLogChange, min(maxLogChange, o-out[medianOutput]))
+		q[i] = max(0, math.Expm1(math.Log1p(med)+d))
+	}
+	for i := 1; i < k; i++ {
+		q[i] = max(q[i], q[i-1])
+	}
+	return q, true
 }
 
 // WeeklyTotal names the weekly design's feature map (Weekly): it is not a
@@ -482,7 +581,11 @@ func (d Design) Network() *nn.MLP {
 	if d.Weekly != nil {
 		sizes[0] = d.Weekly.Inputs()
 	}
-	sizes = append(append(sizes, d.Hidden...), 1)
+	out := 1
+	if d.Weekly != nil {
+		out = d.Weekly.Outputs()
+	}
+	sizes = append(append(sizes, d.Hidden...), out)
 	return nn.NewMLP(sizes...)
 }
 
@@ -496,6 +599,11 @@ func (d Design) Init(m *nn.MLP, dst []float64, rng *rand.Rand) {
 			return
 		}
 		LogChange.initRandom(m, dst, rng)
+		if d.Weekly.Quantiles != "" {
+			// The output biases (the last values) start at the prior's
+			// normal ranges around no change.
+			copy(dst[len(dst)-len(quantileStart):], quantileStart)
+		}
 		return
 	}
 	d.Features.Init(m, dst, rng)

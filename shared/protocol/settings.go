@@ -88,6 +88,10 @@ type Settings struct {
 	// 7-day total from its own series and the public inputs. Absent
 	// otherwise.
 	Weekly *model.Weekly `json:"weekly,omitempty"`
+	// Outputs is the network's number of outputs: 0 (absent) or 1, one
+	// forecast; with a quantile head (model.Weekly.Quantiles) one per hub
+	// level, and then it must be Weekly.Outputs().
+	Outputs int `json:"outputs,omitempty"`
 	// RoundLength is L, the length of one slot of the study's public round
 	// schedule: round k opens at t₀ + (k−1)·L (t₀: the moment the start
 	// quorum was reached), takes updates until L − RoundSlack after it
@@ -120,3 +124,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// NetOutputs returns the network's number of outputs (Outputs, at least 1).
+func (s Settings) NetOutputs() int { return max(1, s.Outputs) }

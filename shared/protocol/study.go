@@ -256,8 +256,12 @@ func (s *Study) checkWindows() error {
 
 func (s *Study) checkModel() error {
 	l := s.Layers
-	if len(l) < 2 || l[0] != s.History || l[len(l)-1] != 1 {
-		return bad("layers", "are %v, must run from the input days H=%d to one output", l, s.History)
+	out := s.NetOutputs()
+	if s.Weekly != nil && s.Weekly.Outputs() != out {
+		return bad("outputs", "is %d, the weekly design has %d", out, s.Weekly.Outputs())
+	}
+	if len(l) < 2 || l[0] != s.History || l[len(l)-1] != out {
+		return bad("layers", "are %v, must run from the input days H=%d to %d output(s)", l, s.History, out)
 	}
 	for _, w := range l {
 		if w < 1 || w > MaxWidth {
@@ -265,7 +269,7 @@ func (s *Study) checkModel() error {
 		}
 	}
 	if !slices.Equal(l[1:len(l)-1], s.Hidden) {
-		return bad("layers", "are %v, must be the input days H=%d, the hidden layers %v and one output", l, s.History, s.Hidden)
+		return bad("layers", "are %v, must be the input days H=%d, the hidden layers %v and %d output(s)", l, s.History, s.Hidden, out)
 	}
 	if p := ParamCount(l); p > MaxWeights {
 		return bad("layers", "are %v: %d weights, more than a protocol frame carries (%d)", l, p, MaxWeights)

@@ -22,7 +22,7 @@ func (s *Session) run(ctx context.Context, data *TrainingSet, obs Observer) erro
 	cfg.Accountant = s.accountant.Kind()
 	tr := nn.NewTrainer(s.mlp)
 	if s.study.Weekly != nil {
-		tr.SetLoss(s.study.Weekly.TrainLoss()) // the weekly design's local loss (model.Weekly.Loss)
+		s.study.Weekly.SetLoss(tr) // the weekly design's local loss (model.Weekly.Loss, .Quantiles)
 	}
 	limit := s.agreedLimit()
 	set := func(st State) {
