@@ -526,6 +526,9 @@ func (w Weekly) PredictQuantiles(m *nn.MLP, params []float64, r *series.Region, 
 	for i, o := range out {
 		d := max(-maxLogChange, min(maxLogChange, o-out[medianOutput]))
 		q[i] = max(0, math.Expm1(math.Log1p(med)+d))
+		if d == 0 {
+			q[i] = med // PredictTotals' value, to the bit
+		}
 	}
 	for i := 1; i < k; i++ {
 		q[i] = max(q[i], q[i-1])

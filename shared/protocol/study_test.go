@@ -75,6 +75,8 @@ func TestStudyValidate(t *testing.T) {
 		{"history", func(s *protocol.Study) { s.History, s.Layers = 4097, []int{4097, 1} }},
 		{"layers", func(s *protocol.Study) { s.Layers = []int{12, 16, 1} }},
 		{"params", func(s *protocol.Study) { s.Params = 240 }},
+		{"layers", func(s *protocol.Study) { s.Outputs = 7 }}, // a quantile head's settings, one output in the layers
+		{"layers", func(s *protocol.Study) { s.Layers, s.Params = []int{13, 16, 7}, 343 }},
 		{"layers", func(s *protocol.Study) { s.Hidden = []int{17} }},
 		{"noise_schedule", func(s *protocol.Study) { s.NoiseSchedule = "linear:x" }},
 		{"noise_schedule", func(s *protocol.Study) {
@@ -122,6 +124,29 @@ func TestStudyValidate(t *testing.T) {
 		if se.Field != c.field || !strings.HasPrefix(se.Problem, c.field+" ") {
 			t.Errorf("error for field %q, want %q: %v", se.Field, c.field, err)
 		}
+	}
+}
+
+// A quantile head (Settings.Outputs 7) is a study whose layers end in 7
+// outputs; a weekly design's head must match its settings.
+func TestStudyQuantileHeadLayout(t *testing.T) {
+	s := validStudy()
+	s.Outputs, s.Layers, s.Params = 7, []int{13, 16, 7}, 343
+	if err := s.Validate(); err != nil {
+		t.Fatalf("quantile head refused: %v", err)
+	}
+	w := *model.WeeklyDesign.Weekly
+	w.Quantiles = "head"
+	s.Features, s.Weekly, s.History, s.Smoothing = string(model.WeeklyTotal), &w, w.Inputs(), "trailing"
+	s.PublicInputs = []protocol.PublicInput{{Name: protocol.PublicTotals, Source: "test", SHA256: strings.Repeat("ab", 32), Bytes: 100}}
+	s.Layers, s.Params = []int{w.Inputs(), 16, 7}, w.Inputs()*16+16+16*7+7
+	if err := s.Validate(); err != nil {
+		t.Fatalf("weekly quantile head refused: %v", err)
+	}
+	s.Outputs = 0
+	var se *protocol.StudyError
+	if err := s.Validate(); !errors.As(err, &se) || se.Field != "outputs" {
+		t.Errorf("a weekly head with outputs 0: %v, want an error for outputs", err)
 	}
 }
 
