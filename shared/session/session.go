@@ -573,15 +573,15 @@ func (s *Session) TakeSent() []Outgoing {
 }
 
 // RunWindows is Run with the training windows already stacked (x: n×H
-// row-major, y: n), for callers that prepared them. No windows at all
-// (both empty) is taking part present only, as Run with unusable data.
+// row-major, y: n×outputs), for callers that prepared them. No windows at
+// all (both empty) is taking part present only, as Run with unusable data.
 func (s *Session) RunWindows(ctx context.Context, x, y []float64, obs Observer) error {
-	in := s.study.History
+	in, out := s.study.History, s.study.NetOutputs()
 	if len(s.study.Layers) > 0 {
 		in = s.study.Layers[0]
 	}
-	if len(x) != len(y)*in {
+	if len(x)*out != len(y)*in {
 		return ErrNoData
 	}
-	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y), history: in}, obs)
+	return s.run(ctx, &TrainingSet{x: x, y: y, total: len(y) / out, history: in, outputs: out}, obs)
 }

@@ -33,8 +33,8 @@ func WeeklyDesign(st protocol.Study) (model.Design, error) {
 	if err := model.CheckStudyFeatures(st.Features, st.Weekly); err != nil || st.Weekly == nil {
 		return model.Design{}, fmt.Errorf("%w: not a weekly study: %v", ErrBadStudy, err)
 	}
-	if len(st.Layers) < 2 || st.Layers[0] != st.Weekly.Inputs() || st.Layers[len(st.Layers)-1] != 1 {
-		return model.Design{}, fmt.Errorf("%w: layers %v for %d weekly inputs", ErrBadStudy, st.Layers, st.Weekly.Inputs())
+	if len(st.Layers) < 2 || st.Layers[0] != st.Weekly.Inputs() || st.Layers[len(st.Layers)-1] != st.Weekly.Outputs() {
+		return model.Design{}, fmt.Errorf("%w: layers %v for %d weekly inputs and %d outputs", ErrBadStudy, st.Layers, st.Weekly.Inputs(), st.Weekly.Outputs())
 	}
 	damping := st.Damping
 	if damping == 0 {
@@ -80,8 +80,9 @@ func PrepareWeekly(st protocol.Study, data *series.Dataset, pub *forecast.Public
 	if err != nil {
 		return nil, err
 	}
-	t := &TrainingSet{history: d.Weekly.Inputs(), total: len(y), cap: maxWindows}
-	if maxWindows <= 0 || len(y) <= maxWindows {
+	out := d.Weekly.Outputs() // targets a window: one per output of a quantile head
+	t := &TrainingSet{history: d.Weekly.Inputs(), outputs: out, total: len(y) / out, cap: maxWindows}
+	if maxWindows <= 0 || t.total <= maxWindows {
 		t.x, t.y = x, y
 		return t, nil
 	}
@@ -104,13 +105,13 @@ func WeeklyTrainingData(st protocol.Study, data *series.Dataset, pub *forecast.P
 // sampleMemory draws PerRound of the windows held in memory, uniformly
 // without replacement, in their order.
 func (t *TrainingSet) sampleMemory() (x, y []float64) {
-	k, in := t.PerRound(), t.history
-	x, y = make([]float64, 0, k*in), make([]float64, 0, k)
+	k, in, out := t.PerRound(), t.history, max(1, t.outputs)
+	x, y = make([]float64, 0, k*in), make([]float64, 0, k*out)
 	need := k
 	for j := range t.total {
 		if need > 0 && (need == t.total-j || t.rng.IntN(t.total-j) < need) {
 			x = append(x, t.allX[j*in:(j+1)*in]...)
-			y = append(y, t.allY[j])
+			y = append(y, t.allY[j*out:(j+1)*out]...)
 			need--
 		}
 	}

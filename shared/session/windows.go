@@ -39,6 +39,7 @@ type TrainingSet struct {
 	features model.Features // the study's feature map, applied to every window
 	fraction float64
 	history  int
+	outputs  int // targets a window (a weekly quantile head's; 0: 1)
 	regions  []*series.Region
 	counts   []int // training windows per region
 	total    int
