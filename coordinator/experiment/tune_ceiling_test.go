@@ -48,7 +48,8 @@ import (
 // the fourteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,restart,half,
 // the fifteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,tail11,tail12,
 // the sixteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,pub05,pubside05,pubside1,
-// the seventeenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,qhead,qhead-mix.
+// the seventeenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,qhead,qhead-mix,
+// the eighteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,own05,state05,nn-state05 ("+" combines variants, so nn+state05 is named nn-state05).
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -107,6 +108,10 @@ var ceilingVariants = map[string]otVariant{
 	// loss (model.Weekly.Quantiles).
 	"qhead":     {"qhead", weekly(func(w *model.Weekly) { w.Quantiles = "head" }), nil},
 	"qhead-mix": {"qhead-mix", weekly(func(w *model.Weekly) { w.Quantiles = "mix" }), nil},
+	// The eighteenth round's: a damped-trend median (model.Weekly.Median).
+	"own05":      {"own05", weekly(func(w *model.Weekly) { w.Median = "own-trend" }), nil},
+	"state05":    {"state05", weekly(func(w *model.Weekly) { w.Median = "state-trend" }), nil},
+	"nn-state05": {"nn-state05", weekly(func(w *model.Weekly) { w.Median = "network+state-trend" }), nil},
 }
 
 // calibPublic sets the weekly ranges' public widening (the sixteenth

@@ -146,17 +146,10 @@ func (f WeeklyForecaster) damping(r *series.Region, origin time.Time) float64 {
 	return damping
 }
 
-// publicChange is the last weekly log-change of the area's state total
-// as known on origin, ℓ(S(origin)) − ℓ(S(origin−7)), or the national
-// total's where the state's is not available (NaN when neither covers
-// the 14 days).
+// publicChange is model.PublicChange, NaN where it is unknown.
 func publicChange(pub model.Public, origin time.Time) float64 {
-	for _, r := range []*series.Region{pub.State, pub.National} {
-		now, ok := model.Total7(r, origin)
-		before, ok2 := model.Total7(r, origin.AddDate(0, 0, -7))
-		if ok && ok2 {
-			return math.Log1p(now) - math.Log1p(before)
-		}
+	if g, ok := model.PublicChange(pub, origin); ok {
+		return g
 	}
 	return math.NaN()
 }

@@ -122,6 +122,60 @@ type Weekly struct {
 	// of the network's and the own errors' range around the same median)
 	// (the seventeenth round).
 	Quantiles string `json:"quantiles,omitempty"`
+	// Median is the rule for the forecast median: "" the network's;
+	// "own-trend" S(t)·e^{g/2} on the log scale with g the area's own last
+	// weekly log-change (no network); "state-trend" the same with the
+	// state total's (PublicChange); "network+state-trend" the mean on the
+	// log scale of the network's and the state trend's (the eighteenth
+	// round).
+	Median string `json:"median,omitempty"`
+}
+
+// TrendFactor is the share of the last weekly log-change a trend median
+// (Weekly.Median) carries on.
+const TrendFactor = 0.5
+
+// PublicChange is the last weekly log-change of the area's state total as
+// known on origin, ℓ(S(origin)) − ℓ(S(origin−7)), or the national total's
+// where the state's does not cover those 14 days; false when neither
+// does.
+func PublicChange(pub Public, origin time.Time) (float64, bool) {
+	for _, r := range []*series.Region{pub.State, pub.National} {
+		if g, ok := weekChange(r, origin); ok {
+			return g, true
+		}
+	}
+	return 0, false
+}
+
+// weekChange is ℓ(S(origin)) − ℓ(S(origin−7)) of r.
+func weekChange(r *series.Region, origin time.Time) (float64, bool) {
+	now, ok := Total7(r, origin)
+	before, ok2 := Total7(r, origin.AddDate(0, 0, -7))
+	if !ok || !ok2 {
+		return 0, false
+	}
+	return l(now) - l(before), true
+}
+
+// median applies Median to the network's forecast total nn of the window
+// ending on origin (S(origin) known).
+func (w Weekly) median(r *series.Region, pub Public, origin time.Time, nn float64) float64 {
+	var g float64
+	switch w.Median {
+	case "":
+		return nn
+	case "own-trend":
+		g, _ = weekChange(r, origin)
+	default: // "state-trend", "network+state-trend"
+		g, _ = PublicChange(pub, origin)
+	}
+	s, _ := Total7(r, origin)
+	trend := math.Expm1(l(s) + max(-maxLogChange, min(maxLogChange, TrendFactor*g)))
+	if w.Median == "network+state-trend" {
+		return math.Expm1((l(nn) + l(trend)) / 2)
+	}
+	return trend
 }
 
 // QuantileLevels are the levels of a quantile head's outputs, the hub's.
@@ -183,6 +237,10 @@ func (w Weekly) Validate() error {
 		return fmt.Errorf("model: weekly design with the start %q (want \"\", a random draw, or \"pairs\")", w.Init)
 	case w.Quantiles != "" && w.Quantiles != "head" && w.Quantiles != "mix":
 		return fmt.Errorf("model: weekly design with the quantiles %q (want \"\", \"head\" or \"mix\")", w.Quantiles)
+	case w.Median != "" && w.Median != "own-trend" && w.Median != "state-trend" && w.Median != "network+state-trend":
+		return fmt.Errorf("model: weekly design with the median %q (want \"\", the network's, \"own-trend\", \"state-trend\" or \"network+state-trend\")", w.Median)
+	case w.Median != "" && w.Quantiles != "":
+		return fmt.Errorf("model: weekly design with a quantile head and the median %q (not combined)", w.Median)
 	case w.Quantiles != "" && w.Init == "pairs":
 		return fmt.Errorf("model: weekly design with a quantile head and the \"pairs\" start (not combined)")
 	}
@@ -480,7 +538,7 @@ func (w Weekly) PredictTotals(m *nn.MLP, params []float64, r *series.Region, pub
 	out := make([]float64, len(origins))
 	for i, o := range origins {
 		if okay[i] {
-			out[i] = ForecastTotal(r, o, medianOf(raw[i*k:(i+1)*k]), damping)
+			out[i] = w.median(r, pub, o, ForecastTotal(r, o, medianOf(raw[i*k:(i+1)*k]), damping))
 		} else {
 			out[i] = math.NaN()
 		}
