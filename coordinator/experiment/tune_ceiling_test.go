@@ -49,7 +49,8 @@ import (
 // the fifteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,tail11,tail12,
 // the sixteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,pub05,pubside05,pubside1,
 // the seventeenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,qhead,qhead-mix,
-// the eighteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,own05,state05,nn-state05 ("+" combines variants, so nn+state05 is named nn-state05).
+// the eighteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,own05,state05,nn-state05 ("+" combines variants, so nn+state05 is named nn-state05),
+// the nineteenth with FEDCAST_TUNE_CEILING_VARIANTS=weekly,nn-state05h.
 
 // ceilingVariants are the seventh round's variants, each one change from
 // the weekly design; "central" is the test-only pooled-training ceiling.
@@ -112,6 +113,8 @@ var ceilingVariants = map[string]otVariant{
 	"own05":      {"own05", weekly(func(w *model.Weekly) { w.Median = "own-trend" }), nil},
 	"state05":    {"state05", weekly(func(w *model.Weekly) { w.Median = "state-trend" }), nil},
 	"nn-state05": {"nn-state05", weekly(func(w *model.Weekly) { w.Median = "network+state-trend" }), nil},
+	// The nineteenth round's: the same, off the weeks with public holidays.
+	"nn-state05h": {"nn-state05h", weekly(func(w *model.Weekly) { w.Median, w.TrendOffHolidays = "network+state-trend", true }), nil},
 }
 
 // calibPublic sets the weekly ranges' public widening (the sixteenth

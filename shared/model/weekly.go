@@ -129,6 +129,11 @@ type Weekly struct {
 	// log scale of the network's and the state trend's (the eighteenth
 	// round).
 	Median string `json:"median,omitempty"`
+	// TrendOffHolidays stops a trend median where either week its change
+	// compares (origin−13 … origin−7, origin−6 … origin) holds a public
+	// holiday of the area's state: "network+state-trend" is then the
+	// network's median, a trend alone no change (the nineteenth round).
+	TrendOffHolidays bool `json:"trend_off_holidays,omitempty"`
 }
 
 // TrendFactor is the share of the last weekly log-change a trend median
@@ -162,10 +167,16 @@ func weekChange(r *series.Region, origin time.Time) (float64, bool) {
 // ending on origin (S(origin) known).
 func (w Weekly) median(r *series.Region, pub Public, origin time.Time, nn float64) float64 {
 	var g float64
-	switch w.Median {
-	case "":
+	off := w.TrendOffHolidays && pub.Holidays != nil &&
+		(pub.Holidays.Share(origin) > 0 || pub.Holidays.Share(origin.AddDate(0, 0, -7)) > 0)
+	switch {
+	case w.Median == "":
 		return nn
-	case "own-trend":
+	case off && w.Median == "network+state-trend":
+		return nn
+	case off:
+		// no change
+	case w.Median == "own-trend":
 		g, _ = weekChange(r, origin)
 	default: // "state-trend", "network+state-trend"
 		g, _ = PublicChange(pub, origin)
