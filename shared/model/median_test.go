@@ -75,6 +75,36 @@ func TestWeeklyMedianRules(t *testing.T) {
 			t.Errorf("median %q: a jump after the origin moved the forecast %v → %v", tc.median, got, again)
 		}
 	}
+	// Off holidays: with a holiday in either compared week the mix is the
+	// network's median and a trend alone no change; a week later, with
+	// no holiday in either week, the trend is back.
+	for _, tc := range []struct {
+		median string
+		want   func(nn, s float64) float64
+	}{
+		{"network+state-trend", func(nn, _ float64) float64 { return nn }},
+		{"state-trend", func(_, s float64) float64 { return s }},
+	} {
+		w := *d.Weekly
+		w.Median, w.TrendOffHolidays = tc.median, true
+		// 2020-05-01 (Labour Day) lies in the week ending 2020-05-03.
+		hol := Public{National: nat, State: state, Holidays: NewHolidays("Bayern"), Population: 1e5}
+		for _, o := range []time.Time{date("2020-05-03"), date("2020-05-10")} {
+			got := w.PredictTotals(m, params, area, hol, []time.Time{o}, d.Damping)[0]
+			nnO := d.Weekly.PredictTotals(m, params, area, hol, []time.Time{o}, d.Damping)[0]
+			sO, _ := Total7(area, o)
+			if math.Abs(got-tc.want(nnO, sO)) > 1e-9*got {
+				t.Errorf("%s off holidays, origin %s: %v, want %v", tc.median, o.Format("2006-01-02"), got, tc.want(nnO, sO))
+			}
+		}
+		o := date("2020-05-17")
+		w.TrendOffHolidays = false
+		want := w.PredictTotals(m, params, area, hol, []time.Time{o}, d.Damping)[0]
+		w.TrendOffHolidays = true
+		if got := w.PredictTotals(m, params, area, hol, []time.Time{o}, d.Damping)[0]; got != want {
+			t.Errorf("%s off holidays, a week without holidays: %v, want the trend's %v", tc.median, got, want)
+		}
+	}
 	bad := *d.Weekly
 	bad.Median = "trend"
 	if bad.Validate() == nil {
