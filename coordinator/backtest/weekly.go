@@ -105,7 +105,7 @@ func (w *WeeklyDesign) LocalTrain(t *nn.Trainer, params, x, y []float64, cfg fl.
 }
 
 func init() {
-	for _, name := range []string{"weekly", "weekly-e15", "weekly-squared"} {
+	for _, name := range []string{"weekly", "weekly-e15", "weekly-squared", "weekly-trend"} {
 		registerDesign(name, func(seed uint64) (Design, error) {
 			d, err := model.ReplayPreset(name)
 			if err != nil {

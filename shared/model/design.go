@@ -104,7 +104,9 @@ func Preset(name string) (Design, error) {
 // (fedcast backtest, continuing studies): "weekly" (or "", the default
 // there), "weekly-e15" (the weekly design with 15 local steps a round,
 // the eighth round of tuning's reversed pick), "weekly-squared" (the
-// weekly design before the fourth round), "monthly" (the one-month
+// weekly design before the fourth round), "weekly-trend" (the weekly
+// design with a state-trend median, the nineteenth round's candidate),
+// "monthly" (the one-month
 // studies' default, Default) or "paper".
 func ReplayPreset(name string) (Design, error) {
 	switch name {
@@ -114,12 +116,14 @@ func ReplayPreset(name string) (Design, error) {
 		return WeeklyE15.clone(), nil
 	case "weekly-squared":
 		return WeeklySquared.clone(), nil
+	case "weekly-trend":
+		return WeeklyTrend.clone(), nil
 	case "monthly", "default":
 		return Default.clone(), nil
 	case "paper":
 		return Paper.clone(), nil
 	}
-	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-e15\", \"weekly-squared\", \"monthly\" or \"paper\")", name)
+	return Design{}, fmt.Errorf("model: unknown preset %q (want \"weekly\", \"weekly-e15\", \"weekly-squared\", \"weekly-trend\", \"monthly\" or \"paper\")", name)
 }
 
 func (d Design) clone() Design {

@@ -638,6 +638,17 @@ var WeeklyE15 = func() Design {
 	return d
 }()
 
+// WeeklyTrend is WeeklyDesign with its median mixed on the log scale
+// with half the state total's last weekly change carried on, off the
+// weeks with public holidays (ReplayPreset "weekly-trend"; Weekly.Median
+// "network+state-trend", TrendOffHolidays): the nineteenth round's
+// candidate (docs/results.md, "Design over time").
+var WeeklyTrend = func() Design {
+	d := WeeklyDesign.clone()
+	d.Name, d.Weekly.Median, d.Weekly.TrendOffHolidays = "weekly-trend", "network+state-trend", true
+	return d
+}()
+
 // WeeklySquared is the weekly design of the first three rounds of tuning
 // (ReplayPreset "weekly-squared"): WeeklyDesign trained with the squared
 // error.
