@@ -193,7 +193,7 @@ func TestWeeklyNoLookAhead(t *testing.T) {
 }
 
 func TestReplayPreset(t *testing.T) {
-	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-e15": "weekly-e15", "weekly-squared": "weekly-squared", "monthly": "default", "default": "default", "paper": "paper"} {
+	for name, want := range map[string]string{"": "weekly", "weekly": "weekly", "weekly-e15": "weekly-e15", "weekly-squared": "weekly-squared", "weekly-trend": "weekly-trend", "monthly": "default", "default": "default", "paper": "paper"} {
 		d, err := ReplayPreset(name)
 		if err != nil || d.Name != want {
 			t.Errorf("ReplayPreset(%q) = %q, %v; want %q", name, d.Name, err, want)
@@ -239,6 +239,15 @@ func TestReplayPreset(t *testing.T) {
 	sq.Name, sq.Weekly.Loss = WeeklyDesign.Name, WeeklyDesign.Weekly.Loss
 	if !reflect.DeepEqual(sq, WeeklyDesign) {
 		t.Errorf("weekly-squared %+v differs from the weekly design %+v beyond the loss", sq, WeeklyDesign)
+	}
+	// weekly-trend is the weekly design but for its median rule.
+	tr, _ := ReplayPreset("weekly-trend")
+	if tr.Weekly.Median != "network+state-trend" || !tr.Weekly.TrendOffHolidays || WeeklyDesign.Weekly.Median != "" {
+		t.Errorf("weekly-trend's median %q (off holidays %v), the weekly design's %q", tr.Weekly.Median, tr.Weekly.TrendOffHolidays, WeeklyDesign.Weekly.Median)
+	}
+	tr.Name, tr.Weekly.Median, tr.Weekly.TrendOffHolidays = WeeklyDesign.Name, "", false
+	if !reflect.DeepEqual(tr, WeeklyDesign) {
+		t.Errorf("weekly-trend %+v differs from the weekly design %+v beyond the median", tr, WeeklyDesign)
 	}
 	c := WeeklyDesign.clone()
 	c.Weekly.Weeks = 9
