@@ -28,7 +28,7 @@ func init() {
 }
 
 // studyNewUsage is the help of study new.
-const studyNewUsage = "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|lipschitz|weekly] [flags]\n\n" +
+const studyNewUsage = "study new (--lhas N | --names A,B,…) --epsilon E --out FILE [--preset default|paper|lipschitz|weekly|weekly-trend] [flags]\n\n" +
 	"--preset default is fedcast's design (log-change features over 13 input days anchored at the no-change forecast,\n" +
 	"MLP 13-16-1 pretrained on synthetic outbreaks, T=5, every LHA every round, E=30, S=0.5, lr=0.001, forecast change\n" +
 	"damped by 0.5); --preset paper the paper's (10 input days, MLP 10-128-64-32-1 on counts, T=75, m=100, E=30, S=0.5,\n" +
@@ -36,7 +36,8 @@ const studyNewUsage = "study new (--lhas N | --names A,B,…) --epsilon E --out 
 	"the last 3 weeks, trailing, H=15, MLP 15-8-1 with every layer's spectral norm at most 1, T=5, E=30, S=0.5, lr=0.01,\n" +
 	"damped by 0.1), whose model the LHAs can publish with --publish-epsilon; --preset weekly the design over time (next\n" +
 	"7-day total from a year of the area's own, the national and state totals and holidays; needs --public FILE; the\n" +
-	"default of --campaigns K when --public is given).\n" +
+	"default of --campaigns K when --public is given); --preset weekly-trend the same with its median mixed with half\n" +
+	"the state total's last weekly change, except in weeks with public holidays (docs/backtest.md).\n" +
 	"--history, --rounds, --expected, --clip, --epochs and --lr override single settings."
 
 func runStudy(ctx context.Context, env *Env, args []string) error {
@@ -68,7 +69,7 @@ type studyNewFlags struct {
 func newStudyFlags(env *Env, f *study.File) *studyNewFlags {
 	fs := newFlagSet(env, "study new", studyNewUsage)
 	o := &studyNewFlags{fs: fs,
-		preset: fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper), lipschitz (a model the LHAs can publish) or weekly (needs --public)"),
+		preset: fs.String("preset", "default", "study design: default (fedcast's monthly), paper (every setting of the paper), lipschitz (a model the LHAs can publish), weekly or weekly-trend (both need --public)"),
 		lhas:   fs.Int("lhas", 0, "number of LHAs to enrol (named \"LHA 001\" …)"),
 		names:  fs.String("names", "", "comma-separated LHA names (instead of --lhas)"),
 		out:    fs.String("out", "", "study file to write (must not exist); required"),

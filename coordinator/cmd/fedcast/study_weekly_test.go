@@ -28,6 +28,8 @@ func TestStudyNewWeeklyDefault(t *testing.T) {
 	}{
 		{"weekly", []string{"--preset", "weekly", "--public", pub}, 0, "weekly-total", "Design weekly"},
 		{"weekly without public", []string{"--preset", "weekly"}, 2, "", "--preset weekly reads the public national and state case totals"},
+		{"weekly-trend", []string{"--preset", "weekly-trend", "--public", pub}, 0, "weekly-total", "Design weekly-trend"},
+		{"weekly-trend without public", []string{"--preset", "weekly-trend"}, 2, "", "--preset weekly-trend reads the public national and state case totals"},
 		{"campaigns with public", []string{"--campaigns", "3", "--every", "1h", "--public", pub}, 0, "weekly-total", "Design weekly"},
 		{"campaigns without public", []string{"--campaigns", "3", "--every", "1h"}, 0, "log-change", "Without them this study uses the monthly design"},
 		{"campaigns, preset default", []string{"--campaigns", "3", "--every", "1h", "--public", pub, "--preset", "default"}, 0, "log-change", "Design default"},
@@ -51,6 +53,9 @@ func TestStudyNewWeeklyDefault(t *testing.T) {
 		}
 		if f.Weekly != nil && (f.Layers()[0] != f.Weekly.Inputs() || f.Smoothing != "trailing" || f.Public(1, false).Weekly == nil) {
 			t.Errorf("%s: layers %v, smoothing %q", c.name, f.Layers(), f.Smoothing)
+		}
+		if trend := c.name == "weekly-trend"; f.Weekly != nil && (f.Weekly.Median == "network+state-trend" && f.Weekly.TrendOffHolidays) != trend {
+			t.Errorf("%s: median %q, off holidays %v", c.name, f.Weekly.Median, f.Weekly.TrendOffHolidays)
 		}
 	}
 }
