@@ -1,10 +1,13 @@
 package session
 
 import (
+	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fedcast/fedcast/shared/nn"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // A weekly study with a quantile head (7 outputs): its windows carry 7
@@ -71,5 +74,21 @@ func TestPrepareWeeklyQuantileHead(t *testing.T) {
 	bad.Layers = []int{w.Inputs(), 8, 1}
 	if _, err := WeeklyDesign(bad); err == nil {
 		t.Error("a one-output layout accepted for a quantile head")
+	}
+}
+
+// An LHA refuses a welcome whose network has several outputs unless it is
+// a weekly design's quantile head: it would train nothing else with them
+// (a hostile or mistaken study value stops with a clear error, not a
+// crash in training).
+func TestWelcomeRefusesOutputsWithoutHead(t *testing.T) {
+	st := fakeStudy()
+	if err := (&Session{}).welcome(&protocol.Welcome{Study: st, LHA: "A", State: protocol.StateWaiting}); err != nil {
+		t.Fatalf("one output refused: %v", err)
+	}
+	st.Outputs, st.Layers, st.Params = 7, []int{3, 7}, 28
+	if err := (&Session{}).welcome(&protocol.Welcome{Study: st, LHA: "A", State: protocol.StateWaiting}); !errors.Is(err, ErrBadStudy) ||
+		!strings.Contains(err.Error(), "7 outputs") {
+		t.Errorf("7 outputs without a weekly head: %v, want ErrBadStudy", err)
 	}
 }

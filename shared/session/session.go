@@ -298,6 +298,11 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 		if err := st.Validate(); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadStudy, err)
 		}
+		if out := st.NetOutputs(); out != 1 && (st.Weekly == nil || st.Weekly.Outputs() != out) {
+			// Only a weekly design's quantile head has more than one
+			// output; this client trains nothing else with several.
+			return fmt.Errorf("%w: a network of %d outputs that is not a weekly design's quantile head", ErrBadStudy, out)
+		}
 		mlp := nn.NewMLP(st.Layers...)
 		kind, err := privacy.ParseAccountantKind(string(st.Accountant))
 		if err != nil {
