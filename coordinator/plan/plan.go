@@ -47,7 +47,13 @@ type Table struct {
 	Accountant      string  `json:"accountant"`
 	// Source describes the outbreaks (synthetic, seeds, areas).
 	Source string `json:"source"`
-	Rows   []Row  `json:"rows"`
+	// Seeds are the seeds each outbreak was replayed with (absent: seed 1
+	// only, the tables before seeds were averaged).
+	Seeds []uint64 `json:"seeds,omitempty"`
+	// Outbreaks name the outbreaks measured, in the order of each row's
+	// ByOutbreak.
+	Outbreaks []string `json:"outbreaks,omitempty"`
+	Rows      []Row    `json:"rows"`
 }
 
 // Row is the skill at one schedule and noise level.
@@ -56,11 +62,21 @@ type Row struct {
 	Every int `json:"every_days"`
 	// Z is c/m (0: no noise).
 	Z float64 `json:"z"`
-	// Expected is the mean relative WIS over the outbreaks measured, Low
-	// and High the smallest and largest.
+	// Expected is the geometric mean relative WIS over the outbreaks
+	// measured, Low and High the smallest and largest. Each outbreak's
+	// value is the geometric mean over the table's seeds, made
+	// non-decreasing in z (NonDecreasing), so all three are too.
 	Expected float64 `json:"expected_relative_wis"`
 	Low      float64 `json:"low"`
 	High     float64 `json:"high"`
+	// ByOutbreak is each outbreak's value (Table.Outbreaks' order).
+	ByOutbreak []float64 `json:"by_outbreak,omitempty"`
+}
+
+// Measured is one outbreak's relative WIS at a plan's noise level.
+type Measured struct {
+	Outbreak    string  `json:"outbreak"`
+	RelativeWIS float64 `json:"relative_wis"`
 }
 
 // Embedded returns the table compiled into the binary.
@@ -105,6 +121,10 @@ type Plan struct {
 	Expected   float64    `json:"expected_relative_wis"`
 	Range      [2]float64 `json:"expected_relative_wis_range"`
 	Warnings   []string   `json:"warnings"`
+	// ByOutbreak is what the expectation rests on: each outbreak's
+	// measured relative WIS at the plan's schedule and noise (the real
+	// county history beside the synthetic outbreaks).
+	ByOutbreak []Measured `json:"by_outbreak,omitempty"`
 }
 
 // DaysPerMonth converts --months to days.
@@ -175,14 +195,20 @@ func (t *Table) planFor(r Request, every int) (Plan, error) {
 		p.NoiseMultiplier = c
 		p.NoisePerLHA = c / float64(m)
 	}
-	exp, lo, hi := t.at(every, p.NoisePerLHA)
-	return Plan{Parameters: p, Expected: exp, Range: [2]float64{lo, hi}}, nil
+	at := t.at(every, p.NoisePerLHA)
+	pl := Plan{Parameters: p, Expected: at.Expected, Range: [2]float64{at.Low, at.High}}
+	if len(at.ByOutbreak) == len(t.Outbreaks) {
+		for i, name := range t.Outbreaks {
+			pl.ByOutbreak = append(pl.ByOutbreak, Measured{Outbreak: name, RelativeWIS: at.ByOutbreak[i]})
+		}
+	}
+	return pl, nil
 }
 
 // at interpolates the rows of one schedule at z: linearly in log z between
 // measured levels, linearly in z between no noise and the smallest level,
-// the largest level's values beyond it.
-func (t *Table) at(every int, z float64) (exp, lo, hi float64) {
+// the largest level's values beyond it. The result's Z is z.
+func (t *Table) at(every int, z float64) Row {
 	var rows []Row
 	for _, r := range t.Rows {
 		if r.Every == every {
@@ -191,7 +217,7 @@ func (t *Table) at(every int, z float64) (exp, lo, hi float64) {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Z < rows[j].Z })
 	if z <= rows[0].Z {
-		return rows[0].Expected, rows[0].Low, rows[0].High
+		return rows[0]
 	}
 	for i := 1; i < len(rows); i++ {
 		a, b := rows[i-1], rows[i]
@@ -205,10 +231,15 @@ func (t *Table) at(every int, z float64) (exp, lo, hi float64) {
 			f = math.Log(z/a.Z) / math.Log(b.Z/a.Z)
 		}
 		mix := func(x, y float64) float64 { return x + f*(y-x) }
-		return mix(a.Expected, b.Expected), mix(a.Low, b.Low), mix(a.High, b.High)
+		r := Row{Every: every, Z: z, Expected: mix(a.Expected, b.Expected), Low: mix(a.Low, b.Low), High: mix(a.High, b.High)}
+		if len(a.ByOutbreak) == len(b.ByOutbreak) {
+			for k := range a.ByOutbreak {
+				r.ByOutbreak = append(r.ByOutbreak, mix(a.ByOutbreak[k], b.ByOutbreak[k]))
+			}
+		}
+		return r
 	}
-	last := rows[len(rows)-1]
-	return last.Expected, last.Low, last.High
+	return rows[len(rows)-1]
 }
 
 func (t *Table) maxZ(every int) float64 {
@@ -233,7 +264,7 @@ func warnings(r Request, p Plan, maxZ float64) []string {
 		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model is expected to be worse than no change (relative WIS %.2f): "+
 			"enrol more LHAs, allow a larger budget or a shorter study, or keep forecasting with the baseline", r.LHAs, eps, p.Expected))
 	} else if p.Range[1] >= 1 {
-		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model beats the baseline on average, but not in every synthetic outbreak measured (up to %.2f)", r.LHAs, eps, p.Range[1]))
+		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model beats the baseline on average, but not on every outbreak it was measured on, synthetic or real (up to %.2f)", r.LHAs, eps, p.Range[1]))
 	}
 	if p.Parameters.NoisePerLHA > maxZ {
 		w = append(w, fmt.Sprintf("the noise per LHA (%.3g) is beyond the largest level measured (%.3g): the expectation is that of the largest level, and the truth is likely worse", p.Parameters.NoisePerLHA, maxZ))

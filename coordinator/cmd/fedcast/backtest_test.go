@@ -169,6 +169,10 @@ func TestPlanWarns(t *testing.T) {
 			Expected   *float64       `json:"expected_relative_wis"`
 			Range      []float64      `json:"expected_relative_wis_range"`
 			Warnings   []string       `json:"warnings"`
+			ByOutbreak []struct {
+				Outbreak    string  `json:"outbreak"`
+				RelativeWIS float64 `json:"relative_wis"`
+			} `json:"by_outbreak"`
 		}
 		dec := json.NewDecoder(strings.NewReader(out))
 		dec.DisallowUnknownFields()
@@ -177,6 +181,18 @@ func TestPlanWarns(t *testing.T) {
 		}
 		if !(v.Range[0] <= *v.Expected && *v.Expected <= v.Range[1]) {
 			t.Errorf("%s LHAs: expected %v outside its range %v", c.lhas, *v.Expected, v.Range)
+		}
+		real := 0
+		for _, m := range v.ByOutbreak {
+			if strings.HasPrefix(m.Outbreak, "public county history") {
+				real++
+			}
+			if m.RelativeWIS < v.Range[0]-1e-9 || m.RelativeWIS > v.Range[1]+1e-9 {
+				t.Errorf("%s LHAs: %s measured %v, outside the range %v", c.lhas, m.Outbreak, m.RelativeWIS, v.Range)
+			}
+		}
+		if len(v.ByOutbreak) < 5 || real != 1 {
+			t.Errorf("%s LHAs: by outbreak %+v: want the four synthetic outbreaks and the county history", c.lhas, v.ByOutbreak)
 		}
 		noChange := 0
 		for _, w := range v.Warnings {

@@ -88,6 +88,16 @@ func printPlan(w io.Writer, n int, eps, delta, months float64, p plan.Plan) {
 	} else {
 		fmt.Fprintf(w, "Expected skill: relative WIS %.2f (range %.2f … %.2f); below 1 beats the no-change forecast.\n", p.Expected, p.Range[0], p.Range[1])
 	}
+	if len(p.ByOutbreak) > 0 && p.Expected < plan.MaxRelativeWIS {
+		fmt.Fprintf(w, "  measured at this noise, by outbreak:\n")
+		for _, m := range p.ByOutbreak {
+			v := fmt.Sprintf("%.2f", m.RelativeWIS)
+			if m.RelativeWIS >= plan.MaxRelativeWIS {
+				v = fmt.Sprintf("%g or more", float64(plan.MaxRelativeWIS))
+			}
+			fmt.Fprintf(w, "    %s: %s\n", m.Outbreak, v)
+		}
+	}
 	for _, s := range p.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}

@@ -44,7 +44,7 @@ func run(out, history, counties string) error {
 		}
 		from, _ := time.Parse(time.DateOnly, "2020-10-05")
 		to, _ := time.Parse(time.DateOnly, "2021-06-21")
-		obs = append(obs, plan.Outbreak{Name: "public county history 2020-10-05 … 2021-06-21, all areas", Data: data, States: meta.State, From: from, To: to})
+		obs = append(obs, plan.Outbreak{Name: fmt.Sprintf("public county history, %d areas, origins 2020-10-05 … 2021-06-21", len(data.Regions)), Data: data, States: meta.State, Population: meta.Population, From: from, To: to})
 	}
 	t, err := plan.Build(plan.BuildOptions{Everys: plan.DefaultEverys, Zs: plan.DefaultZs, Outbreaks: obs, Progress: os.Stderr})
 	if err != nil {
