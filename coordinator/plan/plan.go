@@ -164,6 +164,37 @@ func (t *Table) Make(r Request) (Plan, error) {
 	return *best, nil
 }
 
+// Assess reads the table at a schedule a study has already fixed, rather
+// than one the planner chooses: its noise multiplier c (for a noise
+// schedule, the root mean square of its c_t, which puts the same noise
+// variance into the model), m LHAs per round, and the days between its
+// campaign starts (0: a single campaign). The table's schedule nearest to
+// every on a log scale is read (the shortest for a single campaign);
+// Parameters.EveryDays names the one read. The warnings are Make's, for
+// this schedule.
+func (t *Table) Assess(r Request, everyDays int, c float64, m int) (Plan, error) {
+	if r.LHAs < 1 || m < 1 || m > r.LHAs {
+		return Plan{}, fmt.Errorf("plan: %d LHAs per round of %d", m, r.LHAs)
+	}
+	if !(c >= 0) || math.IsInf(c, 0) {
+		return Plan{}, fmt.Errorf("plan: noise multiplier %v", c)
+	}
+	scheds := t.schedules()
+	read := scheds[0]
+	if everyDays > 0 {
+		for _, s := range scheds {
+			if math.Abs(math.Log(float64(everyDays)/float64(s))) < math.Abs(math.Log(float64(everyDays)/float64(read))) {
+				read = s
+			}
+		}
+	}
+	p := Parameters{Design: t.Design, EveryDays: read, ExpectedClients: m, SampleRate: float64(m) / float64(r.LHAs),
+		NoiseMultiplier: c, NoisePerLHA: c / float64(m), Clip: t.Clip, Accountant: t.Accountant}
+	pl := t.planAt(p)
+	pl.Warnings = warnings(r, pl, t.maxZ(read))
+	return pl, nil
+}
+
 func (t *Table) schedules() []int {
 	seen := map[int]bool{}
 	var out []int
@@ -195,14 +226,20 @@ func (t *Table) planFor(r Request, every int) (Plan, error) {
 		p.NoiseMultiplier = c
 		p.NoisePerLHA = c / float64(m)
 	}
-	at := t.at(every, p.NoisePerLHA)
+	return t.planAt(p), nil
+}
+
+// planAt is the plan of parameters p, read from the table at p's schedule
+// and noise per LHA (without warnings).
+func (t *Table) planAt(p Parameters) Plan {
+	at := t.at(p.EveryDays, p.NoisePerLHA)
 	pl := Plan{Parameters: p, Expected: at.Expected, Range: [2]float64{at.Low, at.High}}
 	if len(at.ByOutbreak) == len(t.Outbreaks) {
 		for i, name := range t.Outbreaks {
 			pl.ByOutbreak = append(pl.ByOutbreak, Measured{Outbreak: name, RelativeWIS: at.ByOutbreak[i]})
 		}
 	}
-	return pl, nil
+	return pl
 }
 
 // at interpolates the rows of one schedule at z: linearly in log z between

@@ -185,3 +185,43 @@ func TestPlanByOutbreak(t *testing.T) {
 		}
 	}
 }
+
+// TestAssess: reading the table at a schedule a study fixed. At the
+// planner's own schedule it gives the planner's expectation; the same
+// budget spread over more rounds expects no better skill; a schedule is
+// read at the table's nearest.
+func TestAssess(t *testing.T) {
+	tab, _ := Embedded()
+	for _, n := range []int{40, 400} {
+		r := Request{LHAs: n, Epsilon: 2, Delta: 1e-5, Months: 12}
+		p, err := tab.Make(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := tab.Assess(r, p.Parameters.EveryDays, p.Parameters.NoiseMultiplier, p.Parameters.ExpectedClients)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Expected != p.Expected || a.Range != p.Range || len(a.Warnings) != len(p.Warnings) {
+			t.Errorf("%d LHAs: assessed %v %v %q, planned %v %v %q", n, a.Expected, a.Range, a.Warnings, p.Expected, p.Range, p.Warnings)
+		}
+		more, _ := tab.Assess(r, p.Parameters.EveryDays, 2*p.Parameters.NoiseMultiplier, p.Parameters.ExpectedClients)
+		if more.Expected < a.Expected {
+			t.Errorf("%d LHAs: twice the noise expects %v, better than %v", n, more.Expected, a.Expected)
+		}
+	}
+	for every, want := range map[int]int{0: 28, 1: 28, 7: 28, 30: 28, 40: 56, 56: 56, 365: 56} {
+		a, err := tab.Assess(Request{LHAs: 400, Epsilon: 2, Delta: 1e-5}, every, 17, 400)
+		if err != nil || a.Parameters.EveryDays != want {
+			t.Errorf("every %d days: read at %d (%v), want %d", every, a.Parameters.EveryDays, err, want)
+		}
+	}
+	for _, bad := range []struct {
+		c float64
+		m int
+	}{{-1, 10}, {math.NaN(), 10}, {math.Inf(1), 10}, {1, 0}, {1, 401}} {
+		if _, err := tab.Assess(Request{LHAs: 400, Epsilon: 2, Delta: 1e-5}, 28, bad.c, bad.m); err == nil {
+			t.Errorf("c %v, m %d accepted", bad.c, bad.m)
+		}
+	}
+}

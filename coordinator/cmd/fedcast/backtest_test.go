@@ -230,6 +230,38 @@ func TestStudyNewPlan(t *testing.T) {
 	}
 }
 
+// TestStudyNewOwnSchedule: study new reads the planner's table at the
+// study's own schedule too. A continuing study of 40 LHAs at ε = 2 over 13
+// campaigns spreads its budget over 65 rounds; read as one campaign (as
+// the planner once did for every study) it looked better than no change.
+func TestStudyNewOwnSchedule(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		lhas  string
+		args  []string
+		sched string
+		warn  bool
+	}{
+		{"40", []string{"--campaigns", "13", "--every", "672h"}, "13 campaigns of 5 rounds, one every 28 days, 40 LHAs per round", true},
+		{"40", []string{"--rounds", "100"}, "100 rounds, 40 LHAs per round", true},
+		{"40", nil, "5 rounds, 40 LHAs per round", false},
+		{"400", []string{"--campaigns", "13", "--every", "672h"}, "13 campaigns of 5 rounds, one every 28 days, 400 LHAs per round", false},
+	} {
+		args := append([]string{"study", "new", "--lhas", c.lhas, "--epsilon", "2", "--out", filepath.Join(dir, c.lhas+strings.Join(c.args, "")+".json")}, c.args...)
+		code, out, stderr := fedcast(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.Contains(out, "This study's own schedule ("+c.sched) {
+			t.Errorf("%v: no assessment of %q:\n%s", c.args, c.sched, out)
+		}
+		warn := strings.Contains(out, "warning: this study's own schedule: with "+c.lhas+" LHAs at ε = 2 the shared model is expected to be worse than no change")
+		if warn != c.warn {
+			t.Errorf("%v: warning %v, want %v:\n%s", c.args, warn, c.warn, out)
+		}
+	}
+}
+
 // The scalar-kernel note appears exactly when an amd64 binary trains on
 // the scalar kernels, and names the fix.
 func TestKernelNote(t *testing.T) {

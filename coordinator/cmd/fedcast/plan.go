@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/fedcast/fedcast/coordinator/plan"
 	"github.com/fedcast/fedcast/coordinator/study"
@@ -103,17 +104,19 @@ func printPlan(w io.Writer, n int, eps, delta, months float64, p plan.Plan) {
 	}
 }
 
-// studyPlan is the plan for a live study of n LHAs with the file's budget,
-// one campaign (a study of about a month). With apply, the plan's rounds and
-// LHAs per round are written into f (where not set by a flag).
+// studyPlan is the planner's plan for a live study of n LHAs with the
+// file's budget, over the span it runs: one campaign (about a month), or a
+// continuing study's campaigns. With apply, the plan's rounds and LHAs per
+// round are written into f (where not set by a flag).
 func studyPlan(n int, f *study.File, apply bool) (*plan.Plan, error) {
-	if f.Epsilon <= 0 {
-		return nil, nil // privacy "example": no client-level budget to plan
+	if !plannable(f) {
+		return nil, nil
 	}
-	if f.Features == string(model.Lipschitz) {
-		return nil, nil // the planner's table was not measured for this design
+	months := 1.0
+	if f.Campaigns > 1 {
+		months = float64(f.Campaigns) * time.Duration(f.Every).Hours() / 24 / plan.DaysPerMonth
 	}
-	p, err := makePlan(n, f.Epsilon, f.Delta, 1)
+	p, err := makePlan(n, f.Epsilon, f.Delta, months)
 	if err != nil {
 		return nil, err
 	}
@@ -128,19 +131,111 @@ func studyPlan(n int, f *study.File, apply bool) (*plan.Plan, error) {
 	return &p, nil
 }
 
-// printStudyPlan writes the plan's expectation and warnings for study new.
-func printStudyPlan(w io.Writer, p *plan.Plan, applied bool) {
+// plannable reports whether the planner's table speaks to the study: a
+// client-level budget (not the privacy "example") and a design it was
+// measured for (not the Lipschitz one).
+func plannable(f *study.File) bool {
+	return f.Epsilon > 0 && f.Features != string(model.Lipschitz)
+}
+
+// studyAssessment reads the planner's table at the schedule the study file
+// fixes (its own noise, LHAs per round and campaigns), which may not be
+// the planner's: a study of many campaigns spreads its budget over all of
+// them, and a study with more rounds than the planner's gets more noise
+// per round.
+func studyAssessment(file *study.File) (*plan.Plan, error) {
+	if !plannable(file) {
+		return nil, nil
+	}
+	c, err := file.Calibrate()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := file.CalibrateSchedule()
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) > 0 {
+		ss := 0.0
+		for _, v := range cs {
+			ss += v * v
+		}
+		c = math.Sqrt(ss / float64(len(cs)))
+	}
+	every := 0
+	if file.Campaigns > 1 {
+		every = max(1, int(math.Round(time.Duration(file.Every).Hours()/24)))
+	}
+	t, err := plan.Embedded()
+	if err != nil {
+		return nil, err
+	}
+	p, err := t.Assess(plan.Request{LHAs: len(file.LHAs), Epsilon: file.Epsilon, Delta: file.Delta}, every, c, file.ExpectedClients)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// printStudyPlan writes, for study new, what the planner expects of the
+// schedule it would choose (p) and of the study's own schedule (own), and
+// the warnings of the study's own (the planner's without own).
+func printStudyPlan(w io.Writer, file *study.File, p, own *plan.Plan, applied bool) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "Planner: expected relative WIS %.2f (range %.2f … %.2f) against the no-change forecast for this many LHAs and this budget",
-		p.Expected, p.Range[0], p.Range[1])
+	pp := p.Parameters
+	sched := fmt.Sprintf("one campaign of %d rounds", pp.Rounds)
+	if pp.Campaigns > 1 {
+		sched = fmt.Sprintf("%d campaigns of %d rounds, one every %d days", pp.Campaigns, pp.Rounds, pp.EveryDays)
+	}
+	fmt.Fprintf(w, "Planner: expected relative WIS %s against the no-change forecast for this many LHAs and this budget on the planner's schedule (%s, %d LHAs per round)",
+		expectation(*p), sched, pp.ExpectedClients)
 	if applied {
 		fmt.Fprintf(w, "; its parameters were used (--plan)\n")
 	} else {
 		fmt.Fprintf(w, "; parameters unchanged (add --plan to use the planner's)\n")
 	}
-	for _, s := range p.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", s)
+	if own == nil {
+		for _, s := range p.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", s)
+		}
+		return
 	}
+	{
+		sched := fmt.Sprintf("%d rounds", file.Rounds)
+		if file.Campaigns > 1 {
+			sched = fmt.Sprintf("%d campaigns of %d rounds, one every %s", file.Campaigns, file.Rounds/file.Campaigns, days(time.Duration(file.Every)))
+		}
+		note := ""
+		if file.Campaigns > 1 && own.Parameters.EveryDays != int(math.Round(time.Duration(file.Every).Hours()/24)) {
+			note = fmt.Sprintf("; read at the table's campaigns every %d days, the nearest it measured", own.Parameters.EveryDays)
+		}
+		fmt.Fprintf(w, "This study's own schedule (%s, %d LHAs per round, noise %.3g per LHA): expected relative WIS %s%s\n",
+			sched, own.Parameters.ExpectedClients, own.Parameters.NoisePerLHA, expectation(*own), note)
+		for _, s := range own.Warnings {
+			fmt.Fprintf(w, "warning: this study's own schedule: %s\n", s)
+		}
+	}
+}
+
+// expectation writes a plan's expected relative WIS and range in words.
+func expectation(p plan.Plan) string {
+	if p.Expected >= plan.MaxRelativeWIS {
+		return fmt.Sprintf("%g or more (the shared model is noise)", float64(plan.MaxRelativeWIS))
+	}
+	return fmt.Sprintf("%.2f (range %.2f … %.2f)", p.Expected, p.Range[0], p.Range[1])
+}
+
+// days writes a duration in whole days where it is one ("28 days"), as
+// Go writes it otherwise.
+func days(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		n := int(d / (24 * time.Hour))
+		if n == 1 {
+			return "day"
+		}
+		return fmt.Sprintf("%d days", n)
+	}
+	return d.String()
 }

@@ -209,7 +209,11 @@ func runStudyNew(env *Env, args []string) error {
 	}
 	w := env.Stdout
 	printStudyNew(w, file, *o.out, design)
-	printStudyPlan(w, pl, *o.usePlan)
+	own, err := studyAssessment(file)
+	if err != nil {
+		return err
+	}
+	printStudyPlan(w, file, pl, own, *o.usePlan)
 	printLinks(w, file, secrets, base, *o.links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *o.out, *o.addr)
