@@ -162,6 +162,12 @@ func studyAssessment(file *study.File) (*plan.Plan, error) {
 		}
 		c = math.Sqrt(ss / float64(len(cs)))
 	}
+	return assessAt(file, file.Epsilon, c)
+}
+
+// assessAt reads the planner's table for rounds of the study file with
+// noise multiplier c under the lifetime budget eps.
+func assessAt(file *study.File, eps, c float64) (*plan.Plan, error) {
 	every := 0
 	if file.Campaigns > 1 {
 		every = max(1, int(math.Round(time.Duration(file.Every).Hours()/24)))
@@ -170,7 +176,7 @@ func studyAssessment(file *study.File) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := t.Assess(plan.Request{LHAs: len(file.LHAs), Epsilon: file.Epsilon, Delta: file.Delta}, every, c, file.ExpectedClients)
+	p, err := t.Assess(plan.Request{LHAs: len(file.LHAs), Epsilon: eps, Delta: file.Delta}, every, c, file.ExpectedClients)
 	if err != nil {
 		return nil, err
 	}

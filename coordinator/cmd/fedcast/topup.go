@@ -73,6 +73,17 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "Added %s of %s (%s, noise multiplier %.6g; the planned rounds keep theirs).\n",
 		plural(t.Campaigns, "campaign"), plural(before.CampaignRounds(), "round"), added, t.NoiseMultiplier)
 	fmt.Fprintf(env.Stdout, "All %d rounds compose to ε = %g at δ = %g under an RDP privacy filter at order %g.\n", e.Study.Rounds, t.Epsilon, e.Study.Delta, t.Order)
+	if plannable(f) {
+		a, err := assessAt(f, t.Epsilon, t.NoiseMultiplier)
+		if err != nil {
+			return fmt.Errorf("study topup: the top-up is recorded, but the planner could not read it: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "Planner: with the added rounds' noise (%.3g per LHA) the table expects relative WIS %s against the no-change forecast.\n",
+			a.Parameters.NoisePerLHA, expectation(*a))
+		for _, s := range a.Warnings {
+			fmt.Fprintf(env.Stdout, "warning: the added rounds: %s\n", s)
+		}
+	}
 	fmt.Fprintln(env.Stdout, "Start 'fedcast serve' again; each LHA trains in the added rounds only if its own ε limit allows.")
 	return ctx.Err()
 }

@@ -65,7 +65,8 @@ func TestStudyTopUp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("study topup: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"Top-up 1 recorded", "ε 2 → 3", "Added 2 campaigns of 2 rounds (rounds 7–10", "under an RDP privacy filter"} {
+	for _, want := range []string{"Top-up 1 recorded", "ε 2 → 3", "Added 2 campaigns of 2 rounds (rounds 7–10", "under an RDP privacy filter",
+		"Planner: with the added rounds' noise", "warning: the added rounds: with 3 LHAs at ε = 3 the shared model is expected to be worse than no change"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("study topup output lacks %q:\n%s", want, stdout)
 		}
