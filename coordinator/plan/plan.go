@@ -168,10 +168,12 @@ func (t *Table) Make(r Request) (Plan, error) {
 // than one the planner chooses: its noise multiplier c (for a noise
 // schedule, the root mean square of its c_t, which puts the same noise
 // variance into the model), m LHAs per round, and the days between its
-// campaign starts (0: a single campaign). The table's schedule nearest to
-// every on a log scale is read (the shortest for a single campaign);
-// Parameters.EveryDays names the one read. The warnings are Make's, for
-// this schedule.
+// campaign starts. The table's schedule nearest to every on a log scale is
+// read; for a single campaign (every 0), where the table's schedules
+// differ only in how often the replays measured retrained, the one that
+// reads best, as Make chooses for a one-campaign plan.
+// Parameters.EveryDays names the schedule read. The warnings are Make's,
+// for this schedule.
 func (t *Table) Assess(r Request, everyDays int, c float64, m int) (Plan, error) {
 	if r.LHAs < 1 || m < 1 || m > r.LHAs {
 		return Plan{}, fmt.Errorf("plan: %d LHAs per round of %d", m, r.LHAs)
@@ -179,17 +181,17 @@ func (t *Table) Assess(r Request, everyDays int, c float64, m int) (Plan, error)
 	if !(c >= 0) || math.IsInf(c, 0) {
 		return Plan{}, fmt.Errorf("plan: noise multiplier %v", c)
 	}
+	z := c / float64(m)
 	scheds := t.schedules()
 	read := scheds[0]
-	if everyDays > 0 {
-		for _, s := range scheds {
-			if math.Abs(math.Log(float64(everyDays)/float64(s))) < math.Abs(math.Log(float64(everyDays)/float64(read))) {
-				read = s
-			}
+	for _, s := range scheds {
+		if everyDays > 0 && math.Abs(math.Log(float64(everyDays)/float64(s))) < math.Abs(math.Log(float64(everyDays)/float64(read))) ||
+			everyDays <= 0 && t.at(s, z).Expected < t.at(read, z).Expected-1e-9 {
+			read = s
 		}
 	}
 	p := Parameters{Design: t.Design, EveryDays: read, ExpectedClients: m, SampleRate: float64(m) / float64(r.LHAs),
-		NoiseMultiplier: c, NoisePerLHA: c / float64(m), Clip: t.Clip, Accountant: t.Accountant}
+		NoiseMultiplier: c, NoisePerLHA: z, Clip: t.Clip, Accountant: t.Accountant}
 	pl := t.planAt(p)
 	pl.Warnings = warnings(r, pl, t.maxZ(read))
 	return pl, nil

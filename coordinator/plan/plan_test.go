@@ -210,7 +210,21 @@ func TestAssess(t *testing.T) {
 			t.Errorf("%d LHAs: twice the noise expects %v, better than %v", n, more.Expected, a.Expected)
 		}
 	}
-	for every, want := range map[int]int{0: 28, 1: 28, 7: 28, 30: 28, 40: 56, 56: 56, 365: 56} {
+	for _, months := range []float64{1, 12} {
+		// A one-month plan is one campaign: assessed as one (every 0), it
+		// reads what the planner read.
+		r := Request{LHAs: 12, Epsilon: 2, Delta: 1e-5, Months: months}
+		p, _ := tab.Make(r)
+		every := p.Parameters.EveryDays
+		if p.Parameters.Campaigns == 1 {
+			every = 0
+		}
+		a, err := tab.Assess(r, every, p.Parameters.NoiseMultiplier, p.Parameters.ExpectedClients)
+		if err != nil || a.Expected != p.Expected || a.Parameters.EveryDays != p.Parameters.EveryDays {
+			t.Errorf("%v months: assessed %v at every %d (%v), planned %v at every %d", months, a.Expected, a.Parameters.EveryDays, err, p.Expected, p.Parameters.EveryDays)
+		}
+	}
+	for every, want := range map[int]int{1: 28, 7: 28, 30: 28, 40: 56, 56: 56, 365: 56} {
 		a, err := tab.Assess(Request{LHAs: 400, Epsilon: 2, Delta: 1e-5}, every, 17, 400)
 		if err != nil || a.Parameters.EveryDays != want {
 			t.Errorf("every %d days: read at %d (%v), want %d", every, a.Parameters.EveryDays, err, want)

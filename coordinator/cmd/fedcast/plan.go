@@ -132,10 +132,11 @@ func studyPlan(n int, f *study.File, apply bool) (*plan.Plan, error) {
 }
 
 // plannable reports whether the planner's table speaks to the study: a
-// client-level budget (not the privacy "example") and a design it was
-// measured for (not the Lipschitz one).
+// client-level budget (not the privacy "example"), a design it was
+// measured for (not the Lipschitz one) and rounds that average the LHAs'
+// updates (not cyclic hand-offs, whose noise the table never measured).
 func plannable(f *study.File) bool {
-	return f.Epsilon > 0 && f.Features != string(model.Lipschitz)
+	return f.Epsilon > 0 && f.Features != string(model.Lipschitz) && f.Strategy != "cyclic"
 }
 
 // studyAssessment reads the planner's table at the schedule the study file
@@ -208,20 +209,24 @@ func printStudyPlan(w io.Writer, file *study.File, p, own *plan.Plan, applied bo
 		}
 		return
 	}
-	{
-		sched := fmt.Sprintf("%d rounds", file.Rounds)
-		if file.Campaigns > 1 {
-			sched = fmt.Sprintf("%d campaigns of %d rounds, one every %s", file.Campaigns, file.Rounds/file.Campaigns, days(time.Duration(file.Every)))
-		}
-		note := ""
-		if file.Campaigns > 1 && own.Parameters.EveryDays != int(math.Round(time.Duration(file.Every).Hours()/24)) {
+	printOwnSchedule(w, file, own)
+}
+
+// printOwnSchedule writes what the planner's table expects of the study's
+// own schedule, and its warnings.
+func printOwnSchedule(w io.Writer, file *study.File, own *plan.Plan) {
+	sched := fmt.Sprintf("%d rounds", file.Rounds)
+	note := ""
+	if file.Campaigns > 1 {
+		sched = fmt.Sprintf("%d campaigns of %d rounds, one every %s", file.Campaigns, file.Rounds/file.Campaigns, days(time.Duration(file.Every)))
+		if own.Parameters.EveryDays != int(math.Round(time.Duration(file.Every).Hours()/24)) {
 			note = fmt.Sprintf("; read at the table's campaigns every %d days, the nearest it measured", own.Parameters.EveryDays)
 		}
-		fmt.Fprintf(w, "This study's own schedule (%s, %d LHAs per round, noise %.3g per LHA): expected relative WIS %s%s\n",
-			sched, own.Parameters.ExpectedClients, own.Parameters.NoisePerLHA, expectation(*own), note)
-		for _, s := range own.Warnings {
-			fmt.Fprintf(w, "warning: this study's own schedule: %s\n", s)
-		}
+	}
+	fmt.Fprintf(w, "This study's own schedule (%s, %d LHAs per round, noise %.3g per LHA): expected relative WIS %s%s\n",
+		sched, own.Parameters.ExpectedClients, own.Parameters.NoisePerLHA, expectation(*own), note)
+	for _, s := range own.Warnings {
+		fmt.Fprintf(w, "warning: this study's own schedule: %s\n", s)
 	}
 }
 
