@@ -23,9 +23,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/model"
 	"github.com/fedcast/fedcast/shared/privacy"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 //go:generate go run ./gen -out table.json
@@ -195,6 +197,27 @@ func (t *Table) Assess(r Request, everyDays int, c float64, m int) (Plan, error)
 	pl := t.planAt(p)
 	pl.Warnings = warnings(r, pl, t.maxZ(read))
 	return pl, nil
+}
+
+// Speaks reports whether the table speaks to a study with settings s: a
+// client-level budget (not the privacy "example") and a design it was
+// measured for (not the Lipschitz one). Cyclic hand-offs, whose noise the
+// table never measured, are the caller's to leave out (their strategy is
+// not a setting).
+func Speaks(s protocol.Settings) bool {
+	return s.Epsilon > 0 && s.Features != string(model.Lipschitz)
+}
+
+// AssessStudy is Assess for rounds of a study with settings s and n LHAs
+// at noise multiplier c under the lifetime budget eps: its LHAs per round
+// and the days between its campaign starts (a continuing study's Every,
+// in whole days; a single campaign otherwise).
+func (t *Table) AssessStudy(s protocol.Settings, n int, eps, c float64) (Plan, error) {
+	every := 0
+	if s.Campaigns > 1 {
+		every = max(1, int(math.Round(time.Duration(s.Every).Hours()/24)))
+	}
+	return t.Assess(Request{LHAs: n, Epsilon: eps, Delta: s.Delta}, every, c, s.ExpectedClients)
 }
 
 func (t *Table) schedules() []int {

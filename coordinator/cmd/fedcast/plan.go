@@ -10,7 +10,6 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/plan"
 	"github.com/fedcast/fedcast/coordinator/study"
-	"github.com/fedcast/fedcast/shared/model"
 )
 
 func init() {
@@ -136,7 +135,7 @@ func studyPlan(n int, f *study.File, apply bool) (*plan.Plan, error) {
 // measured for (not the Lipschitz one) and rounds that average the LHAs'
 // updates (not cyclic hand-offs, whose noise the table never measured).
 func plannable(f *study.File) bool {
-	return f.Epsilon > 0 && f.Features != string(model.Lipschitz) && f.Strategy != "cyclic"
+	return plan.Speaks(f.Settings) && f.Strategy != "cyclic"
 }
 
 // studyAssessment reads the planner's table at the schedule the study file
@@ -169,15 +168,11 @@ func studyAssessment(file *study.File) (*plan.Plan, error) {
 // assessAt reads the planner's table for rounds of the study file with
 // noise multiplier c under the lifetime budget eps.
 func assessAt(file *study.File, eps, c float64) (*plan.Plan, error) {
-	every := 0
-	if file.Campaigns > 1 {
-		every = max(1, int(math.Round(time.Duration(file.Every).Hours()/24)))
-	}
 	t, err := plan.Embedded()
 	if err != nil {
 		return nil, err
 	}
-	p, err := t.Assess(plan.Request{LHAs: len(file.LHAs), Epsilon: eps, Delta: file.Delta}, every, c, file.ExpectedClients)
+	p, err := t.AssessStudy(file.Settings, len(file.LHAs), eps, c)
 	if err != nil {
 		return nil, err
 	}
