@@ -1,3 +1,9 @@
+//go:build !js
+
+// Build measures the table by backtests; it is left out of WebAssembly
+// builds (the Cloudflare Worker reads the table but never measures it, and
+// the backtest would only make the Worker larger).
+
 package plan
 
 import (
@@ -86,11 +92,6 @@ func SyntheticOutbreaks(areas []int, seeds []uint64) ([]Outbreak, error) {
 	return out, nil
 }
 
-// MaxRelativeWIS caps each measured relative WIS: beyond it the shared
-// model is noise, and how much worse than no change it is tells a
-// coordinator nothing more.
-const MaxRelativeWIS = 10
-
 // Build measures the table: for each schedule and noise level, the
 // relative WIS of the design's backtest on each outbreak; the
 // expectation is their geometric mean, the range their smallest and
@@ -158,39 +159,6 @@ func Build(o BuildOptions) (*Table, error) {
 		}
 	}
 	return t, nil
-}
-
-// NonDecreasing returns the non-decreasing sequence nearest to v on the
-// log scale (least squares, pool adjacent violators): where a larger noise
-// level measured better than a smaller one, both get the geometric mean
-// of the run they break. More noise cannot improve the expected skill; a
-// measurement that says it does is a lucky draw of the noise, and a table
-// that kept it would tell a study that fewer LHAs forecast better. The
-// values must be positive.
-func NonDecreasing(v []float64) []float64 {
-	type block struct {
-		sum float64 // of the logs
-		n   int
-	}
-	var bs []block
-	for _, x := range v {
-		bs = append(bs, block{math.Log(x), 1})
-		for len(bs) > 1 {
-			a, b := bs[len(bs)-2], bs[len(bs)-1]
-			if a.sum/float64(a.n) <= b.sum/float64(b.n) {
-				break
-			}
-			bs = append(bs[:len(bs)-2], block{a.sum + b.sum, a.n + b.n})
-		}
-	}
-	out := make([]float64, 0, len(v))
-	for _, b := range bs {
-		m := math.Exp(b.sum / float64(b.n))
-		for range b.n {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

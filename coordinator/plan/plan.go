@@ -75,6 +75,23 @@ type Row struct {
 	ByOutbreak []float64 `json:"by_outbreak,omitempty"`
 }
 
+// Expectation writes the expected relative WIS and its range in words.
+func (p Plan) Expectation() string {
+	if p.Expected >= MaxRelativeWIS {
+		return fmt.Sprintf("%g or more (the shared model is noise)", float64(MaxRelativeWIS))
+	}
+	return fmt.Sprintf("%.2f (range %.2f … %.2f)", p.Expected, p.Range[0], p.Range[1])
+}
+
+// Sentence says what the plan expects in words, with its warnings.
+func (p Plan) Sentence() string {
+	s := fmt.Sprintf("The planner's table expects relative WIS %s at this noise (%.3g per LHA) against the no-change forecast.", p.Expectation(), p.Parameters.NoisePerLHA)
+	for _, w := range p.Warnings {
+		s += " Warning: " + w + "."
+	}
+	return s
+}
+
 // Measured is one outbreak's relative WIS at a plan's noise level.
 type Measured struct {
 	Outbreak    string  `json:"outbreak"`
@@ -128,6 +145,11 @@ type Plan struct {
 	// county history beside the synthetic outbreaks).
 	ByOutbreak []Measured `json:"by_outbreak,omitempty"`
 }
+
+// MaxRelativeWIS caps each measured relative WIS: beyond it the shared
+// model is noise, and how much worse than no change it is tells a
+// coordinator nothing more.
+const MaxRelativeWIS = 10
 
 // DaysPerMonth converts --months to days.
 const DaysPerMonth = 30.44
@@ -332,4 +354,37 @@ func warnings(r Request, p Plan, maxZ float64) []string {
 		w = append(w, fmt.Sprintf("the noise per LHA (%.3g) is beyond the largest level measured (%.3g): the expectation is that of the largest level, and the truth is likely worse", p.Parameters.NoisePerLHA, maxZ))
 	}
 	return w
+}
+
+// NonDecreasing returns the non-decreasing sequence nearest to v on the
+// log scale (least squares, pool adjacent violators): where a larger noise
+// level measured better than a smaller one, both get the geometric mean
+// of the run they break. More noise cannot improve the expected skill; a
+// measurement that says it does is a lucky draw of the noise, and a table
+// that kept it would tell a study that fewer LHAs forecast better. The
+// values must be positive.
+func NonDecreasing(v []float64) []float64 {
+	type block struct {
+		sum float64 // of the logs
+		n   int
+	}
+	var bs []block
+	for _, x := range v {
+		bs = append(bs, block{math.Log(x), 1})
+		for len(bs) > 1 {
+			a, b := bs[len(bs)-2], bs[len(bs)-1]
+			if a.sum/float64(a.n) <= b.sum/float64(b.n) {
+				break
+			}
+			bs = append(bs[:len(bs)-2], block{a.sum + b.sum, a.n + b.n})
+		}
+	}
+	out := make([]float64, 0, len(v))
+	for _, b := range bs {
+		m := math.Exp(b.sum / float64(b.n))
+		for range b.n {
+			out = append(out, m)
+		}
+	}
+	return out
 }

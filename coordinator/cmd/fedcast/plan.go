@@ -192,7 +192,7 @@ func printStudyPlan(w io.Writer, file *study.File, p, own *plan.Plan, applied bo
 		sched = fmt.Sprintf("%d campaigns of %d rounds, one every %d days", pp.Campaigns, pp.Rounds, pp.EveryDays)
 	}
 	fmt.Fprintf(w, "Planner: expected relative WIS %s against the no-change forecast for this many LHAs and this budget on the planner's schedule (%s, %d LHAs per round)",
-		expectation(*p), sched, pp.ExpectedClients)
+		p.Expectation(), sched, pp.ExpectedClients)
 	if applied {
 		fmt.Fprintf(w, "; its parameters were used (--plan)\n")
 	} else {
@@ -219,18 +219,10 @@ func printOwnSchedule(w io.Writer, file *study.File, own *plan.Plan) {
 		}
 	}
 	fmt.Fprintf(w, "This study's own schedule (%s, %d LHAs per round, noise %.3g per LHA): expected relative WIS %s%s\n",
-		sched, own.Parameters.ExpectedClients, own.Parameters.NoisePerLHA, expectation(*own), note)
+		sched, own.Parameters.ExpectedClients, own.Parameters.NoisePerLHA, own.Expectation(), note)
 	for _, s := range own.Warnings {
 		fmt.Fprintf(w, "warning: this study's own schedule: %s\n", s)
 	}
-}
-
-// expectation writes a plan's expected relative WIS and range in words.
-func expectation(p plan.Plan) string {
-	if p.Expected >= plan.MaxRelativeWIS {
-		return fmt.Sprintf("%g or more (the shared model is noise)", float64(plan.MaxRelativeWIS))
-	}
-	return fmt.Sprintf("%.2f (range %.2f … %.2f)", p.Expected, p.Range[0], p.Range[1])
 }
 
 // days writes a duration in whole days where it is one ("28 days"), as

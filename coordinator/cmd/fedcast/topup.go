@@ -79,7 +79,7 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("study topup: the top-up is recorded, but the planner could not read it: %w", err)
 		}
 		fmt.Fprintf(env.Stdout, "Planner: with the added rounds' noise (%.3g per LHA) the table expects relative WIS %s against the no-change forecast.\n",
-			a.Parameters.NoisePerLHA, expectation(*a))
+			a.Parameters.NoisePerLHA, a.Expectation())
 		for _, s := range a.Warnings {
 			fmt.Fprintf(env.Stdout, "warning: the added rounds: %s\n", s)
 		}

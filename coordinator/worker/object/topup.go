@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/plan"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -37,6 +38,10 @@ type TopUpReply struct {
 	TopUp   protocol.TopUp `json:"top_up"`
 	Rounds  int            `json:"rounds"`
 	Message string         `json:"message"`
+	// Planner is what the planner's table expects of the added rounds'
+	// noise (docs/backtest.md, "fedcast plan"), as 'fedcast study topup'
+	// prints it; absent for a study the table does not speak to.
+	Planner *plan.Plan `json:"planner,omitempty"`
 }
 
 // ReplyError is the body of a refused admin request.
@@ -107,7 +112,29 @@ func (o *Object) TopUp(body []byte, now time.Time) *Effects {
 			o.fx.Reply = ErrorReply(http.StatusInternalServerError, "the top-up is recorded, but the study cannot reopen: %v", err)
 			return
 		}
-		b, _ := json.Marshal(TopUpReply{TopUp: t, Rounds: o.eng.Study.Rounds, Message: msg})
+		pl := topUpPlan(o.eng.Study, t)
+		if pl != nil {
+			msg += " " + pl.Sentence()
+		}
+		b, _ := json.Marshal(TopUpReply{TopUp: t, Rounds: o.eng.Study.Rounds, Message: msg, Planner: pl})
 		o.fx.Reply = &Reply{Status: http.StatusOK, Body: append(b, '\n')}
 	})
+}
+
+// topUpPlan reads the planner's table at the added rounds' noise (nil when
+// the table does not speak to the study or cannot be read: the top-up
+// stands either way).
+func topUpPlan(s protocol.Study, t protocol.TopUp) *plan.Plan {
+	if !plan.Speaks(s.Settings) {
+		return nil
+	}
+	tab, err := plan.Embedded()
+	if err != nil {
+		return nil
+	}
+	p, err := tab.AssessStudy(s.Settings, s.Clients, t.Epsilon, t.NoiseMultiplier)
+	if err != nil {
+		return nil
+	}
+	return &p
 }

@@ -77,6 +77,13 @@ func TestTopUpOnTheWorker(t *testing.T) {
 	if err := json.Unmarshal(fx.Reply.Body, &r); err != nil || r.TopUp.Number != 1 || r.TopUp.Epsilon != 6 || r.Rounds != 3 {
 		t.Fatalf("top-up reply %+v (%v)", r, err)
 	}
+	// The planner's reading of the added rounds, as 'fedcast study topup'
+	// prints it: 2 LHAs are far too few.
+	if r.Planner == nil || r.Planner.Parameters.NoiseMultiplier != r.TopUp.NoiseMultiplier || r.Planner.Expected < 1 ||
+		!strings.Contains(r.Message, "The planner's table expects relative WIS") ||
+		!strings.Contains(r.Message, "with 2 LHAs at ε = 6 the shared model is expected to be worse than no change") {
+		t.Errorf("top-up reply's planner %+v, message %q", r.Planner, r.Message)
+	}
 	if fx.State == nil {
 		t.Fatal("the top-up was not stored before the answer")
 	}
