@@ -52,10 +52,13 @@ func TestTopUpOnWorkerd(t *testing.T) {
 	}
 	code, body := w.post("/api/admin/topup", s.admin, `{"epsilon": 3, "campaigns": 1}`)
 	var r struct {
-		TopUp  protocol.TopUp `json:"top_up"`
-		Rounds int            `json:"rounds"`
+		TopUp   protocol.TopUp `json:"top_up"`
+		Rounds  int            `json:"rounds"`
+		Planner *struct {
+			Expected float64 `json:"expected_relative_wis"`
+		} `json:"planner"`
 	}
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &r) != nil || r.TopUp.Epsilon != 3 || r.Rounds != 3 {
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &r) != nil || r.TopUp.Epsilon != 3 || r.Rounds != 3 || r.Planner == nil || !(r.Planner.Expected > 0) {
 		t.Fatalf("top-up: %d %s\nworkerd:\n%s", code, body, w.log)
 	}
 	st := w.waitStatus(90*time.Second, func(st protocol.Status) bool { return st.State == protocol.StateFinished })
