@@ -233,13 +233,20 @@ func Speaks(s protocol.Settings) bool {
 // AssessStudy is Assess for rounds of a study with settings s and n LHAs
 // at noise multiplier c under the lifetime budget eps: its LHAs per round
 // and the days between its campaign starts (a continuing study's Every,
-// in whole days; a single campaign otherwise).
+// in whole days; a single campaign otherwise). The plan's parameters name
+// the study's campaigns and rounds per campaign.
 func (t *Table) AssessStudy(s protocol.Settings, n int, eps, c float64) (Plan, error) {
 	every := 0
 	if s.Campaigns > 1 {
 		every = max(1, int(math.Round(time.Duration(s.Every).Hours()/24)))
 	}
-	return t.Assess(Request{LHAs: n, Epsilon: eps, Delta: s.Delta}, every, c, s.ExpectedClients)
+	p, err := t.Assess(Request{LHAs: n, Epsilon: eps, Delta: s.Delta}, every, c, s.ExpectedClients)
+	if err != nil {
+		return p, err
+	}
+	p.Parameters.Campaigns = max(1, s.Campaigns)
+	p.Parameters.Rounds = s.Rounds / p.Parameters.Campaigns
+	return p, nil
 }
 
 func (t *Table) schedules() []int {

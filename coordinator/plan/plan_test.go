@@ -3,6 +3,9 @@ package plan
 import (
 	"fmt"
 	"math"
+	"time"
+
+	"github.com/fedcast/fedcast/shared/protocol"
 	"strings"
 	"testing"
 )
@@ -208,6 +211,11 @@ func TestAssess(t *testing.T) {
 		if err != nil || a.Parameters.EveryDays != want {
 			t.Errorf("every %d days: read at %d (%v), want %d", every, a.Parameters.EveryDays, err, want)
 		}
+	}
+	st := protocol.Settings{Epsilon: 2, Delta: 1e-5, Rounds: 65, Campaigns: 13, Every: protocol.Duration(28 * 24 * time.Hour), ExpectedClients: 40}
+	a, err := tab.AssessStudy(st, 40, 2, 17.3)
+	if err != nil || a.Parameters.Campaigns != 13 || a.Parameters.Rounds != 5 || a.Parameters.EveryDays != 28 || !(a.Expected > 1) || math.Abs(a.Parameters.NoisePerLHA-17.3/40) > 1e-12 {
+		t.Errorf("a continuing study of 40 LHAs, 13 campaigns at c = 17.3: %+v, expected %v (%v)", a.Parameters, a.Expected, err)
 	}
 	for _, bad := range []struct {
 		c float64
