@@ -92,11 +92,11 @@ type Summary struct {
 	EpsilonBudget             fl.JSONFloat    `json:"epsilon"`
 	EpsilonSpent              fl.JSONFloat    `json:"epsilon_spent"`
 	Delta                     float64         `json:"delta"`
-	RelativeWIS               float64         `json:"relative_wis"`
-	RelativeMAE               float64         `json:"relative_mae"`
+	RelativeWIS               fl.JSONFloat    `json:"relative_wis"`
+	RelativeMAE               fl.JSONFloat    `json:"relative_mae"`
 	Coverage50                float64         `json:"coverage_50"`
 	Coverage95                float64         `json:"coverage_95"`
-	GeomeanQuarterRelativeWIS float64         `json:"geomean_quarter_relative_wis"`
+	GeomeanQuarterRelativeWIS fl.JSONFloat    `json:"geomean_quarter_relative_wis"`
 	WorstQuarter              WorstQuarter    `json:"worst_quarter"`
 	Quarters                  []QuarterScores `json:"quarters"`
 	PerOrigin                 []OriginScore   `json:"per_origin"`
@@ -115,8 +115,8 @@ type Summary struct {
 
 // WorstQuarter is the quarter with the highest relative WIS.
 type WorstQuarter struct {
-	Quarter     string  `json:"quarter"`
-	RelativeWIS float64 `json:"relative_wis"`
+	Quarter     string       `json:"quarter"`
+	RelativeWIS fl.JSONFloat `json:"relative_wis"`
 }
 
 // Summarise builds the --json summary of a scored replay.
@@ -126,8 +126,8 @@ func Summarise(design string, r *Result, s *Scored) Summary {
 		RoundsPerCampaign: r.Schedule.Rounds, NoiseMultiplier: r.Schedule.NoiseMultiplier,
 		FirstCampaignRounds: r.Schedule.FirstRounds,
 		EpsilonBudget:       fl.JSONFloat(r.Schedule.Epsilon), EpsilonSpent: fl.JSONFloat(r.EpsilonSpent()), Delta: r.Schedule.Delta,
-		RelativeWIS: s.All.RelativeWIS, RelativeMAE: s.All.RelativeMAE, Coverage50: s.All.Coverage50, Coverage95: s.All.Coverage95,
-		GeomeanQuarterRelativeWIS: g, WorstQuarter: WorstQuarter{Quarter: w.Quarter, RelativeWIS: w.RelativeWIS},
+		RelativeWIS: fl.JSONFloat(s.All.RelativeWIS), RelativeMAE: fl.JSONFloat(s.All.RelativeMAE), Coverage50: s.All.Coverage50, Coverage95: s.All.Coverage95,
+		GeomeanQuarterRelativeWIS: fl.JSONFloat(g), WorstQuarter: WorstQuarter{Quarter: w.Quarter, RelativeWIS: fl.JSONFloat(w.RelativeWIS)},
 		Quarters: s.Quarters, PerOrigin: s.PerOrigin, Fallbacks: r.Fallbacks, Seconds: math.Round(r.Seconds*100) / 100}
 	for _, t := range s.UnscoredOrigins {
 		out.UnscoredOrigins = append(out.UnscoredOrigins, t.Format(time.DateOnly))
@@ -142,7 +142,10 @@ func Summarise(design string, r *Result, s *Scored) Summary {
 	return out
 }
 
-// WriteJSON writes s, indented. Scores of nothing (NaN) are written as 0.
+// WriteJSON writes s, indented. Scores of nothing (NaN) are written as 0;
+// a ratio whose baseline error is 0 while the model's is not (the hub
+// baseline forecast every outcome exactly, as where an outbreak has died
+// out) is infinite and written as "inf".
 func (s Summary) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(s.finite(), "", "  ")
 	if err != nil {
@@ -153,15 +156,17 @@ func (s Summary) WriteJSON(w io.Writer) error {
 }
 
 // finite returns s with NaN scores (nothing scored) replaced by 0:
-// encoding/json cannot write NaN.
+// JSON has no NaN.
 func (s Summary) finite() Summary {
-	fix := func(v *float64) {
-		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+	for _, v := range []*fl.JSONFloat{&s.RelativeWIS, &s.RelativeMAE, &s.GeomeanQuarterRelativeWIS, &s.WorstQuarter.RelativeWIS} {
+		if math.IsNaN(float64(*v)) {
 			*v = 0
 		}
 	}
-	for _, v := range []*float64{&s.RelativeWIS, &s.RelativeMAE, &s.Coverage50, &s.Coverage95, &s.GeomeanQuarterRelativeWIS, &s.WorstQuarter.RelativeWIS} {
-		fix(v)
+	for _, v := range []*float64{&s.Coverage50, &s.Coverage95} {
+		if math.IsNaN(*v) {
+			*v = 0
+		}
 	}
 	return s
 }

@@ -55,7 +55,7 @@ func TestPublishedReplay(t *testing.T) {
 	if sum.Published, err = SummarisePublished(res, d); err != nil {
 		t.Fatal(err)
 	}
-	if sum.RelativeWIS == sum.Published.RelativeWIS {
+	if float64(sum.RelativeWIS) == sum.Published.RelativeWIS {
 		t.Error("the published relative WIS equals the top-level one: the top level must stay unpublished")
 	}
 	dir := t.TempDir()

@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -157,6 +158,80 @@ type OriginScore struct {
 	Origin       string       `json:"origin"`
 	RelativeWIS  float64      `json:"relative_wis"`
 	EpsilonSpent fl.JSONFloat `json:"epsilon_spent"`
+}
+
+// scoresJSON is Scores as JSON: a relative score that is infinite (the
+// baseline's error is 0 and the model's is not, as where an outbreak has
+// died out) is written as "inf", as an infinite ε is: JSON has no
+// infinity.
+type scoresJSON struct {
+	Origins     int          `json:"origins"`
+	RelativeWIS fl.JSONFloat `json:"relative_wis"`
+	RelativeMAE fl.JSONFloat `json:"relative_mae"`
+	Coverage50  float64      `json:"coverage_50"`
+	Coverage95  float64      `json:"coverage_95"`
+}
+
+func (s Scores) asJSON() scoresJSON {
+	return scoresJSON{s.Origins, fl.JSONFloat(s.RelativeWIS), fl.JSONFloat(s.RelativeMAE), s.Coverage50, s.Coverage95}
+}
+
+func (j scoresJSON) scores() Scores {
+	return Scores{Origins: j.Origins, RelativeWIS: float64(j.RelativeWIS), RelativeMAE: float64(j.RelativeMAE), Coverage50: j.Coverage50, Coverage95: j.Coverage95}
+}
+
+// MarshalJSON implements json.Marshaler (an infinite ratio as "inf").
+func (s Scores) MarshalJSON() ([]byte, error) { return json.Marshal(s.asJSON()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *Scores) UnmarshalJSON(b []byte) error {
+	var j scoresJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = j.scores()
+	return nil
+}
+
+type quarterJSON struct {
+	Quarter string `json:"quarter"`
+	scoresJSON
+}
+
+// MarshalJSON implements json.Marshaler (an infinite ratio as "inf").
+func (q QuarterScores) MarshalJSON() ([]byte, error) {
+	return json.Marshal(quarterJSON{q.Quarter, q.Scores.asJSON()})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (q *QuarterScores) UnmarshalJSON(b []byte) error {
+	var j quarterJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*q = QuarterScores{Quarter: j.Quarter, Scores: j.scoresJSON.scores()}
+	return nil
+}
+
+type originJSON struct {
+	Origin       string       `json:"origin"`
+	RelativeWIS  fl.JSONFloat `json:"relative_wis"`
+	EpsilonSpent fl.JSONFloat `json:"epsilon_spent"`
+}
+
+// MarshalJSON implements json.Marshaler (an infinite ratio as "inf").
+func (o OriginScore) MarshalJSON() ([]byte, error) {
+	return json.Marshal(originJSON{o.Origin, fl.JSONFloat(o.RelativeWIS), o.EpsilonSpent})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (o *OriginScore) UnmarshalJSON(b []byte) error {
+	var j originJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = OriginScore{Origin: j.Origin, RelativeWIS: float64(j.RelativeWIS), EpsilonSpent: j.EpsilonSpent}
+	return nil
 }
 
 // Scored is a replay's scores: overall, per quarter, per origin.

@@ -64,6 +64,11 @@ func TestForPeople(t *testing.T) {
 		"strategy \"cyclic\" cannot use a helper: it hands the model on": "strategy \"cyclic\" cannot use a helper: it hands the model on",
 		"series: cases.csv line 4: field \"date\": empty":                "cases.csv line 4: field \"date\": empty",
 		"publish: ε 0 (want > 0)":                                        "ε 0 (want > 0)",
+		// A file name ending in a package's name keeps it.
+		"writing out/run.json: json: unsupported value: NaN": "writing out/run.json: unsupported value: NaN",
+		"reading my.plan: open my.plan: no such file":        "reading my.plan: open my.plan: no such file",
+		"study: (fl: bad size)":                              "(bad size)",
+		"session: protocol: frame too short":                 "frame too short",
 	} {
 		if got := forPeople(in); got != want {
 			t.Errorf("forPeople(%q) = %q, want %q", in, got, want)
