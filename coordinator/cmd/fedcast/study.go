@@ -204,7 +204,12 @@ func runStudyNew(env *Env, args []string) error {
 	base := "http://" + *o.addr
 	if *o.links != "" {
 		if err := writeNew(*o.links, linksCSV(file, secrets, base)); err != nil {
-			return fmt.Errorf("the study file %s was written, but the links file could not be: %w", *o.out, err)
+			// Its tokens would be lost: take the study file back.
+			if rerr := os.Remove(*o.out); rerr != nil {
+				return fmt.Errorf("the links file could not be written (%w), and the study file %s, whose tokens are lost with it, could not be removed (%w): delete it and run study new again", err, *o.out, rerr)
+			}
+			return usagef("choose a --links file in a folder that exists and can be written, and run study new again",
+				"the links file could not be written (%v): nothing was written (the study file %s was removed again)", err, *o.out)
 		}
 	}
 	w := env.Stdout

@@ -68,6 +68,24 @@ func TestStudyNewWindowAndLinks(t *testing.T) {
 	}
 }
 
+// TestStudyNewLinksNotWritable: when the links file cannot be written (its
+// folder does not exist), study new leaves no study file behind whose
+// tokens nobody has, and says so; run again with a good --links, it works.
+func TestStudyNewLinksNotWritable(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.json")
+	code, stdout, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "1", "--out", out, "--links", filepath.Join(dir, "no-such-folder", "links.csv"))
+	if code != 2 || !strings.Contains(errs, "nothing was written") || !strings.Contains(errs, "no-such-folder") {
+		t.Errorf("exit %d, stderr %q; want 2, naming the folder and saying nothing was written", code, errs)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the study file was left behind without its tokens (stdout %q)", stdout)
+	}
+	if code, _, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "1", "--out", out, "--links", filepath.Join(dir, "links.csv")); code != 0 {
+		t.Errorf("again with a good --links: exit %d %s", code, errs)
+	}
+}
+
 // TestClientRefusesNotText: client --data with a PNG or an ELF program
 // (named .csv) says it is not a text file and what it looks like, with no
 // Go package prefix, before connecting anywhere.
