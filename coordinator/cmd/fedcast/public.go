@@ -31,6 +31,9 @@ func publicFlags(env *Env, fs *flag.FlagSet) func(f *study.File) error {
 			}
 			return nil
 		}
+		if err := checkPublicFile(*path); err != nil {
+			return err
+		}
 		if err := f.DeclarePublic(*path, *source, holidaySource()); err != nil {
 			return err
 		}
@@ -43,6 +46,25 @@ func publicFlags(env *Env, fs *flag.FlagSet) func(f *study.File) error {
 		}
 		return nil
 	}
+}
+
+// checkPublicFile reads the file at path as every LHA will
+// (forecast.ReadPublicFile), so that a study never declares a public file
+// its LHAs cannot read: a case file given by mistake is refused, naming
+// the line and the field.
+func checkPublicFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("public totals: %w", err)
+	}
+	if _, err := forecast.ReadPublicFile(bytes.NewReader(b), path); err != nil {
+		hint := "write it with 'fedcast data public --cases FILE --counties FILE --out public.csv' (docs/deployment.md, \"The public inputs file\")"
+		if bytes.HasPrefix(b, []byte("\uFEFF")) {
+			hint = "the file begins with a byte-order mark (a spreadsheet's \"CSV UTF-8\"), which the LHAs do not read: save it as plain CSV, or " + hint
+		}
+		return usagef(hint, "--public: %s; every LHA reads this file, so the study is not created", forPeople(err.Error()))
+	}
+	return nil
 }
 
 // holidaySource names the holiday calendar built into this binary.

@@ -21,7 +21,7 @@ import (
 func TestStudyNewPublic(t *testing.T) {
 	dir := t.TempDir()
 	totals, out := filepath.Join(dir, "totals.csv"), filepath.Join(dir, "s.json")
-	body := []byte("date,national\n2026-11-20,1200\n")
+	body := []byte("kind,name,state,population,date,cases\ntotal,national,,,2026-11-20,1200\n")
 	if err := os.WriteFile(totals, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestStudyNewPublic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "Public input totals: national totals, RKI, 2026-11-27 (30 bytes, SHA-256 ") ||
+	if !strings.Contains(stdout, "Public input totals: national totals, RKI, 2026-11-27 (71 bytes, SHA-256 ") ||
 		!strings.Contains(stdout, "Public input holidays: public holidays by state from github.com/rickar/cal/v2") {
 		t.Errorf("output:\n%s", stdout)
 	}
@@ -49,6 +49,44 @@ func TestStudyNewPublic(t *testing.T) {
 	if code, _, stderr := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--public", filepath.Join(dir, "missing.csv"),
 		"--out", filepath.Join(dir, "t.json")); code == 0 || !strings.Contains(stderr, "missing.csv") {
 		t.Fatalf("a missing public file: exit %d: %s", code, stderr)
+	}
+}
+
+// study new reads the --public file as the LHAs will and refuses one they
+// cannot read, naming the file, the line and the field; no study file is
+// written.
+func TestStudyNewRefusesUnreadablePublic(t *testing.T) {
+	const header = "kind,name,state,population,date,cases\n"
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"a case file", "date,county_id,cases\n2020-10-01,01001,3\n", []string{"line 1", "header", "fedcast data public"}},
+		{"byte-order mark", "\uFEFF" + header + "total,national,,,2020-10-01,5\n", []string{"line 1", "byte-order mark"}},
+		{"semicolons", strings.ReplaceAll(header+"total,national,,,2020-10-01,5\n", ",", ";"), []string{"line 1"}},
+		{"bad date", header + "total,national,,,2020-10-01,5\ntotal,national,,,01.10.2020,5\n", []string{"line 3", "field date", "01.10.2020"}},
+		{"negative count", header + "total,national,,,2020-10-01,-5\n", []string{"line 2", "field cases", "-5"}},
+		{"no national total", header + "total,Bayern,,,2020-10-01,5\n", []string{"no national total"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pub, out := filepath.Join(dir, "pub.csv"), filepath.Join(dir, "s.json")
+			if err := os.WriteFile(pub, []byte(c.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--preset", "weekly", "--public", pub, "--out", out)
+			if code == 0 || !strings.Contains(errs, pub) {
+				t.Errorf("exit %d, stderr %q; want an error naming %s", code, errs, pub)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the study file was written")
+			}
+		})
 	}
 }
 
