@@ -46,6 +46,9 @@ func (f *File) Validate() error {
 		}
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if f.From != "" && f.To != "" && f.From > f.To { // both YYYY-MM-DD: checked above
+		return configErr("from %s is after to %s: the study period would hold no day", f.From, f.To)
+	}
 	if f.RestartGrace < 0 {
 		return configErr("restart_grace is %v, must be ≥ 0", time.Duration(f.RestartGrace))
 	}

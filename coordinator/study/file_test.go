@@ -124,3 +124,27 @@ func TestStatusShowsStudyHash(t *testing.T) {
 		t.Errorf("status names study %q, the welcome's study has hash %q", got, want)
 	}
 }
+
+// A study period whose first day is after its last is refused (the LHAs
+// would find no day to train on); one day, or one end open, is accepted.
+func TestFilePeriodOrder(t *testing.T) {
+	f, _, _ := small(t, 4)
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"2021-01-01", "2020-12-01", false},
+		{"2020-12-02", "2020-12-01", false},
+		{"2020-12-01", "2020-12-01", true},
+		{"2020-11-01", "2020-12-01", true},
+		{"2021-01-01", "", true},
+		{"", "2020-12-01", true},
+	} {
+		g := *f
+		g.From, g.To = c.from, c.to
+		err := g.Validate()
+		if c.ok != (err == nil) || !c.ok && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "after to")) {
+			t.Errorf("from %q to %q: %v, want ok %v", c.from, c.to, err, c.ok)
+		}
+	}
+}

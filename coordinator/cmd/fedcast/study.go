@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -152,8 +153,33 @@ func (o *studyNewFlags) template(f *study.File) error {
 	if f.Privacy == "client" {
 		f.Privacy = ""
 	}
-	if f.Epsilon == 0 && f.Privacy != "example" {
-		return usagef("e.g. --epsilon 1", "--epsilon is required")
+	if f.Privacy != "example" {
+		switch e := f.Epsilon; {
+		case !flagSet(o.fs, "epsilon"):
+			return usagef("e.g. --epsilon 1", "--epsilon is required")
+		case !(e > 0) || math.IsInf(e, 1):
+			return usagef("e.g. --epsilon 2", "--epsilon %g is not a budget: a live study needs a number above 0, such as 2", e)
+		}
+	}
+	return checkPeriod(f.From, f.To)
+}
+
+// checkPeriod refuses a --from or --to that is not a date, and a --from
+// after --to, naming the flags.
+func checkPeriod(from, to string) error {
+	var days [2]time.Time
+	for i, v := range [2]struct{ flag, day string }{{"from", from}, {"to", to}} {
+		if v.day == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, v.day)
+		if err != nil {
+			return usagef("write the day as YYYY-MM-DD, e.g. 2020-10-05", "--%s %q is not a date", v.flag, v.day)
+		}
+		days[i] = d
+	}
+	if from != "" && to != "" && days[0].After(days[1]) {
+		return usagef("the study period runs from --from to --to: swap them", "--from %s is after --to %s: the study period would hold no day", from, to)
 	}
 	return nil
 }

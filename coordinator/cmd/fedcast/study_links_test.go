@@ -110,3 +110,32 @@ func TestPrintMissed(t *testing.T) {
 		}
 	}
 }
+
+// study new refuses a budget that is none and a study period that is
+// not one, naming the flag; nothing is written.
+func TestStudyNewBudgetAndPeriod(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lhas", "3", "--out", "s.json"}, "--epsilon is required"},
+		{[]string{"--lhas", "3", "--epsilon", "0", "--out", "s.json"}, "--epsilon 0 is not a budget"},
+		{[]string{"--lhas", "3", "--epsilon", "-1", "--out", "s.json"}, "--epsilon -1 is not a budget"},
+		{[]string{"--lhas", "3", "--epsilon", "inf", "--out", "s.json"}, "--epsilon +Inf is not a budget"},
+		{[]string{"--lhas", "3", "--epsilon", "NaN", "--out", "s.json"}, "--epsilon NaN is not a budget"},
+		{[]string{"--lhas", "3", "--epsilon", "2", "--from", "2021-01-01", "--to", "2020-12-01", "--out", "s.json"}, "--from 2021-01-01 is after --to 2020-12-01"},
+		{[]string{"--lhas", "3", "--epsilon", "2", "--from", "2021-13-01", "--out", "s.json"}, "--from \"2021-13-01\" is not a date"},
+		{[]string{"--lhas", "3", "--epsilon", "2", "--to", "01.12.2020", "--out", "s.json"}, "--to \"01.12.2020\" is not a date"},
+	} {
+		dir := t.TempDir()
+		args := append([]string{"study", "new"}, c.args...)
+		args[len(args)-1] = filepath.Join(dir, "s.json")
+		code, _, errs := fedcast(t, args...)
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Contains(errs, "invalid study file") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "s.json")); err == nil {
+			t.Errorf("%v: a study file was written", c.args)
+		}
+	}
+}
