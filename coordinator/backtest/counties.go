@@ -36,6 +36,7 @@ func ParseCounties(b []byte, file string) (*Counties, error) {
 		return nil, err
 	}
 	cr := csv.NewReader(bytes.NewReader(b))
+	cr.Comma = separator(b)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {
@@ -51,7 +52,8 @@ func ParseCounties(b []byte, file string) (*Counties, error) {
 		}
 	}
 	if id < 0 || st < 0 {
-		return nil, fmt.Errorf("backtest: %s: line 1: want the columns county_id and state (have %s)", file, strings.Join(header, ","))
+		return nil, fmt.Errorf("backtest: %s: line 1: want the columns county_id and state (have %s): the first line names the columns, county_id,name,state,population as in counties.csv",
+			file, strings.Join(header, string(cr.Comma)))
 	}
 	c := &Counties{State: map[string]string{}, Population: pop}
 	for {
@@ -69,6 +71,23 @@ func ParseCounties(b []byte, file string) (*Counties, error) {
 		c.State[strings.TrimSpace(rec[id])] = strings.TrimSpace(rec[st])
 	}
 	return c, nil
+}
+
+// separator is the counties file's field separator, as series reads the
+// populations from it: the commonest of ',', ';' and tab on the first line
+// (a spreadsheet saving "CSV" in German writes ';').
+func separator(b []byte) rune {
+	b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	comma, best := ',', bytes.Count(b, []byte{','})
+	for _, c := range []rune{';', '\t'} {
+		if n := bytes.Count(b, []byte(string(c))); n > best {
+			comma, best = c, n
+		}
+	}
+	return comma
 }
 
 // Check reports the first area of d without a state.

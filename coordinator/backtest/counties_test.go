@@ -1,0 +1,32 @@
+package backtest
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A counties file saved by a spreadsheet reads as the plain one: commas,
+// semicolons (German "CSV") or tabs, with or without a byte-order mark.
+func TestParseCountiesSeparators(t *testing.T) {
+	const plain = "county_id,name,state,population\n01001,Flensburg,Schleswig-Holstein,91113\n09162,München,Bayern,1484226\n"
+	want, err := ParseCounties([]byte(plain), "counties.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"semicolons":      strings.ReplaceAll(plain, ",", ";"),
+		"tabs":            strings.ReplaceAll(plain, ",", "\t"),
+		"BOM, commas":     "\uFEFF" + plain,
+		"BOM, semicolons": "\uFEFF" + strings.ReplaceAll(plain, ",", ";"),
+	} {
+		got, err := ParseCounties([]byte(body), "counties.csv")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %+v, %v; want %+v", name, got, err, want)
+		}
+	}
+	_, err = ParseCounties([]byte("county_id;name;population\n01001;Flensburg;91113\n"), "mine.csv")
+	if err == nil || !strings.Contains(err.Error(), "mine.csv: line 1: want the columns county_id and state (have county_id;name;population)") {
+		t.Errorf("no state column: %v", err)
+	}
+}
