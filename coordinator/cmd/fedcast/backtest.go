@@ -75,6 +75,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef(hint, "--epsilon: %v", err)
 	}
+	if err := checkOutputs(*hub, *jsonOut, *outDir); err != nil {
+		return err
+	}
 	var dates [2]time.Time
 	for i, d := range []struct{ flag, v string }{{"--from", *from}, {"--to", *to}} {
 		if dates[i], err = time.Parse(time.DateOnly, d.v); err != nil {
@@ -204,6 +207,30 @@ func scoringNotes(w io.Writer, sum backtest.Summary, short []time.Time) {
 		}
 		fmt.Fprintf(w, "backtest: at %s the cases file does not reach back the 8 weeks the hub baseline's ranges come from: there they use the weeks it has.\n", at)
 	}
+}
+
+// checkOutputs makes sure, before a replay that may take minutes, that its
+// files can be written: the --hub and --out folders exist or can be made,
+// and --json names a file in a folder that exists.
+func checkOutputs(hub, jsonOut, outDir string) error {
+	for _, d := range []struct{ flag, dir string }{{"--hub", hub}, {"--out", outDir}} {
+		if d.dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(d.dir, 0o755); err != nil {
+			return usagef("choose a folder that can be written", "%s %s: the folder cannot be made (%v)", d.flag, d.dir, err)
+		}
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Dir(jsonOut)); err != nil || !fi.IsDir() {
+		return usagef("make the folder first, or choose another --json", "--json %s: the folder %s does not exist", jsonOut, filepath.Dir(jsonOut))
+	}
+	if fi, err := os.Stat(jsonOut); err == nil && fi.IsDir() {
+		return usagef("name a file, e.g. --json "+filepath.Join(jsonOut, "backtest.json"), "--json %s is a folder", jsonOut)
+	}
+	return nil
 }
 
 // writeFileWith creates path and writes it with write.

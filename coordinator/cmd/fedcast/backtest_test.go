@@ -145,6 +145,15 @@ func TestBacktestUsage(t *testing.T) {
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--first-rounds", "-2"}, "--first-rounds -2"},
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-10-05", "--epsilon", "1"},
 			"the last origin that can be forecast is 2020-09-28, the last whose target week can be scored 2020-09-21"},
+		// Files that could not be written are refused before the replay, not after it.
+		{[]string{"--cases", "/nonexistent/cases.csv", "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1",
+			"--json", filepath.Join(t.TempDir(), "no-such-folder", "bt.json")}, "no-such-folder does not exist"},
+		{[]string{"--cases", "/nonexistent/cases.csv", "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1",
+			"--json", t.TempDir()}, "is a folder"},
+		{[]string{"--cases", "/nonexistent/cases.csv", "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1",
+			"--hub", filepath.Join(cases, "hub")}, "--hub " + filepath.Join(cases, "hub") + ": the folder cannot be made"},
+		{[]string{"--cases", "/nonexistent/cases.csv", "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1",
+			"--out", filepath.Join(cases, "out")}, "--out " + filepath.Join(cases, "out") + ": the folder cannot be made"},
 	} {
 		code, _, stderr := fedcast(t, append([]string{"backtest"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
