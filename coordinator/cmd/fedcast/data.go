@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -168,11 +167,8 @@ func runDataCheck(env *Env, args []string) error {
 	// The file may come before or after the flags.
 	var files []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usagef("run 'fedcast data check -h' for the flags", "%v", err)
+		if err := parseQuiet(fs, args); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break

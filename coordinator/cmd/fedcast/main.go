@@ -152,14 +152,75 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := seeFlags(fs); err != nil {
 		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{msg: err.Error(), hint: "run '" + fs.Name() + " -h' for the flags"}
+	if err := parseQuiet(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("run '"+fs.Name()+" -h' for the flags", "unexpected argument %q", strings.Join(fs.Args(), " "))
 	}
 	return nil
+}
+
+// parseQuiet is fs.Parse that prints the usage on -h only: a mistake is
+// returned as a usage error, whose hint names the flag meant when an
+// unknown flag is a typo of one, instead of the whole list of flags.
+func parseQuiet(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	}
+	hint := "run '" + fs.Name() + " -h' for the flags"
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		if near := nearestFlag(fs, name); near != "" {
+			hint = "did you mean --" + near + "? " + hint
+		}
+	}
+	return &usageError{msg: err.Error(), hint: hint}
+}
+
+// nearestFlag returns the flag of fs nearest to name (at most 2 letters
+// added, dropped or changed, and fewer than half of name's), or "".
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD && 2*d < len(name) {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the number of letters added, dropped, changed or swapped
+// with the next that turn a into b (optimal string alignment, on bytes).
+func editDistance(a, b string) int {
+	var prev2 []int
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev = prev, cur
+	}
+	return prev[len(b)]
 }
