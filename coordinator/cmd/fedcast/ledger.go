@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/ledger"
@@ -45,8 +46,8 @@ func runLedger(ctx context.Context, env *Env, args []string) error {
 		}
 		return writeJSONFile(env, *out, e)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("ledger: %w", err)
+	if err := haveLedger(*state); err != nil {
+		return err
 	}
 	l, err := ledger.Open(path)
 	if err != nil {
@@ -89,4 +90,19 @@ func writeJSONFile(env *Env, path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// haveLedger refuses a state directory that holds no ledger.db, saying
+// which directory is meant: the one 'fedcast serve' names when it starts.
+func haveLedger(state string) error {
+	if fi, err := os.Stat(state); err == nil && !fi.IsDir() {
+		return usagef("e.g. --state "+strings.TrimSuffix(state, filepath.Ext(state))+".state",
+			"--state %s is a file: give the study's state directory, which holds ledger.db", state)
+	}
+	path := filepath.Join(state, "ledger.db")
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return usagef("give the state directory 'fedcast serve' printed when it started (\"state DIR\"): by default the study file's name without .json, plus .state",
+		"no study ledger in %s (%s does not exist)", state, path)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -26,12 +25,12 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *state == "" || *eps == 0 {
+	if *state == "" || !flagSet(fs, "epsilon") {
 		return usagef("e.g. --state study.state --epsilon 3", "--state and --epsilon are required")
 	}
 	path := filepath.Join(*state, "ledger.db")
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("study topup: %w", err)
+	if err := haveLedger(*state); err != nil {
+		return err
 	}
 	lock, err := lockState(*state)
 	if err != nil {

@@ -80,3 +80,31 @@ func TestStudyTopUp(t *testing.T) {
 		t.Fatalf("a lower budget: exit %d: %s", code, stderr)
 	}
 }
+
+// A --state that is not a state directory (the study file, a name without
+// .state, a folder without a ledger) is refused by ledger export and study
+// topup alike, with the directory meant; --epsilon 0 is no missing flag.
+func TestStateDirMistakes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		state, want, hint string
+	}{
+		{file, "--state " + file + " is a file", "--state " + filepath.Join(dir, "s.state")},
+		{filepath.Join(dir, "s"), "no study ledger in " + filepath.Join(dir, "s"), "by default the study file's name without .json, plus .state"},
+		{dir, "no study ledger in " + dir, "'fedcast serve' printed"},
+	} {
+		for _, args := range [][]string{{"ledger", "export", "--state", c.state}, {"study", "topup", "--state", c.state, "--epsilon", "3"}} {
+			code, _, errs := fedcast(t, args...)
+			if code != 2 || !strings.Contains(errs, c.want) || !strings.Contains(errs, c.hint) {
+				t.Errorf("%v: exit %d, stderr %q; want 2, %q and %q", args, code, errs, c.want, c.hint)
+			}
+		}
+	}
+	if code, _, errs := fedcast(t, "study", "topup", "--state", dir, "--epsilon", "0"); strings.Contains(errs, "required") || code == 0 {
+		t.Errorf("--epsilon 0: exit %d, %q; want it judged, not called missing", code, errs)
+	}
+}
