@@ -479,15 +479,17 @@ func studyDays(st protocol.Study) (from, to time.Time) {
 	return from, to
 }
 
-// printMissed says which rounds ran before this LHA joined, and why that
-// is fine (nothing when none did).
+// printMissed says which rounds ran before this client connected, and why
+// that is fine (nothing when none did). It cannot tell whether this LHA
+// took part in them (from an earlier client, or its page), so it does not
+// say that its data were not used.
 func printMissed(w io.Writer, released, rounds int) {
 	var which string
 	switch {
 	case released <= 0:
 		return
 	case released >= rounds:
-		fmt.Fprintf(w, "all %d rounds ran before this LHA joined: its data were not used (no privacy spent on them); the final model's forecast follows\n", rounds)
+		fmt.Fprintf(w, "all %d rounds ran before this client connected: it trains in none of them (this LHA's data were used in them only if it took part then, from an earlier client or its page); the final model's forecast follows\n", rounds)
 		return
 	case released == 1:
 		which = "round 1 ran"
@@ -496,7 +498,7 @@ func printMissed(w io.Writer, released, rounds int) {
 	default:
 		which = fmt.Sprintf("rounds 1 to %d ran", released)
 	}
-	fmt.Fprintf(w, "%s before this LHA joined: that is fine, the shared model it starts from learnt from them and its data were not used in them; it takes part from round %d on\n",
+	fmt.Fprintf(w, "%s before this client connected: that is fine, the shared model it starts from learnt from them (this LHA's data were used in them only if it took part then, from an earlier client or its page; the ε shown counts every round either way); it takes part from round %d on\n",
 		which, released+1)
 }
 

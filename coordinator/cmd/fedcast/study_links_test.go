@@ -102,11 +102,16 @@ func TestPrintMissed(t *testing.T) {
 	for _, tc := range []struct {
 		released int
 		want     string
-	}{{0, ""}, {1, "round 1 ran before this LHA joined"}, {2, "rounds 1 and 2 ran"}, {3, "rounds 1 to 3 ran"}, {5, "all 5 rounds ran"}} {
+	}{{0, ""}, {1, "round 1 ran before this client connected"}, {2, "rounds 1 and 2 ran"}, {3, "rounds 1 to 3 ran"}, {5, "all 5 rounds ran"}} {
 		var b strings.Builder
 		printMissed(&b, tc.released, 5)
 		if got := b.String(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%d released: %q, want %q", tc.released, got, tc.want)
+		}
+		// A client started again (after a top-up, a reboot) may have taken
+		// part in those rounds: it must not say its data were not used.
+		if got := b.String(); strings.Contains(got, "not used") || strings.Contains(got, "no privacy spent") {
+			t.Errorf("%d released: %q claims the LHA's data were not used", tc.released, got)
 		}
 	}
 }
