@@ -74,7 +74,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if d.secrets, err = loadDemoSecrets(d.state, d.o.lhas); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", d.addr)
+	ln, err := listen(d.addr)
 	if err != nil {
 		return err
 	}

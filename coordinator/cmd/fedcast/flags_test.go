@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,6 +48,28 @@ func TestEditDistance(t *testing.T) {
 	}{{"", "", 0}, {"epsilon", "epsilon", 0}, {"epslion", "epsilon", 1}, {"round", "rounds", 1}, {"jsno", "json", 1}, {"hbu", "hub", 1}, {"abc", "", 3}, {"kitten", "sitting", 3}} {
 		if got := editDistance(c.a, c.b); got != c.d {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
+		}
+	}
+}
+
+// serve on an address in use, or on one without a port, says what to do.
+func TestServeAddressMistakes(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	out := filepath.Join(t.TempDir(), "s.json")
+	if code, _, errs := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--out", out); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, c := range []struct{ addr, want string }{
+		{busy.Addr().String(), "another 'fedcast serve'"},
+		{"localhost", "write --addr as HOST:PORT"},
+	} {
+		code, _, errs := fedcast(t, "serve", "--study", out, "--addr", c.addr)
+		if code != 2 || !strings.Contains(errs, c.addr) || !strings.Contains(errs, c.want) {
+			t.Errorf("--addr %s: exit %d, stderr %q; want 2 and %q", c.addr, code, errs, c.want)
 		}
 	}
 }

@@ -120,7 +120,7 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer h.Close()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := listen(*addr)
 	if err != nil {
 		return err
 	}

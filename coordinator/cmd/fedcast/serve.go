@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
@@ -93,7 +94,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if *state == "" {
 		*state = strings.TrimSuffix(*studyPath, filepath.Ext(*studyPath)) + ".state"
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := listen(*addr)
 	if err != nil {
 		return err
 	}
@@ -114,6 +115,20 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  WARNING: --insecure-seed %d: reproducible noise, NO privacy guarantee\n", *seed.v)
 	}
 	return c.serve(ctx, ln, false)
+}
+
+// listen listens on addr (--addr); when it cannot, the error says what to
+// do: stop the program on the port, or write the address as HOST:PORT.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case err == nil:
+		return ln, nil
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, usagef("stop the program that uses it (another 'fedcast serve' or 'fedcast demo'?), or choose another --addr", "%v", err)
+	default:
+		return nil, usagef("write --addr as HOST:PORT, e.g. 127.0.0.1:8080 (0.0.0.0:8080 for every network interface)", "%v", err)
+	}
 }
 
 // coordinator is one study's ledger, engine and server.
