@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/synth"
@@ -236,6 +237,48 @@ func TestStudyNewPlan(t *testing.T) {
 	code, out, stderr = fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--plan", "--out", filepath.Join(dir, "b.json"))
 	if code != 0 || !strings.Contains(out, "its parameters were used") {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+}
+
+// TestStudyNewPlanContinuing: in a continuing study --plan uses the
+// planner's rounds per campaign (unless --rounds is given) and says that
+// the campaigns stay the ones --campaigns and --every set, when the
+// planner's schedule differs; it once said "its parameters were used"
+// while the study ran a schedule the planner had not chosen.
+func TestStudyNewPlanContinuing(t *testing.T) {
+	dir := t.TempDir()
+	pl, err := makePlan(40, 2, 1e-5, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		rounds int
+		words  string
+	}{
+		{[]string{"--campaigns", "13", "--every", "672h"}, 13 * pl.Parameters.Rounds, "not its campaigns: this study runs the 13 campaigns, one every 28 days, that --campaigns and --every set"},
+		{[]string{"--campaigns", "13", "--every", "672h", "--rounds", "3"}, 39, "not its campaigns: this study runs the 13 campaigns, one every 28 days"},
+		{[]string{"--campaigns", "7", "--every", "1344h"}, 7 * pl.Parameters.Rounds, "its parameters were used where no flag set them (--plan)"},
+	} {
+		out := filepath.Join(dir, strings.Join(c.args, "")+".json")
+		args := append([]string{"study", "new", "--lhas", "40", "--epsilon", "2", "--plan", "--out", out}, c.args...)
+		code, stdout, stderr := fedcast(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if !strings.Contains(stdout, c.words) {
+			t.Errorf("%v: no %q in\n%s", c.args, c.words, stdout)
+		}
+		f, _, err := study.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Rounds != c.rounds {
+			t.Errorf("%v: %d rounds in the study file, want %d", c.args, f.Rounds, c.rounds)
+		}
+	}
+	if pl.Parameters.Campaigns != 7 || pl.Parameters.EveryDays != 56 {
+		t.Errorf("the planner's schedule for 40 LHAs at ε = 2 over 12 months is now %d campaigns every %d days: the cases above assume 7 every 56", pl.Parameters.Campaigns, pl.Parameters.EveryDays)
 	}
 }
 

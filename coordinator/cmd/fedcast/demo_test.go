@@ -144,7 +144,7 @@ func TestDemoCampaigns(t *testing.T) {
 	}
 	s := filepath.Join(t.TempDir(), "s.json")
 	if code, stdout, stderr := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--campaigns", "4", "--every", "168h", "--rounds", "5", "--out", s); code != 0 ||
-		!strings.Contains(stdout, "Continuing study: 4 campaigns of 5 rounds, one every 168h0m0s") || !strings.Contains(stdout, "T=20") {
+		!strings.Contains(stdout, "Continuing study: 4 campaigns of 5 rounds, one every 7 days") || !strings.Contains(stdout, "T=20") {
 		t.Errorf("study new --campaigns: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if code, _, stderr := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--campaigns", "4", "--out", s+"2"); code != 2 || !strings.Contains(stderr, "--campaigns needs --every") {

@@ -105,9 +105,11 @@ func printPlan(w io.Writer, n int, eps, delta, months float64, p plan.Plan) {
 
 // studyPlan is the planner's plan for a live study of n LHAs with the
 // file's budget, over the span it runs: one campaign (about a month), or a
-// continuing study's campaigns. With apply, the plan's rounds and LHAs per
-// round are written into f (where not set by a flag).
-func studyPlan(n int, f *study.File, apply bool) (*plan.Plan, error) {
+// continuing study's campaigns. With apply, the plan's rounds (per
+// campaign) and LHAs per round are written into f where no flag set them
+// (roundsSet: --rounds was given); a continuing study keeps its own
+// campaigns and their spacing, which its flags set.
+func studyPlan(n int, f *study.File, apply, roundsSet bool) (*plan.Plan, error) {
 	if !plannable(f) {
 		return nil, nil
 	}
@@ -120,7 +122,11 @@ func studyPlan(n int, f *study.File, apply bool) (*plan.Plan, error) {
 		return nil, err
 	}
 	if apply {
-		if f.Rounds == 0 {
+		switch {
+		case roundsSet:
+		case f.Campaigns > 1:
+			f.Rounds = f.Campaigns * p.Parameters.Rounds
+		case f.Rounds == 0:
 			f.Rounds = p.Parameters.Rounds
 		}
 		if f.ExpectedClients == 0 {
@@ -193,9 +199,13 @@ func printStudyPlan(w io.Writer, file *study.File, p, own *plan.Plan, applied bo
 	}
 	fmt.Fprintf(w, "Planner: expected relative WIS %s against the no-change forecast for this many LHAs and this budget on the planner's schedule (%s, %d LHAs per round)",
 		p.Expectation(), sched, pp.ExpectedClients)
-	if applied {
-		fmt.Fprintf(w, "; its parameters were used (--plan)\n")
-	} else {
+	switch {
+	case applied && file.Campaigns > 1 && (pp.Campaigns != file.Campaigns || time.Duration(pp.EveryDays)*24*time.Hour != time.Duration(file.Every)):
+		fmt.Fprintf(w, "; its rounds per campaign and LHAs per round were used where no flag set them (--plan), not its campaigns: this study runs the %d campaigns, one every %s, that --campaigns and --every set\n",
+			file.Campaigns, days(time.Duration(file.Every)))
+	case applied:
+		fmt.Fprintf(w, "; its parameters were used where no flag set them (--plan)\n")
+	default:
 		fmt.Fprintf(w, "; parameters unchanged (add --plan to use the planner's)\n")
 	}
 	if own == nil {

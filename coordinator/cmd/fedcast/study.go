@@ -210,7 +210,7 @@ func runStudyNew(env *Env, args []string) error {
 	if err := o.declarePublic(&f); err != nil {
 		return err
 	}
-	pl, err := studyPlan(len(names), &f, *o.usePlan)
+	pl, err := studyPlan(len(names), &f, *o.usePlan, flagSet(o.fs, "rounds"))
 	if err != nil {
 		return err
 	}
@@ -301,8 +301,8 @@ func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
 // campaign).
 func printCampaigns(w io.Writer, file *study.File) {
 	if file.Campaigns > 1 {
-		fmt.Fprintf(w, "Continuing study: %d campaigns of %d rounds, one every %v (public, fixed now); ε=%g is the lifetime budget of all %d rounds, and the noise makes them compose to it exactly\n",
-			file.Campaigns, file.Rounds/file.Campaigns, time.Duration(file.Every), file.Epsilon, file.Rounds)
+		fmt.Fprintf(w, "Continuing study: %d campaigns of %d rounds, one every %s (public, fixed now); ε=%g is the lifetime budget of all %d rounds, and the noise makes them compose to it exactly\n",
+			file.Campaigns, file.Rounds/file.Campaigns, days(time.Duration(file.Every)), file.Epsilon, file.Rounds)
 	}
 }
 
