@@ -343,6 +343,14 @@ func (t *Table) maxZ(every int) float64 {
 	return z
 }
 
+// lhas writes "1 LHA" or "n LHAs".
+func lhas(n int) string {
+	if n == 1 {
+		return "1 LHA"
+	}
+	return fmt.Sprintf("%d LHAs", n)
+}
+
 // warnings are the plan's sentences. Exactly one uses the words "no
 // change", and only when the expected relative WIS is not below 1.
 func warnings(r Request, p Plan, maxZ float64) []string {
@@ -352,10 +360,10 @@ func warnings(r Request, p Plan, maxZ float64) []string {
 		eps = fmt.Sprintf("at ε = %g", r.Epsilon)
 	}
 	if p.Expected >= 1 {
-		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model is expected to be worse than no change (relative WIS %.2f): "+
-			"enrol more LHAs, allow a larger budget or a shorter study, or keep forecasting with the baseline", r.LHAs, eps, p.Expected))
+		w = append(w, fmt.Sprintf("with %s %s the shared model is expected to be worse than no change (relative WIS %.2f): "+
+			"enrol more LHAs, allow a larger budget or a shorter study, or keep forecasting with the baseline", lhas(r.LHAs), eps, p.Expected))
 	} else if p.Range[1] >= 1 {
-		w = append(w, fmt.Sprintf("with %d LHAs %s the shared model beats the baseline on average, but not on every outbreak it was measured on, synthetic or real (up to %.2f)", r.LHAs, eps, p.Range[1]))
+		w = append(w, fmt.Sprintf("with %s %s the shared model beats the baseline on average, but not on every outbreak it was measured on, synthetic or real (up to %.2f)", lhas(r.LHAs), eps, p.Range[1]))
 	}
 	if p.Parameters.NoisePerLHA > maxZ {
 		w = append(w, fmt.Sprintf("the noise per LHA (%.3g) is beyond the largest level measured (%.3g): the expectation is that of the largest level, and the truth is likely worse", p.Parameters.NoisePerLHA, maxZ))

@@ -3,11 +3,11 @@ package plan
 import (
 	"fmt"
 	"math"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
-	"strings"
-	"testing"
 )
 
 // TestWarningsMatchExpectation: over a grid of LHAs and budgets, a warning
@@ -29,6 +29,9 @@ func TestWarningsMatchExpectation(t *testing.T) {
 				k := 0
 				for _, w := range p.Warnings {
 					k += strings.Count(w, "no change")
+				}
+				if n == 1 && k == 1 && !strings.HasPrefix(p.Warnings[0], "with 1 LHA at") {
+					t.Errorf("1 LHA, ε %v: warning %q does not start \"with 1 LHA at\"", eps, p.Warnings[0])
 				}
 				if (k == 1) != (p.Expected >= 1) || k > 1 {
 					t.Errorf("%d LHAs, ε %v, %v months: expected %v, warnings %q", n, eps, months, p.Expected, p.Warnings)

@@ -77,9 +77,9 @@ func printPlan(w io.Writer, n int, eps, delta, months float64, p plan.Plan) {
 		budget = fmt.Sprintf("a lifetime budget of ε = %g (δ = %g)", eps, delta)
 	}
 	pp := p.Parameters
-	fmt.Fprintf(w, "Plan for %d LHAs over %g months with %s:\n", n, months, budget)
-	fmt.Fprintf(w, "  design %s, a training campaign every %d days (%d campaigns of %d rounds), %d LHAs per round\n",
-		pp.Design, pp.EveryDays, pp.Campaigns, pp.Rounds, pp.ExpectedClients)
+	fmt.Fprintf(w, "Plan for %s over %g months with %s:\n", plural(n, "LHA"), months, budget)
+	fmt.Fprintf(w, "  design %s, a training campaign every %d days (%d campaigns of %d rounds), %s per round\n",
+		pp.Design, pp.EveryDays, pp.Campaigns, pp.Rounds, plural(pp.ExpectedClients, "LHA"))
 	if pp.NoiseMultiplier > 0 {
 		fmt.Fprintf(w, "  noise multiplier %.3g (%.3g per LHA), clip bound %g, %s accountant\n", pp.NoiseMultiplier, pp.NoisePerLHA, pp.Clip, pp.Accountant)
 	}
@@ -197,8 +197,8 @@ func printStudyPlan(w io.Writer, file *study.File, p, own *plan.Plan, applied bo
 	if pp.Campaigns > 1 {
 		sched = fmt.Sprintf("%d campaigns of %d rounds, one every %d days", pp.Campaigns, pp.Rounds, pp.EveryDays)
 	}
-	fmt.Fprintf(w, "Planner: expected relative WIS %s against the no-change forecast for this many LHAs and this budget on the planner's schedule (%s, %d LHAs per round)",
-		p.Expectation(), sched, pp.ExpectedClients)
+	fmt.Fprintf(w, "Planner: expected relative WIS %s against the no-change forecast for this many LHAs and this budget on the planner's schedule (%s, %s per round)",
+		p.Expectation(), sched, plural(pp.ExpectedClients, "LHA"))
 	switch {
 	case applied && file.Campaigns > 1 && (pp.Campaigns != file.Campaigns || time.Duration(pp.EveryDays)*24*time.Hour != time.Duration(file.Every)):
 		fmt.Fprintf(w, "; its rounds per campaign and LHAs per round were used where no flag set them (--plan), not its campaigns: this study runs the %d campaigns, one every %s, that --campaigns and --every set\n",
@@ -228,8 +228,8 @@ func printOwnSchedule(w io.Writer, file *study.File, own *plan.Plan) {
 			note = fmt.Sprintf("; read at the table's campaigns every %d days, the nearest it measured", own.Parameters.EveryDays)
 		}
 	}
-	fmt.Fprintf(w, "This study's own schedule (%s, %d LHAs per round, noise %.3g per LHA): expected relative WIS %s%s\n",
-		sched, own.Parameters.ExpectedClients, own.Parameters.NoisePerLHA, own.Expectation(), note)
+	fmt.Fprintf(w, "This study's own schedule (%s, %s per round, noise %.3g per LHA): expected relative WIS %s%s\n",
+		sched, plural(own.Parameters.ExpectedClients, "LHA"), own.Parameters.NoisePerLHA, own.Expectation(), note)
 	for _, s := range own.Warnings {
 		fmt.Fprintf(w, "warning: this study's own schedule: %s\n", s)
 	}
