@@ -93,7 +93,9 @@ func (c *JoinPage) nextCampaignWords() string {
 		return ""
 	}
 	k, at, ok := sc.NextCampaign(now)
-	if !ok {
+	if done, _ := st.CampaignOf(c.S.Round); !ok || k != done+1 {
+		// Campaign done+1 has started: its first round is under way but
+		// not yet released (c.S.Round is still done's last).
 		return ""
 	}
 	return fmt.Sprintf("Campaign %d of %d ended. Campaign %d starts on %s: keep this page open to take part, or open your link again before then. "+

@@ -84,13 +84,17 @@ func TestPublicInputsWords(t *testing.T) {
 	}
 }
 
-// betweenCampaigns is a session stub between campaigns 1 and 2.
+// betweenCampaigns is a session stub whose next campaign is k (2 when
+// zero), starting at at.
 type betweenCampaigns struct {
 	Session
+	k  int
 	at time.Time
 }
 
-func (b betweenCampaigns) NextCampaign(time.Time) (int, time.Time, bool) { return 2, b.at, true }
+func (b betweenCampaigns) NextCampaign(time.Time) (int, time.Time, bool) {
+	return max(b.k, 2), b.at, true
+}
 
 // Between campaigns the page says when the next starts and asks to reload
 // the page and choose that week's file then.
@@ -108,5 +112,11 @@ func TestNextCampaignAsksForThisWeeksFile(t *testing.T) {
 	c.S.Round = 1 // within campaign 1
 	if w := c.nextCampaignWords(); w != "" {
 		t.Errorf("within a campaign: %q", w)
+	}
+	// Campaign 2 has started (the next to start is 3), its first round
+	// not yet released: campaign 1's last is still the latest round.
+	c.S.Round, c.S.session = 2, betweenCampaigns{k: 3, at: time.Now().Add(time.Hour)}
+	if w := c.nextCampaignWords(); w != "" {
+		t.Errorf("in campaign 2's first round: %q", w)
 	}
 }
