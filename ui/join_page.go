@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
@@ -346,7 +347,11 @@ func (c *JoinPage) estimateWords() string {
 	if c.S.PerRound < c.S.Windows {
 		examples = fmt.Sprintf("%s of your %s training examples", FormatCount(float64(c.S.PerRound)), FormatCount(float64(c.S.Windows)))
 	}
-	w := fmt.Sprintf("One round of training should take about %s on this computer (%s per round).", FormatDuration(c.S.RoundEstimate), examples)
+	took := FormatDuration(c.S.RoundEstimate)
+	if !strings.HasPrefix(took, "less than") {
+		took = "about " + took
+	}
+	w := fmt.Sprintf("One round of training should take %s on this computer (%s per round).", took, examples)
 	rt := c.S.RoundTime()
 	switch {
 	case rt <= 0:
