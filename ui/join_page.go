@@ -198,6 +198,9 @@ func (c *JoinPage) statusWords() string {
 	case StageStarting:
 		return "ready: waiting for the other authorities"
 	case StageTraining:
+		if c.trained() {
+			return "trained, waiting to send"
+		}
 		return "training on your data"
 	case StageSent:
 		return "changes sent, waiting for the round's result"
@@ -247,6 +250,9 @@ func (c *JoinPage) trainWords() string {
 	switch {
 	case c.S.PresentOnly:
 		return "Local training: none. This study cannot use your file, so this computer takes part as present only (see below)."
+	case st == StageTraining && c.trained():
+		return fmt.Sprintf("Local training in round %d: done.%s The changes leave at a set moment before the round ends, "+
+			"the same for every authority, picked or not.", r, took)
 	case st == StageTraining && c.S.TrainRound == r && c.S.Steps > 0:
 		return fmt.Sprintf("Local training in round %d: step %d of %d.", r, c.S.Step, c.S.Steps)
 	case st == StageTraining:
@@ -261,6 +267,13 @@ func (c *JoinPage) trainWords() string {
 		return fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.%s", c.S.TrainRound, took)
 	}
 	return fmt.Sprintf("Local training: last in round %d.%s", c.S.TrainRound, took)
+}
+
+// trained reports whether this round's local training has taken its last
+// step: its answer waits for the round's set moment (session.answer).
+func (c *JoinPage) trained() bool {
+	st, r := c.S.RunStage(time.Now())
+	return st == StageTraining && c.S.Status == StatusTraining && c.S.TrainRound == r && c.S.Steps > 0 && c.S.Step == c.S.Steps
 }
 
 func (c *JoinPage) roundFraction() float64 {

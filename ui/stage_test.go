@@ -73,6 +73,24 @@ func TestStatusLineOneRound(t *testing.T) {
 	}
 }
 
+// TestTrainedWaitsToSend: training done before the round's set moment
+// says so, not "training on your data" beside a full bar.
+func TestTrainedWaitsToSend(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}}
+	s := &JoinState{Phase: PhaseRunning, Welcome: w, Status: StatusTraining, Round: 2, TrainRound: 3, Step: 29, Steps: 30, session: &fakeSession{}}
+	c := &JoinPage{S: s}
+	if got := c.statusWords(); got != "training on your data" {
+		t.Errorf("step 29 of 30: %q", got)
+	}
+	s.Step, s.TrainTime = 30, 40*time.Millisecond
+	if got := c.statusWords(); got != "trained, waiting to send" {
+		t.Errorf("step 30 of 30: %q", got)
+	}
+	if got := c.trainWords(); !strings.HasPrefix(got, "Local training in round 3: done. It took less than a tenth of a second in this browser. The changes leave at a set moment") {
+		t.Errorf("step 30 of 30: %q", got)
+	}
+}
+
 // TestMissedWords: a page that joined after rounds ran is told which, and
 // why that is fine; one that joined during a round's window may still
 // take part in it; one that joined before the start missed nothing.
