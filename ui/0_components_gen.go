@@ -2141,7 +2141,7 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "bar-fill eps"}}}
 								vgparent.AppendChild(vgn)
-								vgn.AddAttrInterface("style", c.width(c.epsFraction()))
+								vgn.AddAttrInterface("style", c.epsStyle())
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
 							}

@@ -298,6 +298,17 @@ func (c *JoinPage) epsFraction() float64 {
 	return math.Min(1, c.S.Epsilon/b)
 }
 
+// epsStyle sizes the budget bar and stretches its green-to-red gradient
+// over the whole track, so the bar turns red only as the budget runs out
+// (a gradient over the filled part alone ends red at any share).
+func (c *JoinPage) epsStyle() string {
+	f := c.epsFraction()
+	if f <= 0 {
+		return c.width(0)
+	}
+	return c.width(f) + "; background-size: " + strconv.FormatFloat(100/f, 'f', 1, 64) + "% 100%"
+}
+
 func (c *JoinPage) width(f float64) string {
 	return "width: " + strconv.FormatFloat(math.Max(0, math.Min(1, f))*100, 'f', 1, 64) + "%"
 }

@@ -147,3 +147,15 @@ func TestStudyCardFollowsTheStage(t *testing.T) {
 		t.Errorf("study card before round 1: %q", got)
 	}
 }
+
+// The budget bar's gradient spans the whole track: a quarter spent shows
+// only its green quarter.
+func TestEpsilonBarStyle(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Epsilon: 2}}}
+	for eps, want := range map[float64]string{0: "width: 0.0%", 0.5: "width: 25.0%; background-size: 400.0% 100%", 2: "width: 100.0%; background-size: 100.0% 100%"} {
+		c := &JoinPage{S: &JoinState{Welcome: w, Epsilon: eps}}
+		if got := c.epsStyle(); got != want {
+			t.Errorf("ε = %v of 2: style %q, want %q", eps, got, want)
+		}
+	}
+}
