@@ -56,7 +56,8 @@ func (c *JoinPage) guardWords() string {
 
 // GuardWords sums up the guard over all areas: how many headline each
 // method, then the first area's reason (all areas of a file usually share
-// it).
+// it), named as that area's when the file has more than one (its numbers
+// are that area's), then how many model forecasts were held in.
 func GuardWords(fs []Forecast) string {
 	model, clamped := 0, 0
 	for _, f := range fs {
@@ -76,8 +77,13 @@ func GuardWords(fs []Forecast) string {
 	default:
 		s = fmt.Sprintf("The shared model is headlined for %s, no change for the other %d.", Plural(model, "area"), len(fs)-model)
 	}
-	s += " " + fs[0].Guard.Why()
-	if clamped > 0 && !fs[0].Guard.ModelClamped {
+	why := fs[0].Guard.Why()
+	if len(fs) > 1 {
+		why = strings.TrimSuffix(why, " "+fs[0].Guard.ClampNote())
+		why = "In " + fs[0].Area + ", for example, " + strings.ToLower(why[:1]) + why[1:]
+	}
+	s += " " + why
+	if clamped > 0 && (len(fs) > 1 || !fs[0].Guard.ModelClamped) {
 		s += fmt.Sprintf(" The shared model's forecast was beyond any change in your own history for %s: held inside it and flagged.", Plural(clamped, "area"))
 	}
 	return s
