@@ -33,6 +33,9 @@ func (c *JoinPage) studyState() string {
 	switch {
 	case c.S.Phase == PhaseFinished || w.State == protocol.StateFinished:
 		return "The study has ended."
+	case c.S.Phase == PhaseReady && c.allReleased():
+		return fmt.Sprintf("The study has ended: all %d rounds are done. You can still get the final model's forecast for your areas: "+
+			"choose your file and press the button below.", c.S.Round)
 	case c.S.Round > 0 || w.State == protocol.StateRunning:
 		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
 	case c.S.Phase == PhaseRunning:
@@ -579,10 +582,29 @@ func btoi(b bool) int {
 // joinLabel is the join button's label: joining present only when the
 // study cannot use the file.
 func (c *JoinPage) joinLabel() string {
-	if c.S.Unusable != nil {
+	switch {
+	case c.allReleased():
+		return "Get the forecast"
+	case c.S.Unusable != nil:
 		return "Join as present only"
 	}
 	return "Join the training"
+}
+
+// readyWords says, before joining, what the button does.
+func (c *JoinPage) readyWords() string {
+	if c.allReleased() {
+		return "Every round has been released, so nothing of yours is trained: when your file is checked, press the button, " +
+			"and this browser makes the final model's forecast for your areas. Nothing about your file is sent."
+	}
+	return "When your file is checked, press the button. Keep this page open until the study ends; you can use other tabs meanwhile."
+}
+
+// allReleased reports whether the page opened on a study whose every
+// round was already released (the coordinator's welcome is read before
+// its finished message, so the state alone does not tell).
+func (c *JoinPage) allReleased() bool {
+	return c.S.Round > 0 && c.S.Round >= c.currentStudy().Rounds
 }
 
 // PresentOnlyWords says, before joining, what joining with a file the

@@ -159,3 +159,25 @@ func TestEpsilonBarStyle(t *testing.T) {
 		}
 	}
 }
+
+// A page opened after the last round was released (the welcome still says
+// running: the finished message comes after it) says the study has ended
+// and that the button gets the final model's forecast, not "running" and
+// "keep this page open until the study ends".
+func TestOpenedAfterLastRound(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}, State: protocol.StateRunning}
+	c := &JoinPage{S: &JoinState{Phase: PhaseReady, Welcome: w, Round: 5, session: &fakeSession{}}}
+	if got := c.studyState(); !strings.HasPrefix(got, "The study has ended: all 5 rounds are done.") {
+		t.Errorf("study card: %q", got)
+	}
+	if got := c.joinLabel(); got != "Get the forecast" {
+		t.Errorf("button: %q", got)
+	}
+	if got := c.readyWords(); strings.Contains(got, "until the study ends") || !strings.Contains(got, "final model's forecast") {
+		t.Errorf("before the button: %q", got)
+	}
+	c.S.Round = 4
+	if got := c.studyState(); got != "The study is running (4 of 5 rounds done)." || c.joinLabel() != "Join the training" {
+		t.Errorf("one round to go: %q, %q", got, c.joinLabel())
+	}
+}
