@@ -103,11 +103,15 @@ func TestNextCampaignAsksForThisWeeksFile(t *testing.T) {
 	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}, Round: 2, FileName: "week47.csv",
 		session: betweenCampaigns{at: time.Now().Add(time.Hour)}}}
 	got := c.nextCampaignWords()
-	for _, want := range []string{"Campaign 1 of 3 ended. Campaign 2 starts on", "reload this page and choose that week's file",
-		"campaign 2 trains on the file chosen earlier (week47.csv)", "keeps the forecasts you make"} {
+	for _, want := range []string{"Campaign 1 of 3 ended. Campaign 2 starts on", "reload this page when it starts and choose that week's file",
+		"If you leave this page open as it is, campaign 2 trains on the file chosen earlier (week47.csv)", "keeps the forecasts you make"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("words lack %q:\n%s", want, got)
 		}
+	}
+	// One instruction, not "keep this page open" and "reload this page" side by side.
+	if strings.Contains(got, "keep this page open") {
+		t.Errorf("words ask both to keep the page open and to reload it:\n%s", got)
 	}
 	c.S.Round = 1 // within campaign 1
 	if w := c.nextCampaignWords(); w != "" {
