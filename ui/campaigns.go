@@ -93,11 +93,14 @@ func (c *JoinPage) nextCampaignWords() string {
 		return ""
 	}
 	k, at, ok := sc.NextCampaign(now)
-	if !ok {
+	if done, _ := st.CampaignOf(c.S.Round); !ok || k != done+1 {
+		// Campaign done+1 has started: its first round is under way but
+		// not yet released (c.S.Round is still done's last).
 		return ""
 	}
-	return fmt.Sprintf("Campaign %d of %d ended. Campaign %d starts on %s: keep this page open to take part, or open your link again before then. "+
-		"When it starts, reload this page and choose that week's file: this page cannot read a file again by itself, and otherwise campaign %d trains on the file chosen %s. "+
+	return fmt.Sprintf("Campaign %d of %d ended. Campaign %d starts on %s. To train it on that week's data, reload this page when it starts "+
+		"and choose that week's file (this page cannot read a file again by itself). If you leave this page open as it is, campaign %d trains on the file chosen %s; "+
+		"if you close it, open your link again to take part. "+
 		"Meanwhile, forecast this week with the latest model below: nothing is sent, and this browser keeps the forecasts you make so that the model is judged on them later.",
 		k-1, st.CampaignCount(), k, at.Local().Format("Monday 2 January at 15:04:05"), k, c.fileChosenWords())
 }

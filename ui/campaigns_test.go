@@ -84,13 +84,17 @@ func TestPublicInputsWords(t *testing.T) {
 	}
 }
 
-// betweenCampaigns is a session stub between campaigns 1 and 2.
+// betweenCampaigns is a session stub whose next campaign is k (2 when
+// zero), starting at at.
 type betweenCampaigns struct {
 	Session
+	k  int
 	at time.Time
 }
 
-func (b betweenCampaigns) NextCampaign(time.Time) (int, time.Time, bool) { return 2, b.at, true }
+func (b betweenCampaigns) NextCampaign(time.Time) (int, time.Time, bool) {
+	return max(b.k, 2), b.at, true
+}
 
 // Between campaigns the page says when the next starts and asks to reload
 // the page and choose that week's file then.
@@ -99,14 +103,24 @@ func TestNextCampaignAsksForThisWeeksFile(t *testing.T) {
 	c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}, Round: 2, FileName: "week47.csv",
 		session: betweenCampaigns{at: time.Now().Add(time.Hour)}}}
 	got := c.nextCampaignWords()
-	for _, want := range []string{"Campaign 1 of 3 ended. Campaign 2 starts on", "reload this page and choose that week's file",
-		"campaign 2 trains on the file chosen earlier (week47.csv)", "keeps the forecasts you make"} {
+	for _, want := range []string{"Campaign 1 of 3 ended. Campaign 2 starts on", "reload this page when it starts and choose that week's file",
+		"If you leave this page open as it is, campaign 2 trains on the file chosen earlier (week47.csv)", "keeps the forecasts you make"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("words lack %q:\n%s", want, got)
 		}
 	}
+	// One instruction, not "keep this page open" and "reload this page" side by side.
+	if strings.Contains(got, "keep this page open") {
+		t.Errorf("words ask both to keep the page open and to reload it:\n%s", got)
+	}
 	c.S.Round = 1 // within campaign 1
 	if w := c.nextCampaignWords(); w != "" {
 		t.Errorf("within a campaign: %q", w)
+	}
+	// Campaign 2 has started (the next to start is 3), its first round
+	// not yet released: campaign 1's last is still the latest round.
+	c.S.Round, c.S.session = 2, betweenCampaigns{k: 3, at: time.Now().Add(time.Hour)}
+	if w := c.nextCampaignWords(); w != "" {
+		t.Errorf("in campaign 2's first round: %q", w)
 	}
 }

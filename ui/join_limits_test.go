@@ -36,6 +36,24 @@ func TestEpsilonLimit(t *testing.T) {
 	}
 }
 
+// The estimate before joining reads as English whatever its size: "about"
+// goes with a figure, not with "less than a tenth of a second".
+func TestEstimateWords(t *testing.T) {
+	st := protocol.Study{Settings: protocol.Settings{RoundLength: protocol.Duration(20 * time.Second), RoundSlack: protocol.Duration(2 * time.Second)}}
+	for _, tc := range []struct {
+		est  time.Duration
+		want string
+	}{
+		{20 * time.Millisecond, "One round of training should take less than a tenth of a second on this computer (9 training examples per round)."},
+		{1200 * time.Millisecond, "One round of training should take about 1.2 seconds on this computer (9 training examples per round)."},
+	} {
+		c := &JoinPage{S: &JoinState{Welcome: &protocol.Welcome{Study: st}, RoundEstimate: tc.est, PerRound: 9, Windows: 9}}
+		if got := c.estimateWords(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("estimate %v:\n got %q\nwant %q…", tc.est, got, tc.want)
+		}
+	}
+}
+
 func TestUpdateOutcomes(t *testing.T) {
 	s := &JoinState{}
 	s.RecordSent("hello", 76, 0)

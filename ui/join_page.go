@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/forecast"
@@ -32,6 +33,9 @@ func (c *JoinPage) studyState() string {
 	switch {
 	case c.S.Phase == PhaseFinished || w.State == protocol.StateFinished:
 		return "The study has ended."
+	case c.S.Phase == PhaseReady && c.allReleased():
+		return fmt.Sprintf("The study has ended: all %d rounds are done. You can still get the final model's forecast for your areas: "+
+			"choose your file and press the button below.", c.S.Round)
 	case c.S.Round > 0 || w.State == protocol.StateRunning:
 		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
 	case c.S.Phase == PhaseRunning:
@@ -55,7 +59,8 @@ func (c *JoinPage) guardWords() string {
 
 // GuardWords sums up the guard over all areas: how many headline each
 // method, then the first area's reason (all areas of a file usually share
-// it).
+// it), named as that area's when the file has more than one (its numbers
+// are that area's), then how many model forecasts were held in.
 func GuardWords(fs []Forecast) string {
 	model, clamped := 0, 0
 	for _, f := range fs {
@@ -75,8 +80,13 @@ func GuardWords(fs []Forecast) string {
 	default:
 		s = fmt.Sprintf("The shared model is headlined for %s, no change for the other %d.", Plural(model, "area"), len(fs)-model)
 	}
-	s += " " + fs[0].Guard.Why()
-	if clamped > 0 && !fs[0].Guard.ModelClamped {
+	why := fs[0].Guard.Why()
+	if len(fs) > 1 {
+		why = strings.TrimSuffix(why, " "+fs[0].Guard.ClampNote())
+		why = "In " + fs[0].Area + ", for example, " + strings.ToLower(why[:1]) + why[1:]
+	}
+	s += " " + why
+	if clamped > 0 && (len(fs) > 1 || !fs[0].Guard.ModelClamped) {
 		s += fmt.Sprintf(" The shared model's forecast was beyond any change in your own history for %s: held inside it and flagged.", Plural(clamped, "area"))
 	}
 	return s
@@ -197,6 +207,9 @@ func (c *JoinPage) statusWords() string {
 	case StageStarting:
 		return "ready: waiting for the other authorities"
 	case StageTraining:
+		if c.trained() {
+			return "trained, waiting to send"
+		}
 		return "training on your data"
 	case StageSent:
 		return "changes sent, waiting for the round's result"
@@ -246,6 +259,9 @@ func (c *JoinPage) trainWords() string {
 	switch {
 	case c.S.PresentOnly:
 		return "Local training: none. This study cannot use your file, so this computer takes part as present only (see below)."
+	case st == StageTraining && c.trained():
+		return fmt.Sprintf("Local training in round %d: done.%s The changes leave at a set moment before the round ends, "+
+			"the same for every authority, picked or not.", r, took)
 	case st == StageTraining && c.S.TrainRound == r && c.S.Steps > 0:
 		return fmt.Sprintf("Local training in round %d: step %d of %d.", r, c.S.Step, c.S.Steps)
 	case st == StageTraining:
@@ -260,6 +276,13 @@ func (c *JoinPage) trainWords() string {
 		return fmt.Sprintf("Local training: the study has ended; this computer last trained in round %d.%s", c.S.TrainRound, took)
 	}
 	return fmt.Sprintf("Local training: last in round %d.%s", c.S.TrainRound, took)
+}
+
+// trained reports whether this round's local training has taken its last
+// step: its answer waits for the round's set moment (session.answer).
+func (c *JoinPage) trained() bool {
+	st, r := c.S.RunStage(time.Now())
+	return st == StageTraining && c.S.Status == StatusTraining && c.S.TrainRound == r && c.S.Steps > 0 && c.S.Step == c.S.Steps
 }
 
 func (c *JoinPage) roundFraction() float64 {
@@ -282,6 +305,17 @@ func (c *JoinPage) epsFraction() float64 {
 		return 0
 	}
 	return math.Min(1, c.S.Epsilon/b)
+}
+
+// epsStyle sizes the budget bar and stretches its green-to-red gradient
+// over the whole track, so the bar turns red only as the budget runs out
+// (a gradient over the filled part alone ends red at any share).
+func (c *JoinPage) epsStyle() string {
+	f := c.epsFraction()
+	if f <= 0 {
+		return c.width(0)
+	}
+	return c.width(f) + "; background-size: " + strconv.FormatFloat(100/f, 'f', 1, 64) + "% 100%"
 }
 
 func (c *JoinPage) width(f float64) string {
@@ -346,7 +380,11 @@ func (c *JoinPage) estimateWords() string {
 	if c.S.PerRound < c.S.Windows {
 		examples = fmt.Sprintf("%s of your %s training examples", FormatCount(float64(c.S.PerRound)), FormatCount(float64(c.S.Windows)))
 	}
-	w := fmt.Sprintf("One round of training should take about %s on this computer (%s per round).", FormatDuration(c.S.RoundEstimate), examples)
+	took := FormatDuration(c.S.RoundEstimate)
+	if !strings.HasPrefix(took, "less than") {
+		took = "about " + took
+	}
+	w := fmt.Sprintf("One round of training should take %s on this computer (%s per round).", took, examples)
 	rt := c.S.RoundTime()
 	switch {
 	case rt <= 0:
@@ -544,10 +582,29 @@ func btoi(b bool) int {
 // joinLabel is the join button's label: joining present only when the
 // study cannot use the file.
 func (c *JoinPage) joinLabel() string {
-	if c.S.Unusable != nil {
+	switch {
+	case c.allReleased():
+		return "Get the forecast"
+	case c.S.Unusable != nil:
 		return "Join as present only"
 	}
 	return "Join the training"
+}
+
+// readyWords says, before joining, what the button does.
+func (c *JoinPage) readyWords() string {
+	if c.allReleased() {
+		return "Every round has been released, so nothing of yours is trained: when your file is checked, press the button, " +
+			"and this browser makes the final model's forecast for your areas. Nothing about your file is sent."
+	}
+	return "When your file is checked, press the button. Keep this page open until the study ends; you can use other tabs meanwhile."
+}
+
+// allReleased reports whether the page opened on a study whose every
+// round was already released (the coordinator's welcome is read before
+// its finished message, so the state alone does not tell).
+func (c *JoinPage) allReleased() bool {
+	return c.S.Round > 0 && c.S.Round >= c.currentStudy().Rounds
 }
 
 // PresentOnlyWords says, before joining, what joining with a file the

@@ -57,19 +57,25 @@ func Secure(st *protocol.Study, coordinator string) SecureWords {
 		bound = fmt.Sprintf(" Before it is split, your update is rounded to whole steps and its length is checked to be at most %d steps.", enc.B())
 	}
 	leaderBytes := 8 * st.Params
+	// The frame as it leaves (the size "What left this computer" lists):
+	// the report (its labels, the sealed key, the coordinator's share)
+	// behind the frame header.
+	frame := protocol.HeaderSize + secagg.ReportSize(st.Params)
+	labels := frame - leaderBytes - secagg.SealedSize
 	return SecureWords{
 		Who: fmt.Sprintf("Your update is split between two servers: %s at %s (this page's address; it has no key of its own) "+
 			"and the helper run by %s at %s (key fingerprint %s). Neither server alone can see your update, and each adds its own noise.",
 			leader, coordinator, op, host, fp),
 		Caveat: "This protection holds only if the two organisations never share their data with each other.",
 		Sent: fmt.Sprintf("Each round this page sends one report of %s bytes: %s bytes of random-looking numbers for the coordinator, "+
-			"and an 80-byte sealed key from which only the helper can rebuild its part.%s",
-			FormatCount(float64(secagg.ReportSize(st.Params))), FormatCount(float64(leaderBytes)), bound),
+			"a sealed key of %d bytes from which only the helper can rebuild its part, and %d bytes that label the report "+
+			"(its round, its length, a random report number and a checksum).%s",
+			FormatCount(float64(frame)), FormatCount(float64(leaderBytes)), secagg.SealedSize, labels, bound),
 		Picked: "Whether you were picked for a round never leaves this computer: every round it sends a report of the same size, at the same moment.",
 		Each: fmt.Sprintf("Every round, picked or not: one report of %s bytes, split between the two servers. It holds the changes to the model's %s numbers, "+
 			"cut down to a fixed size (at most %s), when this computer picked itself for the round, and zeros otherwise. "+
 			"No case counts, no dates, no area names, not even how many rows your file has.",
-			FormatCount(float64(protocol.HeaderSize+secagg.ReportSize(st.Params))), FormatCount(float64(st.Params)), FormatCount(st.ClipNorm)),
+			FormatCount(float64(frame)), FormatCount(float64(st.Params)), FormatCount(st.ClipNorm)),
 	}
 }
 

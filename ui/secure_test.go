@@ -19,8 +19,10 @@ func TestSecureWords(t *testing.T) {
 		{w.Who, key.PublicKey().Fingerprint()},
 		{w.Who, "coordinator at coordinator.example.org"},
 		{w.Caveat, "never share their data with each other"},
-		{w.Sent, "one report of 2,040 bytes"},
-		{w.Sent, "1,928 bytes"},
+		// The same size as the study card's and the sent log's (the
+		// frame as it leaves), and its parts add up to it.
+		{w.Sent, "one report of 2,088 bytes: 1,928 bytes of random-looking numbers for the coordinator, a sealed key of 80 bytes"},
+		{w.Sent, "and 80 bytes that label the report"},
 		{w.Sent, "at most 16384 steps"},
 		{w.Picked, "Whether you were picked for a round never leaves this computer"},
 		{w.Each, "Every round, picked or not: one report of 2,088 bytes"},
@@ -30,6 +32,10 @@ func TestSecureWords(t *testing.T) {
 		if !strings.Contains(c.got, c.want) {
 			t.Errorf("%q lacks %q", c.got, c.want)
 		}
+	}
+	// 2,088 is the size of the frame that leaves, as the sent log lists it.
+	if _, b, err := protocol.Encode(&protocol.Report{Round: 1, Body: make([]byte, secagg.ReportSize(241))}); err != nil || len(b) != 2088 {
+		t.Errorf("a report frame of a 241-weight model: %d bytes (%v), the words say 2,088", len(b), err)
 	}
 	st.Helper.LeaderOperator = "Gesundheitsamt Nord"
 	if w := Secure(st, "coordinator.example.org"); !strings.Contains(w.Who, "the coordinator run by Gesundheitsamt Nord at coordinator.example.org") ||

@@ -73,6 +73,24 @@ func TestStatusLineOneRound(t *testing.T) {
 	}
 }
 
+// TestTrainedWaitsToSend: training done before the round's set moment
+// says so, not "training on your data" beside a full bar.
+func TestTrainedWaitsToSend(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}}
+	s := &JoinState{Phase: PhaseRunning, Welcome: w, Status: StatusTraining, Round: 2, TrainRound: 3, Step: 29, Steps: 30, session: &fakeSession{}}
+	c := &JoinPage{S: s}
+	if got := c.statusWords(); got != "training on your data" {
+		t.Errorf("step 29 of 30: %q", got)
+	}
+	s.Step, s.TrainTime = 30, 40*time.Millisecond
+	if got := c.statusWords(); got != "trained, waiting to send" {
+		t.Errorf("step 30 of 30: %q", got)
+	}
+	if got := c.trainWords(); !strings.HasPrefix(got, "Local training in round 3: done. It took less than a tenth of a second in this browser. The changes leave at a set moment") {
+		t.Errorf("step 30 of 30: %q", got)
+	}
+}
+
 // TestMissedWords: a page that joined after rounds ran is told which, and
 // why that is fine; one that joined during a round's window may still
 // take part in it; one that joined before the start missed nothing.
@@ -127,5 +145,39 @@ func TestStudyCardFollowsTheStage(t *testing.T) {
 	s.Status, s.TrainRound = StatusWaiting, 0
 	if got := (&JoinPage{S: s}).studyState(); !strings.Contains(got, "not started yet") {
 		t.Errorf("study card before round 1: %q", got)
+	}
+}
+
+// The budget bar's gradient spans the whole track: a quarter spent shows
+// only its green quarter.
+func TestEpsilonBarStyle(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Epsilon: 2}}}
+	for eps, want := range map[float64]string{0: "width: 0.0%", 0.5: "width: 25.0%; background-size: 400.0% 100%", 2: "width: 100.0%; background-size: 100.0% 100%"} {
+		c := &JoinPage{S: &JoinState{Welcome: w, Epsilon: eps}}
+		if got := c.epsStyle(); got != want {
+			t.Errorf("ε = %v of 2: style %q, want %q", eps, got, want)
+		}
+	}
+}
+
+// A page opened after the last round was released (the welcome still says
+// running: the finished message comes after it) says the study has ended
+// and that the button gets the final model's forecast, not "running" and
+// "keep this page open until the study ends".
+func TestOpenedAfterLastRound(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 5}}, State: protocol.StateRunning}
+	c := &JoinPage{S: &JoinState{Phase: PhaseReady, Welcome: w, Round: 5, session: &fakeSession{}}}
+	if got := c.studyState(); !strings.HasPrefix(got, "The study has ended: all 5 rounds are done.") {
+		t.Errorf("study card: %q", got)
+	}
+	if got := c.joinLabel(); got != "Get the forecast" {
+		t.Errorf("button: %q", got)
+	}
+	if got := c.readyWords(); strings.Contains(got, "until the study ends") || !strings.Contains(got, "final model's forecast") {
+		t.Errorf("before the button: %q", got)
+	}
+	c.S.Round = 4
+	if got := c.studyState(); got != "The study is running (4 of 5 rounds done)." || c.joinLabel() != "Join the training" {
+		t.Errorf("one round to go: %q, %q", got, c.joinLabel())
 	}
 }

@@ -131,6 +131,34 @@ func TestLateJoinerIsToldWhatItMissed(t *testing.T) {
 	shotOf(t, ctx, "#train", "1-joined-late-card")
 }
 
+// TestOpenedAfterTheEnd: a join link opened once every round is released
+// says the study has ended, not that it is running, and its button gets
+// the final model's forecast.
+func TestOpenedAfterTheEnd(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, readyStudy("Ended study", 2, 2*time.Second, 1), 2)
+	c.waitFinished(t, 60*time.Second)
+	openJoinLink(t, ctx, c)
+	if got := text(t, ctx, "#study"); !strings.Contains(got, "The study has ended: all 2 rounds are done.") || strings.Contains(got, "running") {
+		t.Errorf("study card after the end:\n%s", got)
+	}
+	within(t, ctx, 30*time.Second, "choosing the CSV", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{fixture(t, "lha.csv")}),
+		chromedp.WaitVisible(chromedp.CSS("#data-ok")), poll(`!document.getElementById("join-button").disabled`))
+	if got := text(t, ctx, "#join-button"); got != "Get the forecast" {
+		t.Errorf("button %q", got)
+	}
+	if got := text(t, ctx, "#ready-words"); strings.Contains(got, "until the study ends") {
+		t.Errorf("before the button: %q", got)
+	}
+	shot(t, ctx, "1-opened-after-the-end")
+	within(t, ctx, 60*time.Second, "the forecast", chromedp.Click(chromedp.CSS("#join-button")),
+		chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
+	if got := text(t, ctx, "#round"); got != "Study ended: 2 of 2 rounds done" {
+		t.Errorf("round line: %q", got)
+	}
+	shot(t, ctx, "2-forecast")
+}
+
 // TestPageNamesFileProblems: on the page, a PNG and an ELF program named
 // .csv are "not a text (CSV) file" with what they look like, and a file
 // that ends on the study's last day names the days the study needs, the
