@@ -93,8 +93,9 @@ func (s *JoinState) MissedWords() string {
 	case missed == 0 && open == 0:
 		return ""
 	case missed >= T:
-		return fmt.Sprintf("All %d rounds ran before you joined, so your data were not used. That is fine: your data cost you no privacy, "+
-			"and this page still gives you the final model's forecast for your areas.", T)
+		return fmt.Sprintf("All %d rounds ran before you joined, so this page trains in none of them. "+
+			"If you did not take part earlier (before reloading this page, or from another computer), your data were not used and cost you no privacy. "+
+			"Either way, this page gives you the final model's forecast for your areas.", T)
 	case missed == 1:
 		w = "Round 1 ran before you joined."
 	case missed == 2:
@@ -103,7 +104,8 @@ func (s *JoinState) MissedWords() string {
 		w = fmt.Sprintf("Rounds 1 to %d ran before you joined.", missed)
 	}
 	if missed > 0 {
-		w += " That is fine: the shared model you start from has already learnt from them, and your data were not used in them, so they cost you no privacy (the study's ε below counts every round either way)."
+		w += " That is fine: the shared model you start from has already learnt from them. If you did not take part in them earlier (before reloading this page, or from another computer), " +
+			"your data were not used in them and they cost you no privacy (the study's ε below counts every round either way)."
 	}
 	if open > 0 {
 		w += fmt.Sprintf(" Round %d was already under way when you joined: you take part in it if you were picked and there is time left, otherwise from round %d on.", open, open+1)

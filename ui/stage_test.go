@@ -92,7 +92,8 @@ func TestTrainedWaitsToSend(t *testing.T) {
 }
 
 // TestMissedWords: a page that joined after rounds ran is told which, and
-// why that is fine; one that joined during a round's window may still
+// why that is fine, without claiming its data were not used in them (a
+// reloaded page may have trained in them); one that joined during a round's window may still
 // take part in it; one that joined before the start missed nothing.
 func TestMissedWords(t *testing.T) {
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
@@ -104,10 +105,10 @@ func TestMissedWords(t *testing.T) {
 	}{
 		{-time.Minute, nil},
 		{20 * time.Second, []string{"Round 1 was already under way", "otherwise from round 2 on"}},
-		{58 * time.Second, []string{"Round 1 ran before you joined.", "cost you no privacy", "You take part from round 2 on."}},
+		{58 * time.Second, []string{"Round 1 ran before you joined.", "If you did not take part in them earlier (before reloading this page", "cost you no privacy", "You take part from round 2 on."}},
 		{150 * time.Second, []string{"Rounds 1 and 2 ran before you joined.", "Round 3 was already under way"}},
 		{210 * time.Second, []string{"Rounds 1 to 3 ran before you joined.", "Round 4 was already under way"}},
-		{time.Hour, []string{"All 5 rounds ran before you joined"}},
+		{time.Hour, []string{"All 5 rounds ran before you joined", "If you did not take part earlier", "final model's forecast"}},
 	} {
 		s := &JoinState{Welcome: w, session: &timetableSession{sch: sch}, JoinedAt: start.Add(tc.joined)}
 		got := s.MissedWords()
