@@ -131,6 +131,7 @@ func TestParseBad(t *testing.T) {
 		{"header_only.csv", ErrEmpty, 1, 0, "", "no data rows"},
 		{"no_header.csv", ErrMissingHeader, 1, 0, "", "looks like data"},
 		{"no_cases_column.csv", ErrMissingHeader, 1, 0, "", "new_cases"},
+		{"wide_areas.csv", ErrMissingHeader, 1, 0, "", `If the other 3 columns ("01001", "01002", …) are areas, the table has one column per area`},
 		{"duplicate_column.csv", ErrDuplicateColumn, 1, 4, "cases", "twice"},
 		{"field_count.csv", ErrFieldCount, 3, 0, "", "4 values"},
 		{"date_dotted_nosuchday.csv", ErrBadDate, 3, 1, "Datum", "DD.MM.YYYY"},
@@ -365,5 +366,26 @@ func TestNotTextMessage(t *testing.T) {
 	}
 	if _, err := ParseBytes([]byte("date,region,cases\n2020-11-01,x\x00,1\n"), "nul.csv"); !errors.Is(err, ErrNotText) {
 		t.Errorf("NUL bytes: %v, want ErrNotText", err)
+	}
+}
+
+// TestWideHint: the one-column-per-area explanation is added only beside
+// a date column and two or more unnamed columns, never for a file that
+// merely lacks its cases column.
+func TestWideHint(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		found  []int // date, region, cases as newTable found them
+		wide   bool
+	}{
+		{[]string{"date", "01001", "01002"}, []int{0, -1, -1}, true},
+		{[]string{"Berlin", "Datum", "Hamburg", "Bremen"}, []int{1, -1, -1}, true},
+		{[]string{"date", "region", "deaths"}, []int{0, 1, -1}, false},
+		{[]string{"date", "01001"}, []int{0, -1, -1}, false},
+		{[]string{"01001", "01002", "01003"}, []int{-1, -1, -1}, false},
+	} {
+		if got := wideHint(tc.header, tc.found, ','); (got != "") != tc.wide {
+			t.Errorf("header %v: hint %q, want one: %v", tc.header, got, tc.wide)
+		}
 	}
 }

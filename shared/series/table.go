@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -209,6 +210,9 @@ func newTable(r io.Reader, file string, want ...column) (*table, error) {
 				hint += fmt.Sprintf(" The columns %s were not taken: they do not hold new cases per day.", strings.Join(unfit, ", "))
 			}
 		}
+		if c.role == casesColumn.role {
+			hint += wideHint(rec, t.col, comma)
+		}
 		for _, f := range rec {
 			if _, ok := parseDay(strings.TrimSpace(f)); ok {
 				hint = "The first line looks like data, not column names. Add a header line such as: " +
@@ -221,6 +225,33 @@ func newTable(r io.Reader, file string, want ...column) (*table, error) {
 			Hint: hint}
 	}
 	return t, nil
+}
+
+// wideHint explains a table with one column per area (a header such as
+// date,01001,01002,…), the layout many spreadsheets keep: beside a date
+// column that was found, two or more columns hold no known name (the
+// columns found for other roles do not count). "" for
+// any other header.
+func wideHint(rec []string, found []int, comma rune) string {
+	if len(found) == 0 || found[0] < 0 {
+		return "" // no date column: not this layout
+	}
+	var areas []string
+	for j, h := range rec {
+		if !slices.Contains(found, j) && strings.TrimSpace(h) != "" {
+			areas = append(areas, strconv.Quote(strings.TrimSpace(h)))
+		}
+	}
+	if len(areas) < 2 {
+		return ""
+	}
+	names := strings.Join(areas[:2], ", ")
+	if len(areas) > 2 {
+		names += ", …"
+	}
+	return fmt.Sprintf(" If the other %d columns (%s) are areas, the table has one column per area: fedcast reads one row per day and area instead, "+
+		"with the columns %s. In a spreadsheet, turn the table round (\"unpivot\") so that each row holds a date, an area and its cases.",
+		len(areas), names, strings.Join([]string{"date", "region", "cases"}, string(comma)))
 }
 
 func roleNames(cols []column) []string {
