@@ -219,5 +219,24 @@ func (s *JoinState) EpsilonLimit() float64 {
 // only, see Unusable): being ready says nothing about the file's content.
 func (s *JoinState) CanJoin() bool {
 	return s.Phase == PhaseReady && s.Data != nil && (s.prepared != nil || s.Unusable != nil) && !s.Checking && s.session != nil &&
-		s.Welcome.State != protocol.StateFinished && (!s.Welcome.Study.InsecureSeed || s.InsecureAck)
+		(s.Welcome.State != protocol.StateFinished || s.Round > 0) && (!s.Welcome.Study.InsecureSeed || s.InsecureAck)
+}
+
+// Ended reports whether the page opened on a study that has ended: its
+// coordinator said so (a study stopped before its last round by its
+// budget or its operator), or every round was already released. The
+// button then only makes the final model's forecast, and this
+// computer's training settings do not apply.
+func (s *JoinState) Ended() bool {
+	return s.Welcome != nil && (s.Welcome.State == protocol.StateFinished || s.allReleased())
+}
+
+// allReleased reports whether every round of the study (its current
+// campaign's parameters) was already released when the page opened.
+func (s *JoinState) allReleased() bool {
+	st := s.Welcome.Study
+	if sc, ok := s.session.(interface{ Study() protocol.Study }); ok && sc.Study().Params > 0 {
+		st = sc.Study()
+	}
+	return s.Round > 0 && s.Round >= st.Rounds
 }

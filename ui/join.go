@@ -43,15 +43,34 @@ func DialClient(opt *session.Options) Connector {
 		if err != nil {
 			return nil, nil, err
 		}
-		w := &protocol.Welcome{Study: s.Study(), LHA: s.LHA(), Log: s.Log(), State: protocol.StateWaiting}
-		switch {
-		case s.Finished() != nil:
-			w.State = protocol.StateFinished
-		case len(w.Log) > 0:
-			w.State = protocol.StateRunning
-		}
-		return s, w, nil
+		return s, joinedWelcome(s), nil
 	}
+}
+
+// joined is what joinedWelcome reads of a joined session.
+type joined interface {
+	Study() protocol.Study
+	LHA() string
+	Log() []protocol.Event
+	WelcomeState() string
+	Finished() *protocol.Finished
+}
+
+// joinedWelcome is the welcome the page shows for a joined session: its
+// study, LHA and round log, and the coordinator's own state, so that a
+// study stopped early (by its budget or its operator, before all its
+// rounds) reads as ended, not running.
+func joinedWelcome(s joined) *protocol.Welcome {
+	w := &protocol.Welcome{Study: s.Study(), LHA: s.LHA(), Log: s.Log(), State: s.WelcomeState()}
+	switch {
+	case s.Finished() != nil:
+		w.State = protocol.StateFinished
+	case w.State == "" && len(w.Log) > 0:
+		w.State = protocol.StateRunning
+	case w.State == "":
+		w.State = protocol.StateWaiting
+	}
+	return w
 }
 
 // Phase is where the LHA page stands.

@@ -31,11 +31,16 @@ func (c *JoinPage) studyTitle() string {
 func (c *JoinPage) studyState() string {
 	w := c.S.Welcome
 	switch {
-	case c.S.Phase == PhaseFinished || w.State == protocol.StateFinished:
+	case c.S.Phase == PhaseFinished || (w.State == protocol.StateFinished && c.S.Phase != PhaseReady):
 		return "The study has ended."
 	case c.S.Phase == PhaseReady && c.allReleased():
 		return fmt.Sprintf("The study has ended: all %d rounds are done. You can still get the final model's forecast for your areas: "+
 			"choose your file and press the button below.", c.S.Round)
+	case c.S.Round > 0 && w.State == protocol.StateFinished:
+		return fmt.Sprintf("The study has ended after %d of its %d planned rounds. "+
+			"You can still get the final model's forecast for your areas: choose your file and press the button below.", c.S.Round, c.currentStudy().Rounds)
+	case w.State == protocol.StateFinished:
+		return "The study has ended before its first round, so there is no shared model to forecast with. Ask your study coordinator whether a new study is planned."
 	case c.S.Round > 0 || w.State == protocol.StateRunning:
 		return fmt.Sprintf("The study is running (%d of %d rounds done).", c.S.Round, w.Study.Rounds)
 	case c.S.Phase == PhaseRunning:
@@ -583,7 +588,7 @@ func btoi(b bool) int {
 // study cannot use the file.
 func (c *JoinPage) joinLabel() string {
 	switch {
-	case c.allReleased():
+	case c.S.Ended():
 		return "Get the forecast"
 	case c.S.Unusable != nil:
 		return "Join as present only"
@@ -593,18 +598,27 @@ func (c *JoinPage) joinLabel() string {
 
 // readyWords says, before joining, what the button does.
 func (c *JoinPage) readyWords() string {
-	if c.allReleased() {
-		return "Every round has been released, so nothing of yours is trained: when your file is checked, press the button, " +
+	if c.nothingToForecast() {
+		return "There is nothing to forecast with: the study ended before its first round released a model."
+	}
+	if c.S.Ended() {
+		return "The study has ended, so nothing of yours is trained: when your file is checked, press the button, " +
 			"and this browser makes the final model's forecast for your areas. Nothing about your file is sent."
 	}
 	return "When your file is checked, press the button. Keep this page open until the study ends; you can use other tabs meanwhile."
+}
+
+// nothingToForecast reports whether the page opened on a study that
+// ended before any round: no model, so no button.
+func (c *JoinPage) nothingToForecast() bool {
+	return c.S.Ended() && c.S.Round == 0
 }
 
 // allReleased reports whether the page opened on a study whose every
 // round was already released (the coordinator's welcome is read before
 // its finished message, so the state alone does not tell).
 func (c *JoinPage) allReleased() bool {
-	return c.S.Round > 0 && c.S.Round >= c.currentStudy().Rounds
+	return c.S.allReleased()
 }
 
 // PresentOnlyWords says, before joining, what joining with a file the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // timetableSession is a fakeSession with a public schedule.
@@ -180,5 +181,75 @@ func TestOpenedAfterLastRound(t *testing.T) {
 	c.S.Round = 4
 	if got := c.studyState(); got != "The study is running (4 of 5 rounds done)." || c.joinLabel() != "Join the training" {
 		t.Errorf("one round to go: %q, %q", got, c.joinLabel())
+	}
+}
+
+// A page opened on a study stopped before its last round (by its budget
+// or its operator: the coordinator's welcome says finished, and rounds
+// remain) says it has ended, how many rounds ran, and offers the final
+// model's forecast, without this computer's training settings; a study
+// that ended before any round offers nothing to press.
+func TestOpenedAfterAnEarlyStop(t *testing.T) {
+	w := &protocol.Welcome{Study: protocol.Study{Settings: protocol.Settings{Rounds: 10}}, State: protocol.StateFinished}
+	s := &JoinState{Phase: PhaseReady, Welcome: w, Round: 3, session: &fakeSession{}}
+	c := &JoinPage{S: s}
+	if got := c.studyState(); !strings.HasPrefix(got, "The study has ended after 3 of its 10 planned rounds.") || strings.Contains(got, "running") {
+		t.Errorf("study card: %q", got)
+	}
+	if !s.Ended() || c.joinLabel() != "Get the forecast" || c.nothingToForecast() {
+		t.Errorf("ended %v, button %q, nothing to forecast %v", s.Ended(), c.joinLabel(), c.nothingToForecast())
+	}
+	if got := c.readyWords(); strings.Contains(got, "until the study ends") || !strings.Contains(got, "final model's forecast") {
+		t.Errorf("before the button: %q", got)
+	}
+	s.Data, s.Unusable = &series.Dataset{}, &Problem{Title: "unusable"}
+	if !s.CanJoin() {
+		t.Error("the final model's forecast cannot be asked for")
+	}
+	s.Round = 0
+	if got := c.studyState(); !strings.Contains(got, "before its first round") || !c.nothingToForecast() || s.CanJoin() {
+		t.Errorf("no round ran: %q, nothing to forecast %v, can join %v", got, c.nothingToForecast(), s.CanJoin())
+	}
+	if got := c.readyWords(); strings.Contains(got, "press the button") {
+		t.Errorf("no round ran, before the button: %q", got)
+	}
+	w.State = protocol.StateRunning
+	s.Round, s.Unusable = 3, nil
+	if s.Ended() || c.joinLabel() != "Join the training" || !strings.HasPrefix(c.studyState(), "The study is running (3 of 10") {
+		t.Errorf("running: ended %v, %q, %q", s.Ended(), c.joinLabel(), c.studyState())
+	}
+}
+
+type fakeJoined struct {
+	log      []protocol.Event
+	state    string
+	finished *protocol.Finished
+}
+
+func (f fakeJoined) Study() protocol.Study        { return protocol.Study{} }
+func (f fakeJoined) LHA() string                  { return "me" }
+func (f fakeJoined) Log() []protocol.Event        { return f.log }
+func (f fakeJoined) WelcomeState() string         { return f.state }
+func (f fakeJoined) Finished() *protocol.Finished { return f.finished }
+
+// The page's welcome keeps the coordinator's state: a study stopped with
+// rounds left is finished, not "running" because rounds were released.
+func TestJoinedWelcomeState(t *testing.T) {
+	log := []protocol.Event{{Round: 1}, {Round: 2}}
+	for _, tc := range []struct {
+		name string
+		s    fakeJoined
+		want string
+	}{
+		{"stopped early", fakeJoined{log: log, state: protocol.StateFinished}, protocol.StateFinished},
+		{"running", fakeJoined{log: log, state: protocol.StateRunning}, protocol.StateRunning},
+		{"waiting", fakeJoined{state: protocol.StateWaiting}, protocol.StateWaiting},
+		{"finished message read", fakeJoined{log: log, state: protocol.StateRunning, finished: &protocol.Finished{}}, protocol.StateFinished},
+		{"no state, rounds released", fakeJoined{log: log}, protocol.StateRunning},
+		{"no state, no round", fakeJoined{}, protocol.StateWaiting},
+	} {
+		if got := joinedWelcome(tc.s).State; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -363,3 +363,28 @@ func TestPipe(t *testing.T) {
 		t.Errorf("read with an ended context: %v", err)
 	}
 }
+
+// TestWelcomeState: the coordinator's state in its welcome is kept, so
+// that a study stopped before its last round reads as finished at once,
+// before Run has read its finished message.
+func TestWelcomeState(t *testing.T) {
+	st := fakeStudy()
+	r1 := released(st, 1, []float64{0.2, 0.1, 0.3, 0.5})
+	for _, state := range []string{protocol.StateFinished, protocol.StateRunning} {
+		d := newPipeDialer()
+		go func() {
+			c := coordinator{t, <-d.ends}
+			c.send(&protocol.Welcome{Study: st, LHA: "Kreis A", State: state, Log: []protocol.Event{r1.Event}})
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		s, err := Join(ctx, "https://coordinator.example/join#TOKEN", "", &Options{Dial: d.dial})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.WelcomeState(); got != state || s.Finished() != nil {
+			t.Errorf("welcome %q: state %q, finished message %v", state, got, s.Finished())
+		}
+		s.Close()
+	}
+}

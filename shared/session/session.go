@@ -348,8 +348,8 @@ func (s *Session) welcome(w *protocol.Welcome) error {
 	} else if err := s.acceptStudy(st); err != nil {
 		return err
 	}
-	s.state = w.State
 	s.mu.Lock()
+	s.state = w.State
 	s.schedule = w.Schedule
 	s.mu.Unlock()
 	for i, ev := range w.Log {
@@ -485,6 +485,16 @@ func (s *Session) Model() []float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.forecastModel()
+}
+
+// WelcomeState is the study's state as the coordinator's last welcome
+// gave it: protocol.StateWaiting, StateRunning or StateFinished ("" before
+// joining). A study the coordinator stopped early (its budget, or the
+// operator) is finished here before Run has read its finished message.
+func (s *Session) WelcomeState() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
 }
 
 // Finished returns the coordinator's finished message, nil while running.
