@@ -189,6 +189,7 @@ type JoinState struct {
 	PresentOnly bool
 	RunProblem  *Problem
 	Sent        []SentEntry
+	SentAll     bool // "What left this computer" lists every message, not only the latest SentShown
 
 	// After training.
 	Forecasts    []Forecast

@@ -66,3 +66,37 @@ func (s *JoinState) SentTotal() int64 {
 	}
 	return n
 }
+
+// SentShown is how many of the latest messages "What left this computer"
+// lists until the LHA asks for all: a continuing study sends one report
+// a round, so the full list grows to hundreds of rows.
+const SentShown = 12
+
+// SentRows are the rows of "What left this computer": the latest
+// SentShown messages, or all of them once SentAll is set.
+func (s *JoinState) SentRows() []SentEntry {
+	if s.SentAll || len(s.Sent) <= SentShown {
+		return s.Sent
+	}
+	return s.Sent[len(s.Sent)-SentShown:]
+}
+
+// SentHiddenWords sums up, in the list's first row, the earlier messages
+// SentRows leaves out ("" when none is left out).
+func (s *JoinState) SentHiddenWords() string {
+	rows := s.SentRows()
+	n := len(s.Sent) - len(rows)
+	if n == 0 {
+		return ""
+	}
+	var bytes int64
+	for _, e := range s.Sent[:n] {
+		bytes += e.Bytes
+	}
+	return fmt.Sprintf("%s before these, %s bytes in all, from %s to %s.", Plural(n, "earlier message"),
+		FormatCount(float64(bytes)), s.Sent[0].At.Format("2 Jan 15:04"), s.Sent[n-1].At.Format("2 Jan 15:04"))
+}
+
+// ToggleSentAll switches "What left this computer" between the latest
+// messages and all of them.
+func (s *JoinState) ToggleSentAll() { s.SentAll = !s.SentAll }
