@@ -93,8 +93,21 @@ func (s *JoinState) SentHiddenWords() string {
 	for _, e := range s.Sent[:n] {
 		bytes += e.Bytes
 	}
-	return fmt.Sprintf("%s before these, %s bytes in all, from %s to %s.", Plural(n, "earlier message"),
-		FormatCount(float64(bytes)), s.Sent[0].At.Format("2 Jan 15:04"), s.Sent[n-1].At.Format("2 Jan 15:04"))
+	return fmt.Sprintf("%s, %s bytes in all, sent %s.", Plural(n, "earlier message"),
+		FormatCount(float64(bytes)), spanWords(s.Sent[0].At, s.Sent[n-1].At))
+}
+
+// spanWords says when messages sent from a to b left: "at 2 Nov 09:00",
+// "on 2 Nov from 09:00 to 17:30" or "from 2 Nov 09:00 to 3 Nov 02:00".
+func spanWords(a, b time.Time) string {
+	const day, clock = "2 Jan", "15:04"
+	switch {
+	case a.Format(day+" "+clock) == b.Format(day+" "+clock):
+		return "at " + a.Format(day+" "+clock)
+	case a.Format(day) == b.Format(day):
+		return "on " + a.Format(day) + " from " + a.Format(clock) + " to " + b.Format(clock)
+	}
+	return "from " + a.Format(day+" "+clock) + " to " + b.Format(day+" "+clock)
 }
 
 // ToggleSentAll switches "What left this computer" between the latest

@@ -20,7 +20,7 @@ func TestSentRows(t *testing.T) {
 	if len(rows) != SentShown || rows[0].Round != 30-SentShown+1 || rows[len(rows)-1].Round != 30 {
 		t.Fatalf("%d rows, rounds %d … %d", len(rows), rows[0].Round, rows[len(rows)-1].Round)
 	}
-	want := "18 earlier messages before these, 1,800 bytes in all, from 2 Nov 09:00 to 3 Nov 02:00."
+	want := "18 earlier messages, 1,800 bytes in all, sent from 2 Nov 09:00 to 3 Nov 02:00."
 	if got := s.SentHiddenWords(); got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
@@ -34,7 +34,11 @@ func TestSentRows(t *testing.T) {
 		t.Errorf("short list: %d rows, summary %q", len(s.SentRows()), s.SentHiddenWords())
 	}
 	s.Sent = s.Sent[:SentShown+1]
-	if got := s.SentHiddenWords(); !strings.HasPrefix(got, "1 earlier message before these, 100 bytes") {
+	if got := s.SentHiddenWords(); got != "1 earlier message, 100 bytes in all, sent at 2 Nov 09:00." {
 		t.Errorf("one hidden: %q", got)
+	}
+	s.Sent = s.Sent[:SentShown+3]
+	if got := s.SentHiddenWords(); !strings.HasSuffix(got, "sent on 2 Nov from 09:00 to 11:00.") {
+		t.Errorf("three hidden: %q", got)
 	}
 }

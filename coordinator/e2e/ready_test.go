@@ -277,3 +277,49 @@ func TestShortFileJoinsPresentOnly(t *testing.T) {
 	shot(t, ctx, "3-finished")
 	shotOf(t, ctx, "#sent-log", "3-finished-sent-log")
 }
+
+// TestSentLogShowsTheLatest: a page that joined a 14-round study present
+// only (cheap: it trains nothing) has sent 16 messages. "What left this
+// computer" lists the latest 12, sums up the 4 before them in one row,
+// and lists all 16 on request; its total counts all of them.
+func TestSentLogShowsTheLatest(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, readyStudy("Long study", 14, 2*time.Second, 0), 2)
+	full, err := os.ReadFile(fixture(t, "lha.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short.csv")
+	if err := os.WriteFile(short, []byte(strings.Join(strings.SplitAfter(string(full), "\n")[:6], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openJoinLink(t, ctx, c)
+	within(t, ctx, 30*time.Second, "choosing the short file", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{short}),
+		poll(`!document.getElementById("join-button").disabled`))
+	within(t, ctx, 10*time.Second, "joining present only", chromedp.Click(chromedp.CSS("#join-button")),
+		chromedp.WaitVisible(chromedp.CSS("#present-only")))
+	c.waitFinished(t, 120*time.Second)
+	within(t, ctx, 30*time.Second, "the end", poll(`document.getElementById("round").textContent.startsWith("Study ended")`))
+	rows := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#sent-log tbody tr[data-type]").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := rows(); n != 12 {
+		t.Errorf("%d messages listed, want the latest 12", n)
+	}
+	if got := strings.TrimSpace(text(t, ctx, "#sent-earlier")); !strings.HasPrefix(got, "4 earlier messages, ") || !strings.Contains(got, "Show all") {
+		t.Errorf("summary row %q", got)
+	}
+	if got := text(t, ctx, "#sent-log tfoot"); !strings.Contains(got, "16 messages") {
+		t.Errorf("total %q", got)
+	}
+	shotOf(t, ctx, "#sent-log", "1-latest")
+	within(t, ctx, 10*time.Second, "showing all", chromedp.Click(chromedp.CSS("#sent-all")), chromedp.WaitVisible(chromedp.CSS("#sent-latest")))
+	if n := rows(); n != 16 {
+		t.Errorf("%d messages listed after Show all, want 16", n)
+	}
+	shotOf(t, ctx, "#sent-log", "2-all")
+}
