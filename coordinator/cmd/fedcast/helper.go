@@ -83,6 +83,15 @@ func runHelperKeygen(env *Env, args []string) error {
 	return nil
 }
 
+// keyError is a --key that cannot be read: a usage error with a hint that
+// still unwraps to the file system's error.
+type keyError struct {
+	*usageError
+	err error
+}
+
+func (e *keyError) Unwrap() []error { return []error{e.usageError, e.err} }
+
 // keyHint says what --key must be.
 const keyHint = "--key is the helper.key file that 'fedcast helper keygen --out DIR' wrote (DIR/helper.key), " +
 	"not helper.pub and not a study file"
@@ -92,7 +101,8 @@ const keyHint = "--key is the helper.key file that 'fedcast helper keygen --out 
 func loadHelperKey(path string) (*secagg.PrivateKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usagef(keyHint, "cannot read the helper's key: %v", err)
+		// Still errors.Is(err, os.ErrNotExist): the demo makes its key then.
+		return nil, &keyError{usagef(keyHint, "cannot read the helper's key: %v", err).(*usageError), err}
 	}
 	k, err := secagg.ParsePrivateFile(path, b)
 	if err != nil {
