@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -41,6 +44,11 @@ type Options struct {
 	// before it is answered (crash tests: `fedcast helper serve` sets it
 	// from FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT).
 	AfterCommit func(round int)
+	// Log receives one line per request the helper answers: the round
+	// served (or served again), or the refusal and why, or the helper's
+	// own failure, with the study, its coordinator and the caller's
+	// address. Defaults to discarding.
+	Log *slog.Logger
 }
 
 // A Helper serves aggregation requests for any number of studies. Its
@@ -54,14 +62,19 @@ type Helper struct {
 }
 
 // New returns a helper with key and its state directory dir (created if
-// needed, mode 0700). opt may be nil.
+// needed, mode 0700). opt may be nil. A directory the helper cannot write
+// to, or a coordinator's state directory, is refused here rather than at
+// the first round.
 func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("helper: state directory: %w", err)
+	if err := checkStateDir(dir); err != nil {
+		return nil, err
 	}
 	h := &Helper{key: key, dir: dir, ledgers: map[string]*Ledger{}}
 	if opt != nil {
 		h.opt = *opt
+	}
+	if h.opt.Log == nil {
+		h.opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if h.opt.Noise == nil {
 		h.opt.Noise = privacy.NewSecureRand
@@ -70,6 +83,36 @@ func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
 		h.opt.Now = time.Now
 	}
 	return h, nil
+}
+
+// ErrStateDir wraps every reason a directory cannot be the helper's state
+// directory.
+var ErrStateDir = errors.New("helper: unusable state directory")
+
+// checkStateDir creates dir if needed and makes sure the helper can write
+// its ledgers there: a coordinator's state directory (it holds ledger.db)
+// is refused, and so is one where a file cannot be created and synced.
+func checkStateDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "ledger.db")); err == nil {
+		return fmt.Errorf("%w: %s holds ledger.db, so it is a coordinator's state directory (fedcast serve --state); "+
+			"give the helper a directory of its own, e.g. --state helper.state", ErrStateDir, dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%w: cannot create %s: %v", ErrStateDir, dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err == nil {
+		_, err = f.Write([]byte("fedcast helper\n"))
+		if err == nil {
+			err = f.Sync()
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	if err != nil {
+		return fmt.Errorf("%w: cannot write in %s (%v): the helper records every round there before it answers", ErrStateDir, dir, err)
+	}
+	return nil
 }
 
 // PublicKey returns the helper's public key.
@@ -194,12 +237,15 @@ func (h *Helper) Aggregate(req *protocol.HelperRequest) (*protocol.HelperRespons
 		}
 		return response(hx, &last, true), nil
 	}
-	if req.Round != len(done)+1 {
-		return nil, refuse(http.StatusConflict, "round %d is out of order: this helper has released %d rounds of the study, so the next is %d",
-			req.Round, len(done), len(done)+1)
-	}
-	if req.Round > st.Rounds {
+	switch n := len(done); {
+	case req.Round >= 1 && req.Round < n:
+		return nil, refuse(http.StatusConflict, "round %d was already aggregated (this helper has released rounds 1 to %d of the study); "+
+			"the helper releases one share per round", req.Round, n)
+	case n >= st.Rounds:
 		return nil, refuse(http.StatusConflict, "the study has %d rounds and all are done", st.Rounds)
+	case req.Round != n+1:
+		return nil, refuse(http.StatusConflict, "round %d is out of order: this helper has released %d rounds of the study, so the next is %d",
+			req.Round, n, n+1)
 	}
 	eps, err := epsilonAfter(st, req.Round)
 	if err != nil {

@@ -3,8 +3,12 @@ package helper
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -348,5 +352,204 @@ func TestHelperRefusesUnauthenticatedLeader(t *testing.T) {
 	}
 	if _, err := f.client.Aggregate(ctx, &f.st, 2, f.reports(t, &f.st, 2, ks)); err != nil {
 		t.Fatalf("the coordinator's round 2 after the outsider's requests: %v", err)
+	}
+}
+
+// A state directory the helper cannot use is refused when it starts, not
+// at the first round (when the coordinator could only abandon it).
+func TestNewRefusesUnusableStateDir(t *testing.T) {
+	key, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		dir   func(t *testing.T) string
+		words string
+	}{
+		{"a coordinator's state directory", func(t *testing.T) string {
+			d := t.TempDir()
+			if err := os.WriteFile(filepath.Join(d, "ledger.db"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}, "coordinator's state directory"},
+		{"a file", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "helper.state")
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, "cannot create"},
+		{"a directory nobody can write to", func(t *testing.T) string {
+			if _, err := os.Stat("/proc/self"); err != nil {
+				t.Skip("no /proc on this system")
+			}
+			return "/proc/self"
+		}, "cannot write in /proc/self"},
+		{"a read-only directory", func(t *testing.T) string {
+			if os.Geteuid() == 0 {
+				t.Skip("root writes to read-only directories")
+			}
+			d := t.TempDir()
+			if err := os.Chmod(d, 0o500); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(d, 0o700) })
+			return d
+		}, "cannot write in"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := New(key, c.dir(t), nil)
+			if err == nil {
+				h.Close()
+				t.Fatalf("New accepted it; want an error with %q", c.words)
+			}
+			if !errors.Is(err, ErrStateDir) || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("error %q; want ErrStateDir with %q", err, c.words)
+			}
+		})
+	}
+	// A usable directory is left as it was: the check leaves no file.
+	d := t.TempDir()
+	h, err := New(key, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if es, _ := os.ReadDir(d); len(es) != 0 {
+		t.Fatalf("the state directory holds %v after New", es)
+	}
+}
+
+// Every aggregation request leaves one line in the helper's log, with the
+// study, the round and why it was refused; the helper's own failure says
+// so to the coordinator.
+func TestHelperLogsEveryRequest(t *testing.T) {
+	var logBuf strings.Builder
+	key, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	h, err := New(key, dir, &Options{Log: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	f := &fixture{key: key, h: h, srv: srv, dir: dir, token: study.NewToken()}
+	f.st = newFixture(t).st
+	f.st.Helper = &protocol.Helper{URL: srv.URL, PublicKey: key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(f.token),
+		LeaderOperator: "Gesundheitsamt Nord"}
+	ks := updates(f.st.Params)
+	reps := f.reports(t, &f.st, 1, ks)
+	good := &Client{URL: srv.URL, Token: f.token}
+	ctx := context.Background()
+	hash, _ := f.st.Hash()
+	for _, c := range []struct {
+		name   string
+		do     func() error
+		status int    // in the answer's error, 0 for none
+		answer string // in the answer's error
+		log    []string
+	}{
+		{"served", func() error { _, err := good.Aggregate(ctx, &f.st, 1, reps); return err }, 0, "",
+			[]string{"level=INFO", `msg="round served"`, "round=1", `study=test`, "study_sha256=" + hexs(hash),
+				`coordinator="Gesundheitsamt Nord"`, "reports=4", "rejected=0", "epsilon_budget=10", "from=127.0.0.1:"}},
+		{"served again", func() error { _, err := good.Aggregate(ctx, &f.st, 1, reps); return err }, 0, "",
+			[]string{"level=INFO", "round served again", "round=1"}},
+		{"wrong leader token", func() error {
+			_, err := (&Client{URL: srv.URL, Token: "wrong"}).Aggregate(ctx, &f.st, 2, f.reports(t, &f.st, 2, ks))
+			return err
+		}, 403, "leader token", []string{"level=WARN", `msg="request refused"`, "round=2", "status=403", "leader token"}},
+		{"not a helper request", func() error {
+			resp, err := srv.Client().Post(srv.URL+PathAggregate, "application/json", strings.NewReader("{"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}, 0, "", []string{"level=WARN", "status=400", "not a helper request"}},
+		{"the helper's own failure", func() error {
+			// Another study, whose ledger file cannot be created.
+			other := f.st
+			other.Name = "other"
+			oh, _ := other.Hash()
+			if err := os.Mkdir(ledgerFile(dir, hexs(oh)), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			_, err := good.Aggregate(ctx, &other, 1, f.reports(t, &other, 1, ks))
+			return err
+		}, 500, "the helper failed on its own side", []string{"level=ERROR", "round not served", "study=other"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logBuf.Reset()
+			err := c.do()
+			if c.answer == "" && err != nil {
+				t.Fatal(err)
+			}
+			if c.answer != "" && (err == nil || !strings.Contains(err.Error(), c.answer)) {
+				t.Fatalf("answer %v; want %q", err, c.answer)
+			}
+			line := logBuf.String()
+			if strings.Count(line, "\n") != 1 {
+				t.Fatalf("want one log line, got %q", line)
+			}
+			for _, w := range c.log {
+				if !strings.Contains(line, w) {
+					t.Errorf("log line %q lacks %q", line, w)
+				}
+			}
+		})
+	}
+}
+
+// Whoever opens the helper's address in a browser reads what it is and
+// its key's fingerprint, instead of "404 page not found".
+func TestHelperRootPage(t *testing.T) {
+	f := newFixture(t)
+	resp, err := f.srv.Client().Get(f.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "fedcast helper") || !strings.Contains(string(b), f.key.PublicKey().Fingerprint()) {
+		t.Fatalf("GET /: %d %q", resp.StatusCode, b)
+	}
+	resp, err = f.srv.Client().Get(f.srv.URL + "/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("GET /nothing: %d, want 404", resp.StatusCode)
+	}
+}
+
+// A request for a round the helper released earlier says so, instead of
+// calling it "out of order" and naming a next round past the study's end.
+func TestHelperRefusalWords(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ks := updates(f.st.Params)
+	for r := 1; r <= 3; r++ {
+		if _, err := f.client.Aggregate(ctx, &f.st, r, f.reports(t, &f.st, r, ks)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		round int
+		words string
+	}{
+		{1, "round 1 was already aggregated (this helper has released rounds 1 to 3 of the study)"},
+		{2, "round 2 was already aggregated (this helper has released rounds 1 to 3 of the study)"},
+		{3, "round 3 was already aggregated with other reports"},
+		{4, "the study has 3 rounds and all are done"},
+		{9, "the study has 3 rounds and all are done"},
+	} {
+		_, err := f.client.Aggregate(ctx, &f.st, c.round, f.reports(t, &f.st, c.round, ks))
+		wantRefused(t, err, c.words)
 	}
 }

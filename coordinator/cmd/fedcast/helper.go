@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
 
@@ -79,13 +83,32 @@ func runHelperKeygen(env *Env, args []string) error {
 	return nil
 }
 
-// loadHelperKey reads a helper.key file.
+// keyError is a --key that cannot be read: a usage error with a hint that
+// still unwraps to the file system's error.
+type keyError struct {
+	*usageError
+	err error
+}
+
+func (e *keyError) Unwrap() []error { return []error{e.usageError, e.err} }
+
+// keyHint says what --key must be.
+const keyHint = "--key is the helper.key file that 'fedcast helper keygen --out DIR' wrote (DIR/helper.key), " +
+	"not helper.pub and not a study file"
+
+// loadHelperKey reads a helper.key file. Its errors name the file and say
+// what it should be.
 func loadHelperKey(path string) (*secagg.PrivateKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("helper: %w", err)
+		// Still errors.Is(err, os.ErrNotExist): the demo makes its key then.
+		return nil, &keyError{usagef(keyHint, "cannot read the helper's key: %v", err).(*usageError), err}
 	}
-	return secagg.ParsePrivateFile(path, b)
+	k, err := secagg.ParsePrivateFile(path, b)
+	if err != nil {
+		return nil, usagef(keyHint, "%s is not a helper key: %s", path, forPeople(strings.TrimPrefix(err.Error(), path+": ")))
+	}
+	return k, nil
 }
 
 func runHelperServe(ctx context.Context, env *Env, args []string) error {
@@ -115,18 +138,58 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 			time.Sleep(d)
 		}
 	}
-	h, err := helper.New(k, *state, opt)
+	log, err := newLogger(env.Stderr, "info")
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	ln, err := listen(*addr)
+	opt.Log = log
+	h, err := helper.New(k, *state, opt)
 	if err != nil {
-		return err
+		return usagef("choose another --state directory, or make this one writable (and check the disk has space)", "%s",
+			strings.TrimPrefix(err.Error(), "helper: "))
+	}
+	defer h.Close()
+	ln, err := net.Listen("tcp", *addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return usagef("stop the program that uses it (another 'fedcast helper serve'?), or choose another --addr", "%v", err)
+	case err != nil:
+		return usagef("write --addr as HOST:PORT, e.g. 127.0.0.1:8090 (0.0.0.0:8090 for every network interface)", "%v", err)
 	}
 	fmt.Fprintf(env.Stdout, "fedcast helper on http://%s (state %s)\n", ln.Addr(), *state)
 	fmt.Fprintf(env.Stdout, "helper key fingerprint: %s\n", k.PublicKey().Fingerprint())
-	return serveHelper(ctx, h, ln)
+	printHelperLedgers(env, *state)
+	fmt.Fprintf(env.Stdout, "each request is logged below: a round served, or a request refused and why\n")
+	err = serveHelper(ctx, h, ln)
+	log.Info("helper stopped", "state", *state)
+	return err
+}
+
+// printHelperLedgers says which studies the state directory already holds
+// a ledger for, and how far each is: after a restart, the operator sees
+// that nothing was lost.
+func printHelperLedgers(env *Env, state string) {
+	hs, err := helper.Studies(state)
+	if err != nil || len(hs) == 0 {
+		fmt.Fprintf(env.Stdout, "no study ledger yet in %s: the first round a coordinator asks for starts one\n", state)
+		return
+	}
+	fmt.Fprintf(env.Stdout, "%d study ledger(s) in %s (fedcast ledger export --state %s [--study HASH]):\n", len(hs), state, state)
+	for _, hx := range hs {
+		e, err := helper.ExportLedger(state, hx)
+		if err != nil {
+			fmt.Fprintf(env.Stdout, "  study %s: cannot be read: %s\n", hx, strings.TrimPrefix(err.Error(), "helper: "))
+			continue
+		}
+		var st protocol.Study
+		json.Unmarshal(e.Study, &st)
+		who := ""
+		if st.Helper != nil && st.Helper.LeaderOperator != "" {
+			who = ", coordinator " + st.Helper.LeaderOperator
+		}
+		fmt.Fprintf(env.Stdout, "  study %s %q%s: %d of %d rounds served, ε = %.4g of %g spent\n",
+			hx, st.Name, who, len(e.Rounds), st.Rounds, e.EpsilonSpent, st.Epsilon)
+	}
 }
 
 // helperPauseEnv, holding a Go duration, makes `helper serve` pause

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net"
 	"os"
@@ -169,5 +170,115 @@ func TestStudyNewWithHelper(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, c.words) {
 			t.Errorf("%v: exit %d, %s; want %q", c.args, code, errs, c.words)
 		}
+	}
+}
+
+// The operator's plausible mistakes with `helper serve` each get words
+// that say what to do, with no Go package prefix twice.
+func TestHelperServeMistakes(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if code, _, errs := fedcast(t, "helper", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errs)
+	}
+	key := filepath.Join(keys, "helper.key")
+	coordState := filepath.Join(dir, "study.state")
+	os.MkdirAll(coordState, 0o700)
+	os.WriteFile(filepath.Join(coordState, "ledger.db"), nil, 0o600)
+	studyFile := filepath.Join(dir, "study.json")
+	os.WriteFile(studyFile, []byte(`{"version":1,"name":"x"}`), 0o600)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		name  string
+		args  []string
+		words []string
+	}{
+		{"no such key file", []string{"--key", filepath.Join(dir, "nokey"), "--state", t.TempDir()},
+			[]string{"cannot read the helper's key", "hint: --key is the helper.key file that 'fedcast helper keygen --out DIR' wrote"}},
+		{"the study file as key", []string{"--key", studyFile, "--state", t.TempDir()},
+			[]string{studyFile + " is not a helper key", "hint: --key is the helper.key"}},
+		{"the coordinator's state directory", []string{"--key", key, "--state", coordState, "--addr", "127.0.0.1:0"},
+			[]string{"is a coordinator's state directory", "hint: choose another --state"}},
+		{"the address is taken", []string{"--key", key, "--state", t.TempDir(), "--addr", busy.Addr().String()},
+			[]string{"address already in use", "another 'fedcast helper serve'"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A cancelled context: a helper that starts by mistake stops at once.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var out, errb strings.Builder
+			env := &Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+			code, errs := run(ctx, env, append([]string{"helper", "serve"}, c.args...)), errb.String()
+			if code == 0 {
+				t.Fatalf("exit 0; want an error with %q", c.words)
+			}
+			if strings.Contains(errs, "helper: helper:") || strings.Contains(errs, "fedcast helper: helper:") {
+				t.Errorf("package prefix in %q", errs)
+			}
+			for _, w := range c.words {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+		})
+	}
+}
+
+// On start (after a restart above all) the helper says which studies it
+// holds a ledger for and how far each is, and that requests are logged;
+// each request then leaves a line on stderr.
+func TestHelperServeSaysWhatItHolds(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if code, _, errs := fedcast(t, "helper", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errs)
+	}
+	key, err := loadHelperKey(filepath.Join(keys, "helper.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "helper.state")
+	h, err := helper.New(key, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := protocol.Study{Protocol: protocol.Version, Clients: 2, SampleRate: 1, NoiseMultiplier: 2, Params: 3,
+		Helper: &protocol.Helper{URL: "http://h", PublicKey: key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(leaderToken),
+			LeaderOperator: "Gesundheitsamt Nord"},
+		Settings: protocol.Settings{Name: "Nord 2026", Epsilon: 10, Delta: 1e-5, Rounds: 4, ExpectedClients: 2,
+			ClipNorm: 0.5, LocalEpochs: 1, LearningRate: 0.001}}
+	hash, _ := st.Hash()
+	var reps []secagg.Sealed
+	for i := range 2 {
+		r, err := secagg.NewReport(key.PublicKey(), hash, 1, uint32(i), []int64{1, 2, 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, secagg.Sealed{ID: r.ID, SealedSeed: r.SealedSeed})
+	}
+	if _, err := h.Aggregate(&protocol.HelperRequest{Study: st, LeaderToken: leaderToken, Round: 1, Reports: reps}); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve, print, stop
+	var out, errb strings.Builder
+	env := &Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	if code := run(ctx, env, []string{"helper", "serve", "--key", filepath.Join(keys, "helper.key"), "--state", state, "--addr", "127.0.0.1:0"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, w := range []string{"helper key fingerprint: " + key.PublicKey().Fingerprint(), "1 study ledger(s) in " + state,
+		hex.EncodeToString(hash[:]) + ` "Nord 2026", coordinator Gesundheitsamt Nord: 1 of 4 rounds served`, "each request is logged"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out.String())
+		}
+	}
+	if !strings.Contains(errb.String(), `msg="helper stopped"`) {
+		t.Errorf("stderr lacks the stop line: %q", errb.String())
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -27,7 +28,8 @@ func TestStudyWithHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	hdir := t.TempDir()
-	h, err := helper.New(key, filepath.Join(hdir, "state"), nil)
+	var hlog logBuf
+	h, err := helper.New(key, filepath.Join(hdir, "state"), &helper.Options{Log: slog.New(slog.NewTextHandler(&hlog, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +62,16 @@ func TestStudyWithHelper(t *testing.T) {
 	for i, r := range ex.Rounds {
 		if r.Epsilon != state.Events[i].Epsilon || r.Reports != len(names) {
 			t.Errorf("round %d: helper ε %v over %d reports, leader ε %v", i+1, r.Epsilon, r.Reports, state.Events[i].Epsilon)
+		}
+	}
+	// What the two operators read: the helper one line per round served,
+	// the Worker's log who joined and its memory in words.
+	if n := strings.Count(hlog.String(), `msg="round served"`); n != rounds {
+		t.Errorf("the helper logged %d rounds served, want %d:\n%s", n, rounds, hlog.String())
+	}
+	for _, want := range []string{`LHA "A" joined (`, "Go program memory: "} {
+		if !strings.Contains(w.log.String(), want) {
+			t.Errorf("workerd's log lacks %q:\n%s", want, w.log)
 		}
 	}
 	t.Logf("study with a helper on workerd: %d LHAs, %d rounds, ε per server %.6g, ε against the public %.6g", len(names), rounds, st.EpsilonSpent, st.EpsilonPublic)

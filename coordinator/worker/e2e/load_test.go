@@ -212,8 +212,8 @@ func TestLoad(t *testing.T) {
 	}
 	goMem := "unknown"
 	for _, line := range strings.Split(w.log.String(), "\n") {
-		if strings.HasPrefix(line, "Go memory ") {
-			goMem = strings.TrimPrefix(line, "Go memory ")
+		if mem, ok := strings.CutPrefix(line, "Go program memory: "); ok {
+			goMem, _, _ = strings.Cut(mem, " (")
 		}
 	}
 	t.Logf("the Go program's linear memory at its peak: %s", goMem)

@@ -276,7 +276,7 @@ export class Study {
     const mem = this.program.memory.buffer.byteLength;
     if (mem > this.memoryPeak) {
       this.memoryPeak = mem;
-      console.log(`Go memory ${(mem / 1048576).toFixed(1)} MiB`);
+      console.log(`Go program memory: ${(mem / 1048576).toFixed(1)} MiB (a Worker may use 128 MB)`);
     }
     if (head.state >= 0) {
       // Commit before release: the state is written here, and the

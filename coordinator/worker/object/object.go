@@ -435,7 +435,7 @@ func (o *Object) join(c int, k *conn, lha int, now time.Time) {
 		o.closeConn(c, CloseInternal, protocol.CodeInternal, "cannot welcome: %v", err)
 		return
 	}
-	o.fx.logf("LHA %s joined (%d online)", o.file.LHAs[lha].Name, len(o.lhas))
+	o.fx.logf("LHA %q joined (%d online)", o.file.LHAs[lha].Name, len(o.lhas))
 	if o.waiting(now) {
 		o.tick(now)
 	}

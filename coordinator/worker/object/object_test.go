@@ -3,6 +3,7 @@ package object
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -477,5 +478,28 @@ func TestReadyStartsTheSchedule(t *testing.T) {
 	}
 	if a := o.AdminStatus(); a.Ready != 2 || a.State != protocol.StateRunning {
 		t.Fatalf("admin status after the ready: %d ready, state %q", a.Ready, a.State)
+	}
+}
+
+// The Worker's log names each LHA once, quoted: "LHA 001" is not logged
+// as "LHA LHA 001".
+func TestJoinLogLine(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want string
+	}{
+		{"LHA 001", `LHA "LHA 001" joined (1 online)`},
+		{"Gesundheitsamt Nord", `LHA "Gesundheitsamt Nord" joined (1 online)`},
+	} {
+		raw, sec := createStudy(t, []string{c.name, "other"}, protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: 2,
+			Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second), RoundSlack: study.Duration(time.Second)})
+		o, _, err := New(raw, nil, nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx := join(t, o, 1, sec.LHAs[0], t0)
+		if !slices.Contains(fx.Log, c.want) {
+			t.Errorf("log %q; want the line %q", fx.Log, c.want)
+		}
 	}
 }
