@@ -236,22 +236,8 @@ func RunProblem(err error) *Problem {
 }
 
 // RefusalWords says in plain words why the coordinator did not count an
-// update.
-func RefusalWords(e *protocol.Error) string {
-	switch e.Code {
-	case protocol.CodeStaleRound:
-		return "it arrived after the round had closed (this computer took longer than the round allows), so the round went on without it"
-	case protocol.CodeNotSampled:
-		return "the coordinator had not picked this authority for that round"
-	case protocol.CodeDuplicateUpdate:
-		return "the coordinator already had changes from this authority for that round"
-	case protocol.CodeBadUpdate, protocol.CodeTooLarge, protocol.CodeBadFrame:
-		return "the coordinator could not accept the changes as sent (" + e.Message + "); tell your study coordinator"
-	case protocol.CodeFinished:
-		return "the study had already ended"
-	}
-	return e.Message
-}
+// update (session.RefusalWords: the headless client says the same).
+func RefusalWords(e *protocol.Error) string { return session.RefusalWords(e) }
 
 // evaluationNote says why part of the evaluation is missing ("" when
 // nothing is).

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // fedcast runs the CLI in process and returns its exit status and output.
@@ -298,5 +300,33 @@ func TestDataSynthScenarios(t *testing.T) {
 	}
 	if code, _, errs := fedcast(t, "data", "synth", "--r0", "-1"); code != 2 || !strings.Contains(errs, "--r0") {
 		t.Errorf("negative R0: exit %d %q", code, errs)
+	}
+}
+
+// TestCoordinatorWords: the client prints the coordinator's errors in the
+// page's words, with the round, never "coordinator error 13
+// (round_abandoned)" or a Go package prefix.
+func TestCoordinatorWords(t *testing.T) {
+	for _, tc := range []struct {
+		e    protocol.Error
+		want string
+	}{
+		{protocol.Error{Code: protocol.CodeRoundAbandoned, Round: 3,
+			Message: "Round 3 was abandoned: the second server (the helper) did not answer. Nothing was released and no privacy budget was spent; the next round starts on schedule."},
+			"coordinator: Round 3 was abandoned: the second server (the helper) did not answer. Nothing was released and no privacy budget was spent; the next round starts on schedule."},
+		{protocol.Error{Code: protocol.CodeStaleRound, Round: 4, Message: "study: stale round: update for round 4"},
+			"coordinator, round 4: it arrived after the round had closed (this computer took longer than the round allows), so the round went on without it"},
+		{protocol.Error{Code: protocol.CodeBadUpdate, Round: 2, Message: "study: round 2: update refused: NaN"},
+			"coordinator, round 2: the coordinator could not accept the changes as sent (round 2: update refused: NaN); tell your study coordinator"},
+		{protocol.Error{Code: protocol.CodeInternal, Message: ""}, "coordinator: the coordinator failed on its own side; nothing is wrong with this computer"},
+		{protocol.Error{Code: protocol.CodeHelloExpected}, "coordinator: hello expected"},
+	} {
+		got := coordinatorWords(&tc.e)
+		if got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.e.Code, got, tc.want)
+		}
+		if strings.Contains(got, "coordinator error") || strings.Contains(got, "study: ") {
+			t.Errorf("%s: protocol words in %q", tc.e.Code, got)
+		}
 	}
 }

@@ -203,7 +203,7 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 			}
 			topUps()
 		}
-		obs.Error = func(e *protocol.Error) { fmt.Fprintf(out, "coordinator: %s\n", forPeople(e.Error())) }
+		obs.Error = func(e *protocol.Error) { fmt.Fprintln(out, coordinatorWords(e)) }
 	}
 	if cf.modelOut != "" && st.CampaignCount() > 1 {
 		// A continuing study: the file always holds the latest released
@@ -219,6 +219,21 @@ func clientObserver(env *Env, s *session.Session, st protocol.Study, cf *clientF
 		}
 	}
 	return obs
+}
+
+// coordinatorWords is the line the client prints for an error the
+// coordinator answered with during the study: the round it concerns and
+// why, in the page's words (session.RefusalWords), not the protocol's
+// code numbers.
+func coordinatorWords(e *protocol.Error) string {
+	why := session.RefusalWords(e)
+	if why == "" {
+		why = strings.ReplaceAll(e.Code.String(), "_", " ")
+	}
+	if e.Round > 0 && !strings.HasPrefix(why, fmt.Sprintf("Round %d ", e.Round)) {
+		return fmt.Sprintf("coordinator, round %d: %s", e.Round, forPeople(why))
+	}
+	return "coordinator: " + forPeople(why)
 }
 
 // finishClient reports the finished study (st as joined) and writes the
