@@ -21,6 +21,21 @@ type (
 	AdminParticipation = protocol.Participation
 )
 
+// AdminUpcoming is what the coordinator's round loop waits for, sent
+// beside the admin status (coordinator/study.Upcoming, same JSON names):
+// the start quorum, a restarted study's wait for its LHAs, the next
+// round's opening and a round recorded but not yet sent. A coordinator
+// that does not send it (one that predates it, the Worker) leaves it
+// zero, and the dashboard says less.
+type AdminUpcoming struct {
+	StartQuorum    int        `json:"start_quorum"`
+	ResumeBy       *time.Time `json:"resume_by"`
+	NextRound      int        `json:"next_round"`
+	NextRoundOpens *time.Time `json:"next_round_opens"`
+	PendingRound   int        `json:"pending_round"`
+	PendingRelease *time.Time `json:"pending_release"`
+}
+
 // LedgerExport is the part of the ledger export (/api/admin/ledger) the
 // dashboard shows.
 type LedgerExport struct {
@@ -75,6 +90,7 @@ type AdminState struct {
 	DemoProblem string
 
 	Status    *AdminStatus
+	Upcoming  AdminUpcoming
 	Ledger    *LedgerExport
 	Table     []AdminRoundRow // newest first
 	Problem   *Problem
@@ -127,10 +143,14 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 		return ErrUnauthorized
 	}
 	var st AdminStatus
+	var up AdminUpcoming
 	var led LedgerExport
 	b, err := s.get(ctx, "/api/admin/status")
 	if err == nil {
 		err = json.Unmarshal(b, &st)
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &up)
 	}
 	var raw []byte
 	if err == nil {
@@ -157,6 +177,7 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 	s.DemoWaiting = waiting
 	s.Problem = nil
 	s.Status = &st
+	s.Upcoming = up
 	s.Ledger = &led
 	s.ledgerRaw = raw
 	s.Updated = time.Now()

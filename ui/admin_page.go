@@ -84,16 +84,35 @@ func (c *AdminPage) onDemoStart(event vugu.DOMEvent) {
 
 func (c *AdminPage) stateWords() string {
 	st := c.S.Status
+	up := c.S.Upcoming
 	s := ""
 	switch st.State {
 	case protocol.StateWaiting:
-		s = fmt.Sprintf("Waiting for enough LHAs to be ready before round 1: %s online, %s ready. An LHA is ready once it has chosen and checked its file and pressed Join; a page that is only open does not count.",
-			FormatCount(float64(st.Online)), FormatCount(float64(st.Ready)))
+		need := "enough LHAs"
+		if up.StartQuorum > 0 {
+			need = fmt.Sprintf("%s of the %s enrolled LHAs (the study's start quorum)", FormatCount(float64(up.StartQuorum)), FormatCount(float64(st.Enrolled)))
+		}
+		s = fmt.Sprintf("Waiting for %s to be ready before round 1: %s ready, %s online. An LHA is ready once it has chosen and checked its file and pressed Join; a page that is only open does not count.",
+			need, FormatCount(float64(st.Ready)), FormatCount(float64(st.Online)))
 	case protocol.StateRunning:
 		s = "Running."
-		if o := st.OpenRound; o != nil {
+		switch o := st.OpenRound; {
+		case o != nil:
 			s = fmt.Sprintf("Round %d open: %d updates received so far; %s online, %s ready.", o.Round, o.Received,
 				FormatCount(float64(st.Online)), FormatCount(float64(st.Ready)))
+		case up.ResumeBy != nil:
+			s = fmt.Sprintf("The coordinator has restarted and waits until %s LHAs are ready again (%s ready, %s online now), at the latest until %s; "+
+				"the rounds then go on at the next slot of the timetable.",
+				FormatCount(float64(up.StartQuorum)), FormatCount(float64(st.Ready)), FormatCount(float64(st.Online)), c.at(*up.ResumeBy))
+		case up.NextRound > 0 && up.NextRoundOpens != nil:
+			s = "Running. " + c.nextRoundWords(up.NextRound, *up.NextRoundOpens)
+		}
+		if up.PendingRound > 0 {
+			when := "when the rounds go on"
+			if up.PendingRelease != nil {
+				when = "at " + c.at(*up.PendingRelease)
+			}
+			s += fmt.Sprintf(" Round %d is recorded in the ledger (its ε counts in the table below) and is sent to the LHAs %s.", up.PendingRound, when)
 		}
 	case protocol.StateFinished:
 		s = "Finished"
@@ -116,13 +135,49 @@ func (c *AdminPage) stateWords() string {
 		s, FormatPercent(st.SampleRate), st.ExpectedClients, st.Clients, clip, c.S.Updated.Format("15:04:05"))
 }
 
+// nextRoundWords says when round opens: in a continuing study, with its
+// campaign, and that the campaign before it is done when it is the first
+// of its campaign.
+func (c *AdminPage) nextRoundWords(round int, opens time.Time) string {
+	st := c.S.Status
+	if st.Campaigns <= 1 {
+		return fmt.Sprintf("Round %d opens at %s.", round, c.at(opens))
+	}
+	plan := protocol.Study{Settings: protocol.Settings{Rounds: st.Rounds, Campaigns: st.Campaigns}}
+	k, i := plan.CampaignOf(round)
+	if i == 1 && k > 1 {
+		return fmt.Sprintf("Campaign %d of %d is done. Campaign %d starts at %s with round %d.", k-1, plan.CampaignCount(), k, c.at(opens), round)
+	}
+	return fmt.Sprintf("Round %d (round %d of %d in campaign %d of %d) opens at %s.", round, i, plan.CampaignRounds(), k, plan.CampaignCount(), c.at(opens))
+}
+
+// at says a time on the dashboard: the clock time, with the day when it
+// is not the day of the last update.
+func (c *AdminPage) at(t time.Time) string {
+	t = t.Local()
+	u := c.S.Updated.Local()
+	if t.YearDay() == u.YearDay() && t.Year() == u.Year() {
+		return t.Format("15:04:05")
+	}
+	return t.Format("Monday 2 January 15:04")
+}
+
 // WordRereleased marks a round in the dashboard's table that the
 // coordinator had finished before a restart and sent out after it.
 const WordRereleased = "(released after a restart)"
 
+// WordPending marks a round in the dashboard's table that is recorded in
+// the ledger and not yet sent to the LHAs (the status line says when it
+// is).
+const WordPending = "(recorded, not yet sent)"
+
 // roundLabel is the round's number, marked when the round was released
-// after a restart of the coordinator (it had been finished, not yet sent).
+// after a restart of the coordinator (it had been finished, not yet sent),
+// or is recorded and not yet sent.
 func (c *AdminPage) roundLabel(r AdminRoundRow) string {
+	if c.S != nil && c.S.Status != nil && r.Round == c.S.Upcoming.PendingRound && r.Round > c.S.Status.Round {
+		return strconv.Itoa(r.Round) + " " + WordPending
+	}
 	if r.Rereleased {
 		return strconv.Itoa(r.Round) + " " + WordRereleased
 	}
