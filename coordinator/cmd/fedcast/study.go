@@ -378,7 +378,7 @@ func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, lin
 	}
 	if links != "" {
 		fmt.Fprintf(w, "Wrote the join links and the admin link to %s (CSV name,link; mode 0600). It is a SECRET: anyone with a link can join as that LHA or run the dashboard. Keep it safe; delete it once the links are sent.\n", links)
-		fmt.Fprintln(w, "The study file keeps only the tokens' SHA-256; the links are in that file and below, nowhere else.")
+		fmt.Fprintf(w, "The study file keeps only the tokens' SHA-256: the links themselves are in %s and below, nowhere else.\n", links)
 	} else {
 		fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256; --links FILE keeps them as a CSV).")
 	}

@@ -23,7 +23,9 @@ func TestStudyNewWindowAndLinks(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"every LHA's file must cover 2022-01-29 … 2022-05-03, so files must reach 2022-05-03",
-		"the last usable --to is 2022-04-27", "Wrote the join links and the admin link to " + links, "SECRET"} {
+		"the last usable --to is 2022-04-27", "Wrote the join links and the admin link to " + links, "SECRET",
+		// It said "the links are in that file", right after naming the study file.
+		"The study file keeps only the tokens' SHA-256: the links themselves are in " + links + " and below, nowhere else."} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("study new output lacks %q:\n%s", want, stdout)
 		}
