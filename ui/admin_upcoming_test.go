@@ -43,7 +43,7 @@ func TestAdminUpcomingWords(t *testing.T) {
 			up:   `{"start_quorum":4,"next_round":2,"next_round_opens":"` + at(24*time.Hour).Format(time.RFC3339) + `"}`,
 			want: []string{"Round 2 opens at Sunday 29 November 04:14."}},
 		{name: "restarted, waiting for the LHAs", status: continuing, ready: 1,
-			up:   `{"start_quorum":4,"resume_by":"` + at(20*time.Second).Format(time.RFC3339) + `","pending_round":4}`,
+			up: `{"start_quorum":4,"resume_by":"` + at(20*time.Second).Format(time.RFC3339) + `","pending_round":4}`,
 			want: []string{"The coordinator has restarted and waits until 4 LHAs are ready again (1 ready, 1 online now), at the latest until 04:14:54",
 				"Round 4 is recorded in the ledger (its ε counts in the table below) and is sent to the LHAs when the rounds go on."}},
 		{name: "restarted, round recorded before it", status: continuing, ready: 4,
