@@ -54,7 +54,24 @@ type LedgerExport struct {
 	} `json:"rounds"`
 	Study struct {
 		ClipNorm float64 `json:"clip_norm"`
+		Rounds   int     `json:"rounds"` // the rounds planned at creation
 	} `json:"study"`
+	// NoiseMultiplier is c of the rounds planned at creation.
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	// TopUps are the budget's raises, in order (docs/deployment.md,
+	// "Raising the budget").
+	TopUps []LedgerTopUp `json:"top_ups"`
+}
+
+// LedgerTopUp is the part of one top-up in the ledger export that the
+// dashboard shows.
+type LedgerTopUp struct {
+	Number          int       `json:"number"`
+	FromEpsilon     float64   `json:"from_epsilon"`
+	Epsilon         float64   `json:"epsilon"`
+	Rounds          int       `json:"rounds"`
+	NoiseMultiplier float64   `json:"noise_multiplier"`
+	At              time.Time `json:"at"`
 }
 
 // AdminRoundRow is one line of the dashboard's round table.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -72,10 +73,46 @@ func (c *AdminPage) epsilonLabel() string {
 		return fmt.Sprintf("no client-level budget (privacy \"example\"): each LHA's own budget per training window, δ = %s; "+
 			"this coordinator adds no noise and sees every update as sent", FormatDelta(st.ExampleDelta))
 	}
+	w := fmt.Sprintf("privacy budget ε spent (δ = %s)", FormatDelta(st.Delta))
 	if st.Campaigns > 1 {
-		return fmt.Sprintf("lifetime privacy budget ε spent, all %d campaigns together (δ = %s)", st.Campaigns, FormatDelta(st.Delta))
+		w = fmt.Sprintf("lifetime privacy budget ε spent, all %d campaigns together (δ = %s)", st.Campaigns, FormatDelta(st.Delta))
 	}
-	return fmt.Sprintf("privacy budget ε spent (δ = %s)", FormatDelta(st.Delta))
+	if l := c.S.Ledger; l != nil && len(l.TopUps) > 0 {
+		first, last := l.TopUps[0], l.TopUps[len(l.TopUps)-1]
+		by := fmt.Sprintf("top-up %d on %s", last.Number, last.At.Local().Format("2 January 15:04"))
+		if len(l.TopUps) > 1 {
+			by = fmt.Sprintf("%d top-ups, the last on %s", len(l.TopUps), last.At.Local().Format("2 January 15:04"))
+		}
+		w += fmt.Sprintf("; raised from ε = %s to %s by %s", FormatEpsilon(first.FromEpsilon), FormatEpsilon(last.Epsilon), by)
+	}
+	return w
+}
+
+// noiseLabel explains the noise tile: c is the noise of the rounds still
+// to come, which after a top-up are the added rounds (with less noise
+// than the planned ones); the earlier rounds' c are listed.
+func (c *AdminPage) noiseLabel() string {
+	const what = "noise multiplier c: the noise added to each round's average, as a multiple of the most one LHA can change it (σ = c·S/m)"
+	l := c.S.Ledger
+	if c.exampleOnly() || l == nil || len(l.TopUps) == 0 || l.Study.Rounds == 0 {
+		return what
+	}
+	var earlier []string
+	from, to := 1, l.Study.Rounds
+	noise := l.NoiseMultiplier
+	for _, t := range l.TopUps {
+		earlier = append(earlier, fmt.Sprintf("%s: c = %s", roundSpan(from, to), strconv.FormatFloat(noise, 'g', 4, 64)))
+		from, to, noise = to+1, to+t.Rounds, t.NoiseMultiplier
+	}
+	return fmt.Sprintf("%s, of %s (added by top-up %d); %s", what, roundSpan(from, to), l.TopUps[len(l.TopUps)-1].Number, strings.Join(earlier, "; "))
+}
+
+// roundSpan says "rounds a–b", or "round a".
+func roundSpan(a, b int) string {
+	if a == b {
+		return "round " + strconv.Itoa(a)
+	}
+	return fmt.Sprintf("rounds %d–%d", a, b)
 }
 
 func (c *AdminPage) onDemoStart(event vugu.DOMEvent) {
@@ -123,6 +160,9 @@ func (c *AdminPage) stateWords() string {
 			s += ": one more round would have exceeded the privacy budget."
 		default:
 			s += "."
+		}
+		if st.Campaigns > 1 && (st.FinishReason == "rounds" || st.FinishReason == "budget") {
+			s += ` To train more campaigns, a top-up can raise the lifetime budget ("fedcast study topup" with the coordinator stopped; docs/deployment.md, "Raising the budget").`
 		}
 	default:
 		s = st.State

@@ -101,3 +101,39 @@ func TestAdminPendingRoundLabel(t *testing.T) {
 		}
 	}
 }
+
+// After a top-up the tiles said "noise multiplier c" with the added
+// rounds' c alone (3.912, where rounds 1–9 had 6.447) and nothing of the
+// raise; a finished continuing study did not say that a top-up can
+// continue it.
+func TestAdminTopUpWords(t *testing.T) {
+	var led LedgerExport
+	if err := json.Unmarshal([]byte(`{"noise_multiplier":6.4473311223630265,"study":{"rounds":9,"clip_norm":0.5},
+		"top_ups":[{"number":1,"from_epsilon":2,"epsilon":3,"campaigns":1,"rounds":3,"noise_multiplier":3.9115214347839355,"at":"2026-11-28T04:23:23Z"}]}`), &led); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 28, 4, 23, 23, 0, time.UTC).Local().Format("2 January 15:04")
+	st := &AdminStatus{Status: protocol.Status{State: protocol.StateRunning, Round: 9, Rounds: 12, Campaigns: 4, EpsilonBudget: 3, NoiseMultiplier: 3.9115214347839355, Delta: 1e-5}}
+	c := &AdminPage{S: &AdminState{Status: st, Ledger: &led}}
+	for _, tc := range []struct{ name, got, want string }{
+		{"ε label", c.epsilonLabel(), "lifetime privacy budget ε spent, all 4 campaigns together (δ = 1 in 100,000); raised from ε = 2 to 3 by top-up 1 on " + at},
+		{"noise label", c.noiseLabel(), "noise multiplier c: the noise added to each round's average, as a multiple of the most one LHA can change it (σ = c·S/m), " +
+			"of rounds 10–12 (added by top-up 1); rounds 1–9: c = 6.447"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, tc.got, tc.want)
+		}
+	}
+	c.S.Ledger = &LedgerExport{}
+	if got := c.noiseLabel(); strings.Contains(got, "top-up") || strings.Contains(c.epsilonLabel(), "raised") {
+		t.Errorf("without a top-up: %q, %q", got, c.epsilonLabel())
+	}
+	st.State, st.FinishReason = protocol.StateFinished, "rounds"
+	if got := c.stateWords(); !strings.Contains(got, `Finished: all planned rounds done. To train more campaigns, a top-up can raise the lifetime budget ("fedcast study topup"`) {
+		t.Errorf("finished continuing study: %q", got)
+	}
+	st.Campaigns = 0
+	if got := c.stateWords(); strings.Contains(got, "top-up") {
+		t.Errorf("finished study of one campaign: %q", got)
+	}
+}
