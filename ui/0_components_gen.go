@@ -407,7 +407,7 @@ func (c *AdminPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgparent.AppendChild(vgn)
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 									vgparent.AppendChild(vgn)
-									vgn.SetInnerHTML(r.Received)
+									vgn.SetInnerHTML(c.receivedWords(r))
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(r.Rejected)

@@ -88,23 +88,23 @@ func (c *AdminPage) epsilonLabel() string {
 	return w
 }
 
-// noiseLabel explains the noise tile: c is the noise of the rounds still
-// to come, which after a top-up are the added rounds (with less noise
-// than the planned ones); the earlier rounds' c are listed.
+// noiseLabel explains the noise tile. After a top-up the rounds have
+// different c (the status gives the smallest, protocol.Study.Apply): the
+// label lists each block of rounds with its c. It said "noise multiplier
+// c" alone, with the added rounds' c.
 func (c *AdminPage) noiseLabel() string {
 	const what = "noise multiplier c: the noise added to each round's average, as a multiple of the most one LHA can change it (σ = c·S/m)"
 	l := c.S.Ledger
 	if c.exampleOnly() || l == nil || len(l.TopUps) == 0 || l.Study.Rounds == 0 {
 		return what
 	}
-	var earlier []string
-	from, to := 1, l.Study.Rounds
-	noise := l.NoiseMultiplier
+	blocks := []string{fmt.Sprintf("%s: c = %s", roundSpan(1, l.Study.Rounds), strconv.FormatFloat(l.NoiseMultiplier, 'g', 4, 64))}
+	to := l.Study.Rounds
 	for _, t := range l.TopUps {
-		earlier = append(earlier, fmt.Sprintf("%s: c = %s", roundSpan(from, to), strconv.FormatFloat(noise, 'g', 4, 64)))
-		from, to, noise = to+1, to+t.Rounds, t.NoiseMultiplier
+		blocks = append(blocks, fmt.Sprintf("%s (top-up %d): c = %s", roundSpan(to+1, to+t.Rounds), t.Number, strconv.FormatFloat(t.NoiseMultiplier, 'g', 4, 64)))
+		to += t.Rounds
 	}
-	return fmt.Sprintf("%s, of %s (added by top-up %d); %s", what, roundSpan(from, to), l.TopUps[len(l.TopUps)-1].Number, strings.Join(earlier, "; "))
+	return fmt.Sprintf("%s; the smallest of the study's rounds, which after a top-up differ: %s", what, strings.Join(blocks, "; "))
 }
 
 // roundSpan says "rounds a–b", or "round a".
@@ -222,6 +222,21 @@ func (c *AdminPage) roundLabel(r AdminRoundRow) string {
 		return strconv.Itoa(r.Round) + " " + WordRereleased
 	}
 	return strconv.Itoa(r.Round)
+}
+
+// WordNoUpdate marks a round in the dashboard's table in which no update
+// was counted: every sampled LHA was offline, sent nothing in time, or sat
+// out (its own ε limit, a file without usable windows), so the round's
+// model change is noise only.
+const WordNoUpdate = "0 (none: this round's model change is noise only)"
+
+// receivedWords is the round's count of updates received, marked when it
+// is none of the sampled LHAs'.
+func (c *AdminPage) receivedWords(r AdminRoundRow) string {
+	if r.HasParticipation && r.Sampled > 0 && r.Received == 0 {
+		return WordNoUpdate
+	}
+	return strconv.Itoa(r.Received)
 }
 
 func (c *AdminPage) duration(r AdminRoundRow) string {

@@ -117,12 +117,21 @@ func TestAdminTopUpWords(t *testing.T) {
 	c := &AdminPage{S: &AdminState{Status: st, Ledger: &led}}
 	for _, tc := range []struct{ name, got, want string }{
 		{"ε label", c.epsilonLabel(), "lifetime privacy budget ε spent, all 4 campaigns together (δ = 1 in 100,000); raised from ε = 2 to 3 by top-up 1 on " + at},
-		{"noise label", c.noiseLabel(), "noise multiplier c: the noise added to each round's average, as a multiple of the most one LHA can change it (σ = c·S/m), " +
-			"of rounds 10–12 (added by top-up 1); rounds 1–9: c = 6.447"},
+		{"noise label", c.noiseLabel(), "noise multiplier c: the noise added to each round's average, as a multiple of the most one LHA can change it (σ = c·S/m); " +
+			"the smallest of the study's rounds, which after a top-up differ: rounds 1–9: c = 6.447; rounds 10–12 (top-up 1): c = 3.912"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s:\n%s\nwant\n%s", tc.name, tc.got, tc.want)
 		}
+	}
+	// A second top-up: the status's c is the smallest (3.912, top-up 1's),
+	// not the last top-up's.
+	led.TopUps = append(led.TopUps, LedgerTopUp{Number: 2, FromEpsilon: 3, Epsilon: 3.5, Rounds: 3, NoiseMultiplier: 5.531726837158203, At: led.TopUps[0].At.Add(time.Hour)})
+	if got := c.noiseLabel(); !strings.HasSuffix(got, "rounds 1–9: c = 6.447; rounds 10–12 (top-up 1): c = 3.912; rounds 13–15 (top-up 2): c = 5.532") {
+		t.Errorf("two top-ups, noise label %q", got)
+	}
+	if got := c.epsilonLabel(); !strings.Contains(got, "raised from ε = 2 to 3.5 by 2 top-ups, the last on ") {
+		t.Errorf("two top-ups, ε label %q", got)
 	}
 	c.S.Ledger = &LedgerExport{}
 	if got := c.noiseLabel(); strings.Contains(got, "top-up") || strings.Contains(c.epsilonLabel(), "raised") {
@@ -135,5 +144,25 @@ func TestAdminTopUpWords(t *testing.T) {
 	st.Campaigns = 0
 	if got := c.stateWords(); strings.Contains(got, "top-up") {
 		t.Errorf("finished study of one campaign: %q", got)
+	}
+}
+
+// A round in which no update was counted (every LHA sat out: after a
+// top-up past the limits they joined with) showed a bare 0 beside rounds
+// that trained; it says the round's model change is noise only.
+func TestAdminNoUpdateRound(t *testing.T) {
+	var c AdminPage
+	for _, tc := range []struct {
+		row  AdminRoundRow
+		want string
+	}{
+		{AdminRoundRow{Round: 13, Sampled: 5, Online: 5, Received: 0, HasParticipation: true}, "0 (none: this round's model change is noise only)"},
+		{AdminRoundRow{Round: 12, Sampled: 5, Online: 5, Received: 5, HasParticipation: true}, "5"},
+		{AdminRoundRow{Round: 3, Sampled: 0, Received: 0, HasParticipation: true}, "0"},
+		{AdminRoundRow{Round: 2}, "0"}, // no participation record (before a restart's ledger had it)
+	} {
+		if got := c.receivedWords(tc.row); got != tc.want {
+			t.Errorf("round %d: %q, want %q", tc.row.Round, got, tc.want)
+		}
 	}
 }
