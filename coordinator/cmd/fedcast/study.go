@@ -197,6 +197,11 @@ func runStudyNew(env *Env, args []string) error {
 	if err := o.template(&f); err != nil {
 		return err
 	}
+	if q := f.StartQuorum; q < 0 || q > len(names) {
+		// It said "invalid study file: start_quorum is 9, must be in [0, N=5]".
+		return usagef(fmt.Sprintf("--quorum is how many of the %d LHAs must be ready before round 1 and after a restart: 1 to %d, or 0 for all", len(names), len(names)),
+			"--quorum %d: the study enrols %d LHAs", q, len(names))
+	}
 	design, err := studyPreset(env, o.fs, *o.preset, *o.campaigns)
 	if err != nil {
 		return err
@@ -245,6 +250,7 @@ func runStudyNew(env *Env, args []string) error {
 		return err
 	}
 	printStudyPlan(w, file, pl, own, *o.usePlan)
+	printQuorum(w, file)
 	printLinks(w, file, secrets, base, *o.links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *o.out, *o.addr)
@@ -295,6 +301,26 @@ func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
 	}
 	f.Smoothing, f.Features = "trailing", string(model.Lipschitz)
 	return nil
+}
+
+// printQuorum says when round 1 opens: once the start quorum is ready (it
+// was said nowhere; with the default, all N, one absent LHA holds the
+// study).
+func printQuorum(w io.Writer, file *study.File) {
+	n, q := len(file.LHAs), file.Quorum()
+	who := fmt.Sprintf("%d of the %d LHAs are", q, n)
+	if q == n {
+		switch n {
+		case 1:
+			who = "the LHA is"
+		case 2:
+			who = "both LHAs are"
+		default:
+			who = fmt.Sprintf("all %d LHAs are", n)
+		}
+	}
+	fmt.Fprintf(w, "Round 1 opens when %s ready (chose and checked a file and joined), however long that takes (--quorum sets how many); "+
+		"after a restart the rounds wait for as many again, at most %s.\n", who, file.ResumeWait())
 }
 
 // printCampaigns states a continuing study's schedule (nothing for one
