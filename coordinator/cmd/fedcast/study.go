@@ -250,6 +250,9 @@ func runStudyNew(env *Env, args []string) error {
 		return err
 	}
 	printStudyPlan(w, file, pl, own, *o.usePlan)
+	if pl != nil {
+		fmt.Fprintln(w, wisWords)
+	}
 	printQuorum(w, file)
 	printLinks(w, file, secrets, base, *o.links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
@@ -302,6 +305,9 @@ func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
 	f.Smoothing, f.Features = "trailing", string(model.Lipschitz)
 	return nil
 }
+
+// wisWords says what the planner's "relative WIS" is, in words.
+const wisWords = "(Relative WIS: the forecasts' error, their ranges included, as a multiple of the no-change forecast's; below 1 beats no change; 10 or more: the shared model is noise.)"
 
 // printQuorum says when round 1 opens: once the start quorum is ready (it
 // was said nowhere; with the default, all N, one absent LHA holds the

@@ -162,6 +162,7 @@ func TestStudyNewQuorum(t *testing.T) {
 		{"9", 2, "fedcast study: --quorum 9: the study enrols 5 LHAs\nhint: --quorum is how many of the 5 LHAs must be ready before round 1 and after a restart: 1 to 5, or 0 for all"},
 		{"-1", 2, "fedcast study: --quorum -1: the study enrols 5 LHAs"},
 		{"3", 0, "Round 1 opens when 3 of the 5 LHAs are ready"},
+		{"4", 0, "(Relative WIS: the forecasts' error, their ranges included, as a multiple of the no-change forecast's; below 1 beats no change; 10 or more: the shared model is noise.)"},
 		{"0", 0, "Round 1 opens when all 5 LHAs are ready"},
 	} {
 		code, stdout, stderr := fedcast(t, "study", "new", "--lhas", "5", "--epsilon", "2", "--quorum", tc.quorum, "--out", filepath.Join(dir, "q"+tc.quorum+".json"))

@@ -91,6 +91,7 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 		for _, s := range a.Warnings {
 			fmt.Fprintf(env.Stdout, "warning: the added rounds: %s\n", s)
 		}
+		fmt.Fprintln(env.Stdout, wisWords)
 	}
 	fmt.Fprintf(env.Stdout, "Start 'fedcast serve' again, and tell the LHAs: each trains in the added rounds only while its own ε limit allows. "+
 		"A page or client that joined before this top-up keeps its limit (by default the budget it joined under, at most ε = %g) "+

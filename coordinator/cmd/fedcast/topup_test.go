@@ -69,7 +69,9 @@ func TestStudyTopUp(t *testing.T) {
 		"Planner: with the added rounds' noise", "warning: the added rounds: with 3 LHAs at ε = 3 the shared model is expected to be worse than no change",
 		// It said only "each LHA trains in the added rounds only if its own ε limit allows", not that by default none does.
 		"A page or client that joined before this top-up keeps its limit (by default the budget it joined under, at most ε = 2) and sits out the added rounds until the LHA agrees",
-		"(with --max-epsilon 3 if it sets one)"} {
+		"(with --max-epsilon 3 if it sets one)",
+		// "relative WIS" was not explained.
+		"(Relative WIS: the forecasts' error, their ranges included, as a multiple of the no-change forecast's; below 1 beats no change"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("study topup output lacks %q:\n%s", want, stdout)
 		}
