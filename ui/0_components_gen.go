@@ -216,14 +216,9 @@ func (c *AdminPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-value"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.noiseWords())
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-label"}}}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tile-label"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "admin-noise-label"}}}
 							vgparent.AppendChild(vgn)
-							{
-								vgparent := vgn
-								_ = vgparent
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "noise multiplier c (σ = c·S/m on the mean)"}
-								vgparent.AppendChild(vgn)
-							}
+							vgn.SetInnerHTML(c.noiseLabel())
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
@@ -412,7 +407,7 @@ func (c *AdminPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgparent.AppendChild(vgn)
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 									vgparent.AppendChild(vgn)
-									vgn.SetInnerHTML(r.Received)
+									vgn.SetInnerHTML(c.receivedWords(r))
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(r.Rejected)

@@ -21,6 +21,21 @@ type (
 	AdminParticipation = protocol.Participation
 )
 
+// AdminUpcoming is what the coordinator's round loop waits for, sent
+// beside the admin status (coordinator/study.Upcoming, same JSON names):
+// the start quorum, a restarted study's wait for its LHAs, the next
+// round's opening and a round recorded but not yet sent. A coordinator
+// that does not send it (one that predates it, the Worker) leaves it
+// zero, and the dashboard says less.
+type AdminUpcoming struct {
+	StartQuorum    int        `json:"start_quorum"`
+	ResumeBy       *time.Time `json:"resume_by"`
+	NextRound      int        `json:"next_round"`
+	NextRoundOpens *time.Time `json:"next_round_opens"`
+	PendingRound   int        `json:"pending_round"`
+	PendingRelease *time.Time `json:"pending_release"`
+}
+
 // LedgerExport is the part of the ledger export (/api/admin/ledger) the
 // dashboard shows.
 type LedgerExport struct {
@@ -39,7 +54,24 @@ type LedgerExport struct {
 	} `json:"rounds"`
 	Study struct {
 		ClipNorm float64 `json:"clip_norm"`
+		Rounds   int     `json:"rounds"` // the rounds planned at creation
 	} `json:"study"`
+	// NoiseMultiplier is c of the rounds planned at creation.
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	// TopUps are the budget's raises, in order (docs/deployment.md,
+	// "Raising the budget").
+	TopUps []LedgerTopUp `json:"top_ups"`
+}
+
+// LedgerTopUp is the part of one top-up in the ledger export that the
+// dashboard shows.
+type LedgerTopUp struct {
+	Number          int       `json:"number"`
+	FromEpsilon     float64   `json:"from_epsilon"`
+	Epsilon         float64   `json:"epsilon"`
+	Rounds          int       `json:"rounds"`
+	NoiseMultiplier float64   `json:"noise_multiplier"`
+	At              time.Time `json:"at"`
 }
 
 // AdminRoundRow is one line of the dashboard's round table.
@@ -75,6 +107,7 @@ type AdminState struct {
 	DemoProblem string
 
 	Status    *AdminStatus
+	Upcoming  AdminUpcoming
 	Ledger    *LedgerExport
 	Table     []AdminRoundRow // newest first
 	Problem   *Problem
@@ -127,10 +160,14 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 		return ErrUnauthorized
 	}
 	var st AdminStatus
+	var up AdminUpcoming
 	var led LedgerExport
 	b, err := s.get(ctx, "/api/admin/status")
 	if err == nil {
 		err = json.Unmarshal(b, &st)
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &up)
 	}
 	var raw []byte
 	if err == nil {
@@ -157,6 +194,7 @@ func (s *AdminState) Refresh(ctx context.Context) error {
 	s.DemoWaiting = waiting
 	s.Problem = nil
 	s.Status = &st
+	s.Upcoming = up
 	s.Ledger = &led
 	s.ledgerRaw = raw
 	s.Updated = time.Now()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
+	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
 )
 
@@ -51,11 +52,20 @@ type AdminLHA = protocol.AdminLHA
 // AdminRound is the open round.
 type AdminRound = protocol.AdminRound
 
+// AdminView is the answer of /api/admin/status: the admin status and
+// what the round loop waits for (the start quorum, a restart's wait, the
+// next round's opening), for the dashboard.
+type AdminView struct {
+	AdminStatus
+	study.Upcoming
+}
+
 func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 	// The ledger is read after the snapshot, so that the participation
 	// record covers every round the snapshot counts (a "finished" state
 	// comes with all rounds' records).
 	st, open := s.co.Admin()
+	up := s.co.Upcoming()
 	counts := s.co.Counts()
 	s.mu.Lock()
 	a := AdminStatus{Status: st, Enrolled: len(s.eng.File.LHAs), Online: len(s.conns), Ready: counts.Ready, OpenRound: open}
@@ -78,7 +88,7 @@ func (s *Server) serveAdminStatus(w http.ResponseWriter, r *http.Request) {
 	if a.Participation == nil {
 		a.Participation = []ledger.Participation{}
 	}
-	writeJSON(w, a)
+	writeJSON(w, AdminView{AdminStatus: a, Upcoming: up})
 }
 
 func (s *Server) serveLedger(w http.ResponseWriter, r *http.Request) {

@@ -38,7 +38,14 @@ func runLedger(ctx context.Context, env *Env, args []string) error {
 		return usagef("e.g. --state study.state", "--state is required")
 	}
 	path := filepath.Join(*state, "ledger.db")
-	if hs, _ := helper.Studies(*state); len(hs) > 0 || *studyHash != "" {
+	hs, _ := helper.Studies(*state)
+	if len(hs) == 0 && *studyHash != "" && haveLedger(*state) == nil {
+		// It said "helper: no ledger of study … in DIR" of a coordinator's
+		// ledger that is there.
+		return usagef("leave out --study: a coordinator's state directory holds the ledger of one study",
+			"--study picks a study in a helper's state directory; %s is a coordinator's", *state)
+	}
+	if len(hs) > 0 || *studyHash != "" {
 		// A helper's state directory: one ledger per study hash.
 		e, err := helper.ExportLedger(*state, *studyHash)
 		if err != nil {

@@ -94,11 +94,21 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if *state == "" {
 		*state = strings.TrimSuffix(*studyPath, filepath.Ext(*studyPath)) + ".state"
 	}
+	if err := checkPublicFiles(f); err != nil {
+		return err
+	}
 	ln, err := listen(*addr)
 	if err != nil {
 		return err
 	}
 	c, err := openCoordinator(f, raw, *state, seed.v, webHandler(*webDir, env.Stdout), origins, *grace, log)
+	if errors.Is(err, study.ErrMismatch) {
+		// The engine's words, without its sentinel: "the study: " would
+		// lose "study: " to forPeople.
+		detail := strings.TrimPrefix(err.Error(), study.ErrMismatch.Error()+": ")
+		err = usagef("a state directory belongs to the study file it was started with, for good: give that file, or a new study its own --state DIR "+
+			"(a study file edited after 'fedcast study new' is another study)", "the state directory %s is not %s's: %s", *state, *studyPath, detail)
+	}
 	if err != nil {
 		ln.Close()
 		return err
@@ -115,6 +125,26 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  WARNING: --insecure-seed %d: reproducible noise, NO privacy guarantee\n", *seed.v)
 	}
 	return c.serve(ctx, ln, false)
+}
+
+// checkPublicFiles checks, before the coordinator starts, that each
+// public input the study file declares is on disk with the declared
+// bytes: every LHA checks its SHA-256, and none can join a weekly study
+// without it. Without this check the coordinator started and answered
+// each LHA's download with an error, which only its log explained.
+func checkPublicFiles(f *study.File) error {
+	for _, p := range f.PublicInputs {
+		if p.Path == "" {
+			continue
+		}
+		// As the server reads it (server.Options.StudyDir is not set:
+		// 'study new' declares absolute paths).
+		if _, _, err := f.PublicFileBytes("", p.SHA256); err != nil {
+			return usagef(fmt.Sprintf("put back the file the study declared (%d bytes, SHA-256 %s): every LHA checks it, and a weekly study's LHAs cannot join without it. "+
+				"A newer file needs a new study (docs/deployment.md, \"Public inputs\")", p.Bytes, p.SHA256), "%s", forPeople(err.Error()))
+		}
+	}
+	return nil
 }
 
 // listen listens on addr (--addr); when it cannot, the error says what to

@@ -197,6 +197,11 @@ func runStudyNew(env *Env, args []string) error {
 	if err := o.template(&f); err != nil {
 		return err
 	}
+	if q := f.StartQuorum; q < 0 || q > len(names) {
+		// It said "invalid study file: start_quorum is 9, must be in [0, N=5]".
+		return usagef(fmt.Sprintf("--quorum is how many of the %d LHAs must be ready before round 1 and after a restart: 1 to %d, or 0 for all", len(names), len(names)),
+			"--quorum %d: the study enrols %d LHAs", q, len(names))
+	}
 	design, err := studyPreset(env, o.fs, *o.preset, *o.campaigns)
 	if err != nil {
 		return err
@@ -245,6 +250,10 @@ func runStudyNew(env *Env, args []string) error {
 		return err
 	}
 	printStudyPlan(w, file, pl, own, *o.usePlan)
+	if pl != nil {
+		fmt.Fprintln(w, wisWords)
+	}
+	printQuorum(w, file)
 	printLinks(w, file, secrets, base, *o.links)
 	fmt.Fprintf(w, "Admin API: Authorization: Bearer %s\n", secrets.Admin)
 	fmt.Fprintf(w, "Start it with: fedcast serve --study %s --addr %s\n", *o.out, *o.addr)
@@ -295,6 +304,29 @@ func lipschitzFlags(fs *flag.FlagSet, f *study.File, d model.Design) error {
 	}
 	f.Smoothing, f.Features = "trailing", string(model.Lipschitz)
 	return nil
+}
+
+// wisWords says what the planner's "relative WIS" is, in words.
+const wisWords = "(Relative WIS: the forecasts' error, their ranges included, as a multiple of the no-change forecast's; below 1 beats no change; 10 or more: the shared model is noise.)"
+
+// printQuorum says when round 1 opens: once the start quorum is ready (it
+// was said nowhere; with the default, all N, one absent LHA holds the
+// study).
+func printQuorum(w io.Writer, file *study.File) {
+	n, q := len(file.LHAs), file.Quorum()
+	who := fmt.Sprintf("%d of the %d LHAs are", q, n)
+	if q == n {
+		switch n {
+		case 1:
+			who = "the LHA is"
+		case 2:
+			who = "both LHAs are"
+		default:
+			who = fmt.Sprintf("all %d LHAs are", n)
+		}
+	}
+	fmt.Fprintf(w, "Round 1 opens when %s ready (chose and checked a file and joined), however long that takes (--quorum sets how many); "+
+		"after a restart the rounds wait for as many again, at most %s.\n", who, file.ResumeWait())
 }
 
 // printCampaigns states a continuing study's schedule (nothing for one
@@ -378,7 +410,7 @@ func printLinks(w io.Writer, file *study.File, secrets *study.Secrets, base, lin
 	}
 	if links != "" {
 		fmt.Fprintf(w, "Wrote the join links and the admin link to %s (CSV name,link; mode 0600). It is a SECRET: anyone with a link can join as that LHA or run the dashboard. Keep it safe; delete it once the links are sent.\n", links)
-		fmt.Fprintln(w, "The study file keeps only the tokens' SHA-256; the links are in that file and below, nowhere else.")
+		fmt.Fprintf(w, "The study file keeps only the tokens' SHA-256: the links themselves are in %s and below, nowhere else.\n", links)
 	} else {
 		fmt.Fprintln(w, "The tokens below are shown once and stored nowhere (the file keeps only their SHA-256; --links FILE keeps them as a CSV).")
 	}

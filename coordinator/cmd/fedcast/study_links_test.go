@@ -23,7 +23,11 @@ func TestStudyNewWindowAndLinks(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"every LHA's file must cover 2022-01-29 … 2022-05-03, so files must reach 2022-05-03",
-		"the last usable --to is 2022-04-27", "Wrote the join links and the admin link to " + links, "SECRET"} {
+		"the last usable --to is 2022-04-27", "Wrote the join links and the admin link to " + links, "SECRET",
+		// It said "the links are in that file", right after naming the study file.
+		"The study file keeps only the tokens' SHA-256: the links themselves are in " + links + " and below, nowhere else.",
+		// The start quorum was said nowhere.
+		"Round 1 opens when both LHAs are ready (chose and checked a file and joined), however long that takes (--quorum sets how many); after a restart the rounds wait for as many again, at most 1m0s."} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("study new output lacks %q:\n%s", want, stdout)
 		}
@@ -141,6 +145,29 @@ func TestStudyNewBudgetAndPeriod(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "s.json")); err == nil {
 			t.Errorf("%v: a study file was written", c.args)
+		}
+	}
+}
+
+// --quorum outside 0…N names the flag and what it means (it said
+// "invalid study file: start_quorum is 9, must be in [0, N=5]"); a valid
+// one is said.
+func TestStudyNewQuorum(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		quorum string
+		code   int
+		want   string
+	}{
+		{"9", 2, "fedcast study: --quorum 9: the study enrols 5 LHAs\nhint: --quorum is how many of the 5 LHAs must be ready before round 1 and after a restart: 1 to 5, or 0 for all"},
+		{"-1", 2, "fedcast study: --quorum -1: the study enrols 5 LHAs"},
+		{"3", 0, "Round 1 opens when 3 of the 5 LHAs are ready"},
+		{"4", 0, "(Relative WIS: the forecasts' error, their ranges included, as a multiple of the no-change forecast's; below 1 beats no change; 10 or more: the shared model is noise.)"},
+		{"0", 0, "Round 1 opens when all 5 LHAs are ready"},
+	} {
+		code, stdout, stderr := fedcast(t, "study", "new", "--lhas", "5", "--epsilon", "2", "--quorum", tc.quorum, "--out", filepath.Join(dir, "q"+tc.quorum+".json"))
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("--quorum %s: exit %d, want %d and %q:\n%s%s", tc.quorum, code, tc.code, tc.want, stdout, stderr)
 		}
 	}
 }

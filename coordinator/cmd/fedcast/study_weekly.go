@@ -20,6 +20,18 @@ func studyPreset(env *Env, fs *flag.FlagSet, preset string, campaigns int) (mode
 	public := fs.Lookup("public").Value.String() != ""
 	chosen := flagSet(fs, "preset")
 	weekly := preset == "weekly" || preset == "weekly-trend"
+	if (weekly || !chosen && campaigns > 1 && public) && (flagSet(fs, "from") || flagSet(fs, "to")) {
+		// The weekly design never reads a study period: study new and
+		// serve printed "every LHA's file must cover …" for days no LHA
+		// was held to.
+		return model.Design{}, usagef("leave out --from and --to: the weekly design trains on every week of each LHA's file whose outcome is known, "+
+			"as of the file's last day, and each campaign reads the file again",
+			"--from and --to set a study period, which the weekly design does not read")
+	}
+	if campaigns > 1 && flagSet(fs, "to") {
+		fmt.Fprintf(env.Stdout, "Note: with --to %s every campaign trains on days up to %s only, however new the files the LHAs bring to later campaigns.\n",
+			fs.Lookup("to").Value, fs.Lookup("to").Value)
+	}
 	switch {
 	case weekly && !public:
 		return model.Design{}, usagef("write the public file with 'fedcast data public --cases FILE --counties FILE --out public.csv', then add --public public.csv",

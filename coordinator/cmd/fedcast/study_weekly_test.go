@@ -34,6 +34,14 @@ func TestStudyNewWeeklyDefault(t *testing.T) {
 		{"campaigns without public", []string{"--campaigns", "3", "--every", "1h"}, 0, "log-change", "Without them this study uses the monthly design"},
 		{"campaigns, preset default", []string{"--campaigns", "3", "--every", "1h", "--public", pub, "--preset", "default"}, 0, "log-change", "Design default"},
 		{"one campaign with public", []string{"--public", pub}, 0, "log-change", "Design default"},
+		// The weekly design reads no study period: study new printed "every
+		// LHA's file must cover …" for days nobody was held to.
+		{"weekly with --from/--to", []string{"--preset", "weekly", "--public", pub, "--from", "2020-10-01", "--to", "2020-12-31"}, 2, "",
+			"--from and --to set a study period, which the weekly design does not read"},
+		{"campaigns with public and --to", []string{"--campaigns", "3", "--every", "1h", "--public", pub, "--to", "2020-12-31"}, 2, "",
+			"hint: leave out --from and --to"},
+		{"monthly campaigns with --to", []string{"--campaigns", "3", "--every", "1h", "--to", "2020-12-31"}, 0, "log-change",
+			"Note: with --to 2020-12-31 every campaign trains on days up to 2020-12-31 only"},
 	} {
 		out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")
 		code, stdout, errs := fedcast(t, append(append(append([]string{}, base...), "--out", out), c.args...)...)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/protocol"
 )
 
 // runStudyTopUp is 'fedcast study topup': it raises a stopped study's
@@ -61,6 +64,12 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 	}
 	before := e.Study
 	t, err := e.TopUp(*eps, *campaigns, time.Now())
+	if errors.Is(err, protocol.ErrTopUp) {
+		// "fedcast study: study topup: invalid top-up: …" said the
+		// command twice and no way out.
+		return usagef(fmt.Sprintf("--epsilon is the new lifetime budget of the whole study, above its ε = %g now (e.g. --epsilon %g); --campaigns is how many campaigns to add, at least 1",
+			before.Epsilon, before.Epsilon+1), "top-up refused: %s", strings.TrimPrefix(err.Error(), protocol.ErrTopUp.Error()+": "))
+	}
 	if err != nil {
 		return fmt.Errorf("study topup: %w", err)
 	}
@@ -82,7 +91,11 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 		for _, s := range a.Warnings {
 			fmt.Fprintf(env.Stdout, "warning: the added rounds: %s\n", s)
 		}
+		fmt.Fprintln(env.Stdout, wisWords)
 	}
-	fmt.Fprintln(env.Stdout, "Start 'fedcast serve' again; each LHA trains in the added rounds only if its own ε limit allows.")
+	fmt.Fprintf(env.Stdout, "Start 'fedcast serve' again, and tell the LHAs: each trains in the added rounds only while its own ε limit allows. "+
+		"A page or client that joined before this top-up keeps its limit (by default the budget it joined under, at most ε = %g) "+
+		"and sits out the added rounds until the LHA agrees: by opening its join link again, or by restarting 'fedcast client' "+
+		"(with --max-epsilon %g if it sets one).\n", before.Epsilon, t.Epsilon)
 	return ctx.Err()
 }

@@ -66,7 +66,12 @@ func TestStudyTopUp(t *testing.T) {
 		t.Fatalf("study topup: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"Top-up 1 recorded", "ε 2 → 3", "Added 2 campaigns of 2 rounds (rounds 7–10", "under an RDP privacy filter",
-		"Planner: with the added rounds' noise", "warning: the added rounds: with 3 LHAs at ε = 3 the shared model is expected to be worse than no change"} {
+		"Planner: with the added rounds' noise", "warning: the added rounds: with 3 LHAs at ε = 3 the shared model is expected to be worse than no change",
+		// It said only "each LHA trains in the added rounds only if its own ε limit allows", not that by default none does.
+		"A page or client that joined before this top-up keeps its limit (by default the budget it joined under, at most ε = 2) and sits out the added rounds until the LHA agrees",
+		"(with --max-epsilon 3 if it sets one)",
+		// "relative WIS" was not explained.
+		"(Relative WIS: the forecasts' error, their ranges included, as a multiple of the no-change forecast's; below 1 beats no change"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("study topup output lacks %q:\n%s", want, stdout)
 		}
@@ -75,9 +80,20 @@ func TestStudyTopUp(t *testing.T) {
 	if e.Study.Epsilon != 3 || e.Study.Rounds != 10 || e.Study.CampaignCount() != 5 || len(e.Study.TopUps) != 1 {
 		t.Fatalf("after: ε=%v, %d rounds, %d campaigns, %d top-ups", e.Study.Epsilon, e.Study.Rounds, e.Study.CampaignCount(), len(e.Study.TopUps))
 	}
-	code, _, stderr = fedcast(t, "study", "topup", "--state", state, "--epsilon", "2.5")
-	if code == 0 || !strings.Contains(stderr, "must be finite and above the current 3") {
-		t.Fatalf("a lower budget: exit %d: %s", code, stderr)
+	// A refused top-up says so once, with what the flags mean (it said
+	// "fedcast study: study topup: invalid top-up: …").
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--epsilon", "2.5"}, "fedcast study: top-up refused: new budget ε=2.5 must be finite and above the current 3\n"},
+		{[]string{"--epsilon", "NaN"}, "fedcast study: top-up refused: new budget ε=NaN must be finite and above the current 3\n"},
+		{[]string{"--epsilon", "4", "--campaigns", "0"}, "fedcast study: top-up refused: 0 added campaigns (want at least 1)\n"},
+	} {
+		code, _, stderr = fedcast(t, append([]string{"study", "topup", "--state", state}, tc.args...)...)
+		if code != 2 || !strings.HasPrefix(stderr, tc.want) || !strings.Contains(stderr, "hint: --epsilon is the new lifetime budget of the whole study, above its ε = 3 now (e.g. --epsilon 4)") {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+		}
 	}
 }
 
