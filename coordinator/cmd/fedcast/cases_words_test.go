@@ -69,6 +69,9 @@ func TestForPeople(t *testing.T) {
 		"reading my.plan: open my.plan: no such file":        "reading my.plan: open my.plan: no such file",
 		"study: (fl: bad size)":                              "(bad size)",
 		"session: protocol: frame too short":                 "frame too short",
+		// A package's name as a word of a sentence stays.
+		"ledger does not match the study: it belongs to another": "ledger does not match the study: it belongs to another",
+		"reading the plan: plan: --lhas 0":                       "reading the plan: --lhas 0",
 	} {
 		if got := forPeople(in); got != want {
 			t.Errorf("forPeople(%q) = %q, want %q", in, got, want)

@@ -98,9 +98,10 @@ func run(ctx context.Context, env *Env, args []string) int {
 
 // goPrefix matches the package prefixes of Go errors ("series: ",
 // "session: ", …), which mean nothing to the people reading the CLI: at the
-// start, or after a space or a parenthesis, never inside a file name such
-// as "run.json: ".
-var goPrefix = regexp.MustCompile(`(^|[\s(])(?:(?:series|session|protocol|study|privacy|fl|nn|model|forecast|ledger|server|lhaconn|experiment|audit|synth|metrics|strconv|json|backtest|plan|publish|secagg): )+`)
+// start, after the ": " that wraps one error in another, or after a
+// parenthesis; never inside a file name such as "run.json: ", nor a word
+// of a sentence ("the study: …").
+var goPrefix = regexp.MustCompile(`(^|: |\()(?:(?:series|session|protocol|study|privacy|fl|nn|model|forecast|ledger|server|lhaconn|experiment|audit|synth|metrics|strconv|json|backtest|plan|publish|secagg): )+`)
 
 // forPeople drops the Go package prefixes from an error message.
 func forPeople(msg string) string { return goPrefix.ReplaceAllString(msg, "$1") }
