@@ -16,9 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/ledger"
 	"github.com/fedcast/fedcast/coordinator/server"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 func init() {
@@ -97,6 +99,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err := checkPublicFiles(f); err != nil {
 		return err
 	}
+	if err := checkHelperKey(ctx, f, env.Stderr); err != nil {
+		return err
+	}
 	ln, err := listen(*addr)
 	if err != nil {
 		return err
@@ -143,6 +148,40 @@ func checkPublicFiles(f *study.File) error {
 			return usagef(fmt.Sprintf("put back the file the study declared (%d bytes, SHA-256 %s): every LHA checks it, and a weekly study's LHAs cannot join without it. "+
 				"A newer file needs a new study (docs/deployment.md, \"Public inputs\")", p.Bytes, p.SHA256), "%s", forPeople(err.Error()))
 		}
+	}
+	return nil
+}
+
+// helperKeyWait is how long serve waits at start for the helper's key.
+const helperKeyWait = 5 * time.Second
+
+// checkHelperKey asks the study's helper for its key before the
+// coordinator starts. A helper that answers with a key other than the
+// study's would refuse every round (the LHAs seal their seeds to the
+// study's key), so serve does not start; a helper that does not answer
+// yet only gets a warning on w: its rounds are abandoned (nothing
+// released, no budget spent) until it does.
+func checkHelperKey(ctx context.Context, f *study.File, w io.Writer) error {
+	if f.Helper == nil {
+		return nil
+	}
+	want, err := secagg.ParsePublicKey(f.Helper.PublicKey)
+	if err != nil {
+		return err // Validate has checked it
+	}
+	ctx, cancel := context.WithTimeout(ctx, helperKeyWait)
+	defer cancel()
+	got, err := (&helper.Client{URL: f.Helper.URL}).Key(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "warning: %s. The coordinator starts anyway; each round is abandoned (nothing released, no privacy budget spent) "+
+			"until the helper answers. Ask its operator to start it ('fedcast helper serve') at that address.\n", forPeople(err.Error()))
+		return nil
+	}
+	if got.Fingerprint() != want.Fingerprint() {
+		return usagef("start the helper with the key the study names (its operator's 'fedcast helper keygen' file whose fingerprint is "+want.Fingerprint()+
+			"), or make a new study with 'fedcast study new --helper-key' and the helper's current helper.pub",
+			"the helper at %s has the key %s, but the study file names the key %s: the LHAs seal their reports to the study's key, so this helper would refuse every round",
+			f.Helper.URL, got.Fingerprint(), want.Fingerprint())
 	}
 	return nil
 }

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fedcast/fedcast/coordinator/helper"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 // serve refuses, before it listens, a study file that is not the one its
@@ -70,5 +75,82 @@ func TestServeRefusesWrongFiles(t *testing.T) {
 				t.Errorf("stderr: %s", stderr)
 			}
 		})
+	}
+}
+
+// serve asks the study's helper for its key before it starts: a helper
+// with another key (it would refuse every round) stops serve with both
+// fingerprints and what to do; a helper that does not answer yet gets a
+// warning, and serve starts; the study's own helper passes silently.
+func TestServeChecksHelperKey(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if code, _, errs := fedcast(t, "helper", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errs)
+	}
+	other, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := helper.New(other, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	running := httptest.NewServer(h.Handler())
+	defer running.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	var path string // the last study file newStudy wrote
+	newStudy := func(url string) *study.File {
+		out := filepath.Join(t.TempDir(), "study.json")
+		path = out
+		if code, _, errs := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--helper", url,
+			"--helper-key", filepath.Join(keys, "helper.pub"), "--out", out); code != 0 {
+			t.Fatalf("study new: %s", errs)
+		}
+		f, _, err := study.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	want, _ := secagg.ParsePublicKey(newStudy(running.URL).Helper.PublicKey)
+
+	newStudy(running.URL)
+	code, _, stderr := fedcast(t, "serve", "--study", path, "--addr", "127.0.0.1:0")
+	for _, w := range []string{"fedcast serve: the helper at " + running.URL + " has the key " + other.PublicKey().Fingerprint(),
+		"but the study file names the key " + want.Fingerprint(), "this helper would refuse every round",
+		"hint: start the helper with the key the study names"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("another key: stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if code != 2 {
+		t.Errorf("another key: exit %d, want 2", code)
+	}
+
+	var warn strings.Builder
+	if err := checkHelperKey(context.Background(), newStudy(down.URL), &warn); err != nil {
+		t.Errorf("a helper that is down stops serve: %v", err)
+	}
+	if w := warn.String(); !strings.HasPrefix(w, "warning: the helper at "+down.URL+" cannot be reached") || !strings.Contains(w, "each round is abandoned") {
+		t.Errorf("a helper that is down: %q", w)
+	}
+
+	key, err := loadHelperKey(filepath.Join(keys, "helper.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := helper.New(key, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	ok := httptest.NewServer(own.Handler())
+	defer ok.Close()
+	warn.Reset()
+	if err := checkHelperKey(context.Background(), newStudy(ok.URL), &warn); err != nil || warn.Len() > 0 {
+		t.Errorf("the study's own helper: %v, %q", err, warn.String())
 	}
 }
