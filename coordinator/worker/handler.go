@@ -263,7 +263,7 @@ func (h *handler) api(r *http.Request) answer {
 		}
 		switch p {
 		case "/api/admin/status":
-			return jsonAnswer(h.obj.AdminStatus())
+			return jsonAnswer(h.obj.AdminView())
 		case "/api/admin/model":
 			return jsonAnswer(h.obj.Model())
 		}

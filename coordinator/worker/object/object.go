@@ -258,6 +258,20 @@ func (o *Object) AdminStatus() protocol.AdminStatus {
 	return a
 }
 
+// AdminView is the admin's GET /api/admin/status answer, the same JSON
+// as serve's: the admin status and what the round loop waits for (the
+// start quorum, a restart's wait, the next round's opening), which the
+// dashboard puts in words.
+type AdminView struct {
+	protocol.AdminStatus
+	study.Upcoming
+}
+
+// AdminView returns the admin-only status with what comes next.
+func (o *Object) AdminView() AdminView {
+	return AdminView{AdminStatus: o.AdminStatus(), Upcoming: o.co.Upcoming()}
+}
+
 // CheckOrigin decides whether a websocket from a page at origin (empty:
 // not a browser) may open against host (the request's Host): the
 // coordinator's own host, or one of the study's origin patterns.

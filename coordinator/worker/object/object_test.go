@@ -2,6 +2,7 @@ package object
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -467,6 +468,10 @@ func TestReadyStartsTheSchedule(t *testing.T) {
 	}
 	if a := o.AdminStatus(); a.Online != 2 || a.Ready != 1 || a.State != protocol.StateWaiting {
 		t.Fatalf("admin status: %d online, %d ready, state %q; want 2, 1, waiting", a.Online, a.Ready, a.State)
+	}
+	// The dashboard's answer says what round 1 waits for, as serve's does.
+	if b, err := json.Marshal(o.AdminView()); err != nil || !strings.Contains(string(b), `"start_quorum":2`) || !strings.Contains(string(b), `"ready":1`) {
+		t.Errorf("admin view %s (%v): want the start quorum of 2 beside the status", b, err)
 	}
 	at := t0.Add(time.Second)
 	fx = o.Message(2, false, readyFrame(t), at)
