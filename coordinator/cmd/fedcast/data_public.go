@@ -43,7 +43,9 @@ func runDataPublic(env *Env, args []string) error {
 	if err := forecast.WritePublicFile(&b, p); err != nil {
 		return err
 	}
-	if err := writeNew(*out, b.Bytes()); errors.Is(err, os.ErrExist) {
+	// Readable by all (0644): it holds only published totals, and the
+	// coordinator's web server or a colleague may need to read it.
+	if err := writeNewMode(*out, b.Bytes(), 0o644); errors.Is(err, os.ErrExist) {
 		return usagef("choose another --out", "%s exists: a public inputs file is never overwritten", *out)
 	} else if err != nil {
 		return err

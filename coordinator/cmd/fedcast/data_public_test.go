@@ -19,6 +19,10 @@ func TestDataPublic(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "4 areas") {
 		t.Fatalf("code %d: %s %s", code, stdout, errs)
 	}
+	// Published totals: readable by others (the study file stays 0600).
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm()&0o044 != 0o044 {
+		t.Errorf("the public inputs file's mode: %v (%v), want readable by all", fi.Mode(), err)
+	}
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)

@@ -376,8 +376,11 @@ func campaignFlags(f *study.File, k int, every time.Duration, design model.Desig
 
 // writeNew writes b to a new file path with mode 0600 (os.ErrExist if it
 // exists).
-func writeNew(path string, b []byte) error {
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func writeNew(path string, b []byte) error { return writeNewMode(path, b, 0o600) }
+
+// writeNewMode is writeNew with the new file's mode (before the umask).
+func writeNewMode(path string, b []byte, mode os.FileMode) error {
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
