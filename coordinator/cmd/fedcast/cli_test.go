@@ -330,3 +330,28 @@ func TestCoordinatorWords(t *testing.T) {
 		}
 	}
 }
+
+// study new warns, once, for a lifetime budget above ε = 10, and not at
+// 10 or below; the warning says what the number means.
+func TestStudyNewWeakEpsilon(t *testing.T) {
+	for _, tc := range []struct {
+		eps  string
+		warn bool
+	}{{"2", false}, {"10", false}, {"12", true}, {"1000", true}} {
+		out := filepath.Join(t.TempDir(), "study.json")
+		code, stdout, stderr := fedcast(t, "study", "new", "--lhas", "40", "--epsilon", tc.eps, "--out", out)
+		if code != 0 {
+			t.Fatalf("ε %s: exit %d: %s", tc.eps, code, stderr)
+		}
+		want := 0
+		if tc.warn {
+			want = 1
+		}
+		if got := strings.Count(stdout, "warning: ε = "+tc.eps+" is a weak promise"); got != want {
+			t.Errorf("ε %s: %d weak-promise warnings, want %d:\n%s", tc.eps, got, want, stdout)
+		}
+		if tc.warn && !strings.Contains(stdout, "can set a lower limit of their own") {
+			t.Errorf("ε %s: the warning does not say what the LHAs can do:\n%s", tc.eps, stdout)
+		}
+	}
+}

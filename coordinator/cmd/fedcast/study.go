@@ -260,6 +260,23 @@ func runStudyNew(env *Env, args []string) error {
 	return nil
 }
 
+// weakEpsilonAbove is the lifetime ε above which study new and study
+// topup warn that the promise is weak.
+const weakEpsilonAbove = 10
+
+// weakEpsilon is the warning for a lifetime budget above
+// weakEpsilonAbove ("" up to it): the guarantee bounds how much more
+// likely any outcome becomes by a factor e^ε, which at ε = 10 is already
+// 22,026.
+func weakEpsilon(eps float64) string {
+	if eps <= weakEpsilonAbove {
+		return ""
+	}
+	return fmt.Sprintf("ε = %g is a weak promise: differential privacy lets anything seen become up to e^ε times more likely with an LHA's data than without, "+
+		"and above ε = %d that says little about what the shared model reveals of one LHA. The LHAs see this ε on their page and can set a lower limit of their own.",
+		eps, weakEpsilonAbove)
+}
+
 // printStudyNew says what study new wrote: the privacy parameters and the
 // noise, the schedule, the helper and the design.
 func printStudyNew(w io.Writer, file *study.File, out string, design model.Design) {
@@ -267,6 +284,9 @@ func printStudyNew(w io.Writer, file *study.File, out string, design model.Desig
 	cs, _ := file.CalibrateSchedule()
 	fmt.Fprintf(w, "wrote %s: N=%d LHAs, m=%d (q=%.4g), T=%d, ε=%g, δ=%g → noise multiplier c=%.4f (%s accountant)\n",
 		out, len(file.LHAs), file.ExpectedClients, file.SampleRate(), file.Rounds, file.Epsilon, file.Delta, c, file.AccountantKind())
+	if s := weakEpsilon(file.Epsilon); s != "" {
+		fmt.Fprintln(w, "warning: "+s)
+	}
 	if file.Strategy == "cyclic" {
 		fmt.Fprintf(w, "Cyclic FL: each of the T=%d rounds gives every LHA one turn, in an order fixed by this file's SHA-256 (public); %d turns of %v each; each LHA's ε counts its own hand-offs only\n",
 			file.Rounds, file.Rounds*len(file.LHAs), time.Duration(file.RoundLength))

@@ -74,6 +74,9 @@ func runStudyTopUp(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("study topup: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "Top-up %d recorded in %s: lifetime budget ε %g → %g.\n", t.Number, path, t.FromEpsilon, t.Epsilon)
+	if s := weakEpsilon(t.Epsilon); s != "" {
+		fmt.Fprintln(env.Stdout, "warning: "+s)
+	}
 	added := fmt.Sprintf("rounds %d–%d", before.Rounds+1, before.Rounds+t.Rounds)
 	if t.Rounds == 1 {
 		added = fmt.Sprintf("round %d", before.Rounds+1)

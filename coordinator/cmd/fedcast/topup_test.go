@@ -76,6 +76,9 @@ func TestStudyTopUp(t *testing.T) {
 			t.Errorf("study topup output lacks %q:\n%s", want, stdout)
 		}
 	}
+	if strings.Contains(stdout, "weak promise") {
+		t.Errorf("a top-up to ε = 3 is called weak:\n%s", stdout)
+	}
 	e := openEngine()
 	if e.Study.Epsilon != 3 || e.Study.Rounds != 10 || e.Study.CampaignCount() != 5 || len(e.Study.TopUps) != 1 {
 		t.Fatalf("after: ε=%v, %d rounds, %d campaigns, %d top-ups", e.Study.Epsilon, e.Study.Rounds, e.Study.CampaignCount(), len(e.Study.TopUps))
@@ -122,5 +125,28 @@ func TestStateDirMistakes(t *testing.T) {
 	}
 	if code, _, errs := fedcast(t, "study", "topup", "--state", dir, "--epsilon", "0"); strings.Contains(errs, "required") || code == 0 {
 		t.Errorf("--epsilon 0: exit %d, %q; want it judged, not called missing", code, errs)
+	}
+}
+
+// A top-up past ε = 10 is recorded with the weak-promise warning.
+func TestStudyTopUpWeakEpsilon(t *testing.T) {
+	dir := t.TempDir()
+	out, state := filepath.Join(dir, "s.json"), filepath.Join(dir, "s.state")
+	if code, _, stderr := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "2", "--campaigns", "2",
+		"--every", "1h", "--rounds", "2", "--round-length", "1m", "--out", out); code != 0 {
+		t.Fatalf("study new: exit %d: %s", code, stderr)
+	}
+	f, raw, err := study.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.close()
+	code, stdout, stderr := fedcast(t, "study", "topup", "--state", state, "--epsilon", "50")
+	if code != 0 || !strings.Contains(stdout, "warning: ε = 50 is a weak promise") {
+		t.Errorf("exit %d: %s\n%s", code, stdout, stderr)
 	}
 }
