@@ -90,6 +90,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	f, raw, err := study.Load(*studyPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("--study is the study file that 'fedcast study new --out FILE' wrote: check the path, or create the study first", "%s", forPeople(err.Error()))
+	}
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,9 @@ func TestServeRefusesWrongFiles(t *testing.T) {
 		{"the public file changed", func() { os.WriteFile(totals, []byte(body+"total,national,,,2026-11-21,1300\n"), 0o600) }, []string{"--study", a},
 			[]string{"fedcast serve: " + totals + " changed since the study file declared it",
 				"hint: put back the file the study declared (", "A newer file needs a new study"}},
+		{"no such study file", func() {}, []string{"--study", filepath.Join(dir, "nope.json")},
+			[]string{"fedcast serve: open " + filepath.Join(dir, "nope.json") + ": no such file or directory",
+				"hint: --study is the study file that 'fedcast study new --out FILE' wrote: check the path, or create the study first"}},
 		{"the public file is gone", func() { os.Remove(totals) }, []string{"--study", a},
 			[]string{`fedcast serve: public input "totals": open ` + totals, "hint: put back the file the study declared ("}},
 	}
