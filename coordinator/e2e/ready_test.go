@@ -209,14 +209,7 @@ func TestPageNamesFileProblems(t *testing.T) {
 func TestShortFileJoinsPresentOnly(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, readyStudy("Present-only study", 2, 6*time.Second, 0), 2)
-	full, err := os.ReadFile(fixture(t, "lha.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := filepath.Join(t.TempDir(), "short.csv")
-	if err := os.WriteFile(short, []byte(strings.Join(strings.SplitAfter(string(full), "\n")[:6], "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	short := shortFile(t)
 	openJoinLink(t, ctx, c)
 	within(t, ctx, 30*time.Second, "choosing the short file", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{short}),
 		chromedp.WaitVisible(chromedp.CSS("#data-unusable")), chromedp.WaitVisible(chromedp.CSS("#present-only-note")),
@@ -285,14 +278,7 @@ func TestShortFileJoinsPresentOnly(t *testing.T) {
 func TestSentLogShowsTheLatest(t *testing.T) {
 	ctx := browser(t)
 	c := startCoordinator(t, readyStudy("Long study", 14, 2*time.Second, 0), 2)
-	full, err := os.ReadFile(fixture(t, "lha.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := filepath.Join(t.TempDir(), "short.csv")
-	if err := os.WriteFile(short, []byte(strings.Join(strings.SplitAfter(string(full), "\n")[:6], "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	short := shortFile(t)
 	openJoinLink(t, ctx, c)
 	within(t, ctx, 30*time.Second, "choosing the short file", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{short}),
 		poll(`!document.getElementById("join-button").disabled`))
@@ -322,4 +308,19 @@ func TestSentLogShowsTheLatest(t *testing.T) {
 		t.Errorf("%d messages listed after Show all, want 16", n)
 	}
 	shotOf(t, ctx, "#sent-log", "2-all")
+}
+
+// shortFile writes lha.csv cut to its first 5 days, far too short for
+// any study: a page that chooses it joins present only.
+func shortFile(t *testing.T) string {
+	t.Helper()
+	full, err := os.ReadFile(fixture(t, "lha.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short.csv")
+	if err := os.WriteFile(short, []byte(strings.Join(strings.SplitAfter(string(full), "\n")[:6], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return short
 }

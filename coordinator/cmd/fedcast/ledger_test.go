@@ -1,12 +1,9 @@
 package main
 
 import (
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fedcast/fedcast/coordinator/study"
 )
 
 // ledger export of a coordinator's state directory with --study (meant for
@@ -18,15 +15,7 @@ func TestLedgerExportStudyFlag(t *testing.T) {
 	if code, _, stderr := fedcast(t, "study", "new", "--lhas", "2", "--epsilon", "2", "--out", out); code != 0 {
 		t.Fatalf("study new: exit %d: %s", code, stderr)
 	}
-	f, raw, err := study.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.close()
+	startOnce(t, out, state)
 	code, _, stderr := fedcast(t, "ledger", "export", "--state", state, "--study", "abc")
 	if code != 2 || !strings.Contains(stderr, "--study picks a study in a helper's state directory; "+state+" is a coordinator's") ||
 		!strings.Contains(stderr, "hint: leave out --study") {

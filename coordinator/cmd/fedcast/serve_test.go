@@ -34,15 +34,7 @@ func TestServeRefusesWrongFiles(t *testing.T) {
 			t.Fatalf("study new: exit %d: %s", code, stderr)
 		}
 	}
-	f, raw, err := study.Load(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.close()
+	startOnce(t, a, state)
 
 	cases := []struct {
 		name    string
@@ -156,4 +148,19 @@ func TestServeChecksHelperKey(t *testing.T) {
 	if err := checkHelperKey(context.Background(), newStudy(ok.URL), &warn); err != nil || warn.Len() > 0 {
 		t.Errorf("the study's own helper: %v, %q", err, warn.String())
 	}
+}
+
+// startOnce opens the coordinator of the study file path on state and
+// closes it, as a served study's state directory is left.
+func startOnce(t *testing.T, path, state string) {
+	t.Helper()
+	f, raw, err := study.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.close()
 }

@@ -136,15 +136,7 @@ func TestStudyTopUpWeakEpsilon(t *testing.T) {
 		"--every", "1h", "--rounds", "2", "--round-length", "1m", "--out", out); code != 0 {
 		t.Fatalf("study new: exit %d: %s", code, stderr)
 	}
-	f, raw, err := study.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openCoordinator(f, raw, state, nil, nil, nil, 0, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.close()
+	startOnce(t, out, state)
 	code, stdout, stderr := fedcast(t, "study", "topup", "--state", state, "--epsilon", "50")
 	if code != 0 || !strings.Contains(stdout, "warning: ε = 50 is a weak promise") {
 		t.Errorf("exit %d: %s\n%s", code, stdout, stderr)
