@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,13 @@ type Options struct {
 	// before it is answered (crash tests: `fedcast helper serve` sets it
 	// from FEDCAST_TEST_HELPER_PAUSE_AFTER_COMMIT).
 	AfterCommit func(round int)
+	// AllowLeaders, when not empty, lists the only leader tokens (by
+	// their hex SHA-256, protocol.Helper.LeaderTokenSHA256) whose studies
+	// this helper serves: a study value naming another is refused before
+	// any ledger is opened, so nobody else who reaches the helper can
+	// make it keep ledgers of studies of their own. Empty: every study
+	// that names this helper's key and carries its own leader token.
+	AllowLeaders []string
 	// Log receives one line per request the helper answers: the round
 	// served (or served again), or the refusal and why, or the helper's
 	// own failure, with the study, its coordinator and the caller's
@@ -76,6 +85,13 @@ func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
 	if h.opt.Log == nil {
 		h.opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	h.opt.AllowLeaders = slices.Clone(h.opt.AllowLeaders)
+	for i, a := range h.opt.AllowLeaders {
+		if b, err := hex.DecodeString(a); err != nil || len(b) != 32 {
+			return nil, fmt.Errorf("%w: %q is not a leader token's SHA-256 (64 hexadecimal digits, as 'fedcast study new --helper' prints it)", ErrAllowLeader, a)
+		}
+		h.opt.AllowLeaders[i] = strings.ToLower(a)
+	}
 	if h.opt.Noise == nil {
 		h.opt.Noise = privacy.NewSecureRand
 	}
@@ -84,6 +100,9 @@ func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
 	}
 	return h, nil
 }
+
+// ErrAllowLeader: an Options.AllowLeaders entry is not a SHA-256.
+var ErrAllowLeader = errors.New("helper: bad allowed leader")
 
 // ErrStateDir wraps every reason a directory cannot be the helper's state
 // directory.
@@ -189,6 +208,16 @@ func checkLeader(st *protocol.Study, token string) error {
 	return nil
 }
 
+// checkAllowed refuses a study whose leader token is not among
+// Options.AllowLeaders (when the operator gave any).
+func (h *Helper) checkAllowed(st *protocol.Study) error {
+	if len(h.opt.AllowLeaders) == 0 || slices.Contains(h.opt.AllowLeaders, strings.ToLower(st.Helper.LeaderTokenSHA256)) {
+		return nil
+	}
+	return refuse(http.StatusForbidden, "this helper serves only the coordinators its operator allowed (helper serve --allow-leader), "+
+		"and this study's leader token (SHA-256 %s) is not among them (nothing was aggregated or spent)", st.Helper.LeaderTokenSHA256)
+}
+
 // epsilonAfter returns ε after rounds rounds of the study, by its own
 // accountant, from the study value alone.
 func epsilonAfter(st *protocol.Study, rounds int) (float64, error) {
@@ -212,6 +241,9 @@ func (h *Helper) Aggregate(req *protocol.HelperRequest) (*protocol.HelperRespons
 	}
 	if err := checkLeader(st, req.LeaderToken); err != nil {
 		return nil, err // before any ledger is opened: a refused request spends nothing
+	}
+	if err := h.checkAllowed(st); err != nil {
+		return nil, err
 	}
 	hash, err := st.Hash()
 	if err != nil {

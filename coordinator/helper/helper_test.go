@@ -553,3 +553,38 @@ func TestHelperRefusalWords(t *testing.T) {
 		wantRefused(t, err, c.words)
 	}
 }
+
+// With AllowLeaders the helper serves only the listed coordinators'
+// studies: an outsider's own study (its own key-naming value and token,
+// served without the list) is refused before any ledger is opened, and
+// the allowed coordinator's rounds go on. A list entry that is not a
+// SHA-256 is refused at start.
+func TestHelperAllowLeaders(t *testing.T) {
+	f := newFixture(t)
+	h, err := New(f.key, t.TempDir(), &Options{AllowLeaders: []string{strings.ToUpper(study.HashToken(f.token))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	ks := updates(f.st.Params)
+	outsider := &Client{URL: srv.URL, Token: study.NewToken()}
+	own := f.st
+	own.Helper = &protocol.Helper{URL: srv.URL, PublicKey: f.key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(outsider.Token)}
+	_, err = outsider.Aggregate(ctx, &own, 1, f.reports(t, &own, 1, ks))
+	wantRefused(t, err, "serves only the coordinators its operator allowed")
+	if hs, _ := Studies(h.dir); len(hs) != 0 {
+		t.Fatalf("a refused study left ledgers: %v", hs)
+	}
+	allowed := &Client{URL: srv.URL, Token: f.token}
+	if _, err := allowed.Aggregate(ctx, &f.st, 1, f.reports(t, &f.st, 1, ks)); err != nil {
+		t.Fatalf("the allowed coordinator's round 1: %v", err)
+	}
+	for _, bad := range []string{"abc", strings.Repeat("z", 64), study.HashToken(f.token)[:62]} {
+		if _, err := New(f.key, t.TempDir(), &Options{AllowLeaders: []string{bad}}); !errors.Is(err, ErrAllowLeader) {
+			t.Errorf("AllowLeaders %q: %v", bad, err)
+		}
+	}
+}

@@ -112,10 +112,11 @@ func loadHelperKey(path string) (*secagg.PrivateKey, error) {
 }
 
 func runHelperServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "helper serve", "helper serve --key FILE --state DIR [--addr HOST:PORT]")
+	fs := newFlagSet(env, "helper serve", "helper serve --key FILE --state DIR [--addr HOST:PORT] [--allow-leader SHA256,…]")
 	keyPath := fs.String("key", "", "the helper.key file written by 'fedcast helper keygen'; required")
 	state := fs.String("state", "", "directory of the helper's ledgers (one per study); required")
 	addr := fs.String("addr", "localhost:8090", "listen address")
+	allow := fs.String("allow-leader", "", "serve only the studies of these coordinators: their leader tokens' SHA-256, comma-separated, as 'fedcast study new --helper' prints it (default: any study that names this helper's key)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -127,6 +128,11 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	opt := &helper.Options{}
+	for _, a := range strings.Split(*allow, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			opt.AllowLeaders = append(opt.AllowLeaders, a)
+		}
+	}
 	if v := env.Getenv(helperPauseEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -144,6 +150,9 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 	}
 	opt.Log = log
 	h, err := helper.New(k, *state, opt)
+	if errors.Is(err, helper.ErrAllowLeader) {
+		return usagef("copy the line 'fedcast study new --helper' printed for the helper's operator", "--allow-leader: %s", strings.TrimPrefix(err.Error(), helper.ErrAllowLeader.Error()+": "))
+	}
 	if err != nil {
 		return usagef("choose another --state directory, or make this one writable (and check the disk has space)", "%s",
 			strings.TrimPrefix(err.Error(), "helper: "))
@@ -159,6 +168,11 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "fedcast helper on http://%s (state %s)\n", ln.Addr(), *state)
 	fmt.Fprintf(env.Stdout, "helper key fingerprint: %s\n", k.PublicKey().Fingerprint())
 	printHelperLedgers(env, *state)
+	if n := len(opt.AllowLeaders); n > 0 {
+		fmt.Fprintf(env.Stdout, "serving only the studies of %s (--allow-leader); any other study is refused before a ledger is opened\n", plural(n, "coordinator"))
+	} else {
+		fmt.Fprintln(env.Stdout, "serving any study that names this helper's key and carries its own leader token; --allow-leader limits that to your coordinators")
+	}
 	fmt.Fprintf(env.Stdout, "each request is logged below: a round served, or a request refused and why\n")
 	err = serveHelper(ctx, h, ln)
 	log.Info("helper stopped", "state", *state)

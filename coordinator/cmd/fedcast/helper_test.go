@@ -146,6 +146,10 @@ func TestStudyNewWithHelper(t *testing.T) {
 		!strings.Contains(stdout, "secret leader token") {
 		t.Fatalf("study file %v (%v), leader token %d characters; output:\n%s", fi.Mode(), err, len(f.Helper.LeaderToken), stdout)
 	}
+	// The helper's operator is told how to serve only this coordinator.
+	if !strings.Contains(stdout, "'fedcast helper serve --allow-leader "+study.HashToken(f.Helper.LeaderToken)+"'") || strings.Contains(stdout, f.Helper.LeaderToken) {
+		t.Errorf("study new does not give the helper's --allow-leader (or shows the token itself):\n%s", stdout)
+	}
 	// Both designs with FedAvg, MR-MTL, local DP-SGD (privacy both) and a
 	// noise schedule are accepted with a helper.
 	for _, extra := range [][]string{{"--preset", "paper"}, {"--strategy", "mrmtl", "--lambda", "1"},
@@ -203,6 +207,8 @@ func TestHelperServeMistakes(t *testing.T) {
 			[]string{studyFile + " is not a helper key", "hint: --key is the helper.key"}},
 		{"the coordinator's state directory", []string{"--key", key, "--state", coordState, "--addr", "127.0.0.1:0"},
 			[]string{"is a coordinator's state directory", "hint: choose another --state"}},
+		{"a bad --allow-leader", []string{"--key", key, "--state", t.TempDir(), "--allow-leader", "abc"},
+			[]string{`--allow-leader: "abc" is not a leader token's SHA-256`, "hint: copy the line 'fedcast study new --helper' printed"}},
 		{"the address is taken", []string{"--key", key, "--state", t.TempDir(), "--addr", busy.Addr().String()},
 			[]string{"address already in use", "another 'fedcast helper serve'"}},
 	} {

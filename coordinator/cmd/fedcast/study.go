@@ -462,6 +462,8 @@ func printHelper(w io.Writer, h *study.HelperRef) {
 		fmt.Fprintf(w, "Secure aggregation: helper %s (key fingerprint %s); no single server sees an LHA's update. "+
 			"Against the public the noise is about √2 times larger than without a helper (docs/privacy.md)\n", h.URL, h.Fingerprint)
 		fmt.Fprintln(w, "The study file holds the secret leader token that shows the helper this coordinator is the study's: keep the file private (mode 0600).")
+		fmt.Fprintf(w, "For the helper's operator (not secret): 'fedcast helper serve --allow-leader %s' serves this coordinator's studies and no one else's.\n",
+			study.HashToken(h.LeaderToken))
 	}
 }
 
