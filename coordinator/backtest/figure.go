@@ -57,7 +57,7 @@ func WriteFigure(w io.Writer, s Summary) error {
 	fmt.Fprintf(&b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#555" stroke-dasharray="6 4"/><text x="%g" y="%.1f" fill="#555">no change</text>`+"\n",
 		padL, y(1), figW-padR, y(1), padL+4, y(1)-4)
 	fmt.Fprintf(&b, `<text transform="translate(16 %g) rotate(-90)" text-anchor="middle">relative WIS (per origin)</text>`+"\n", (padT+figH-padB)/2)
-	step := max(1, len(pts)/8)
+	step := labelStep(len(pts))
 	for i := 0; i < len(pts); i += step {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`+"\n", x(i), figH-padB+18, pts[i].Origin)
 	}
@@ -72,6 +72,22 @@ func WriteFigure(w io.Writer, s Summary) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// minLabelGap is the least distance between the centres of two date
+// labels on the origin axis: a YYYY-MM-DD label at 12 px is about 62
+// units wide.
+const minLabelGap = 66.0
+
+// labelStep is the stride of the labelled origins among n: about eight
+// labels, never so close that two overlap.
+func labelStep(n int) int {
+	step := max(1, n/8)
+	if n < 2 {
+		return step
+	}
+	gap := (figW - padL - padR) / float64(n-1)
+	return max(step, int(math.Ceil(minLabelGap/gap)))
 }
 
 // writeEpsilonAxis draws the lifetime ε spent on the right axis.
