@@ -193,7 +193,7 @@ func (s Summary) Headline() string {
 	if !math.IsInf(float64(s.EpsilonBudget), 1) {
 		eps = fmt.Sprintf("lifetime ε = %g (spent %.3g), δ = %g", float64(s.EpsilonBudget), float64(s.EpsilonSpent), s.Delta)
 	}
-	rounds := fmt.Sprintf("%d rounds", s.RoundsPerCampaign)
+	rounds := count(s.RoundsPerCampaign, "round")
 	if s.FirstCampaignRounds > 0 {
 		rounds += fmt.Sprintf(" (the first %d)", s.FirstCampaignRounds)
 	}
@@ -201,10 +201,18 @@ func (s Summary) Headline() string {
 	if n := len(s.UnscoredOrigins); n > 0 {
 		origins += fmt.Sprintf(", %d scored", s.Origins-n)
 	}
-	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%s), %d LHAs, %d campaigns of %s, %s. "+
+	return fmt.Sprintf("Backtest of the %s design, origins %s … %s (%s), %s, %s of %s, %s. "+
 		"Relative WIS against the hub baseline (1 = no change); geometric mean over quarters %.3f, worst quarter %s (%.3f).",
-		s.Design, s.From, s.To, origins, s.LHAs, s.Campaigns, rounds, eps,
+		s.Design, s.From, s.To, origins, count(s.LHAs, "LHA"), count(s.Campaigns, "campaign"), rounds, eps,
 		s.GeomeanQuarterRelativeWIS, s.WorstQuarter.Quarter, s.WorstQuarter.RelativeWIS)
+}
+
+// count is n and the noun, "1 campaign" or "10 campaigns".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // UnscoredNote says which forecasts were written but not scored, and

@@ -77,9 +77,13 @@ func printPlan(w io.Writer, n int, eps, delta, months float64, p plan.Plan) {
 		budget = fmt.Sprintf("a lifetime budget of ε = %g (δ = %g)", eps, delta)
 	}
 	pp := p.Parameters
-	fmt.Fprintf(w, "Plan for %s over %g months with %s:\n", plural(n, "LHA"), months, budget)
-	fmt.Fprintf(w, "  design %s, a training campaign every %d days (%d campaigns of %d rounds), %s per round\n",
-		pp.Design, pp.EveryDays, pp.Campaigns, pp.Rounds, plural(pp.ExpectedClients, "LHA"))
+	over := fmt.Sprintf("%g months", months)
+	if months == 1 {
+		over = "1 month"
+	}
+	fmt.Fprintf(w, "Plan for %s over %s with %s:\n", plural(n, "LHA"), over, budget)
+	fmt.Fprintf(w, "  design %s, a training campaign every %d days (%s of %s), %s per round\n",
+		pp.Design, pp.EveryDays, plural(pp.Campaigns, "campaign"), plural(pp.Rounds, "round"), plural(pp.ExpectedClients, "LHA"))
 	if pp.NoiseMultiplier > 0 {
 		fmt.Fprintf(w, "  noise multiplier %.3g (%.3g per LHA), clip bound %g, %s accountant\n", pp.NoiseMultiplier, pp.NoisePerLHA, pp.Clip, pp.Accountant)
 	}
