@@ -162,7 +162,7 @@ func (t *Table) Make(r Request) (Plan, error) {
 	case r.LHAs < 1:
 		return Plan{}, fmt.Errorf("plan: %d LHAs: a study needs at least 1", r.LHAs)
 	case !(r.Months > 0) || r.Months > 600:
-		return Plan{}, fmt.Errorf("plan: %v months: want a number of months above 0", r.Months)
+		return Plan{}, fmt.Errorf("plan: %v months: want a number of months above 0 and at most 600", r.Months)
 	case !(r.Epsilon > 0):
 		return Plan{}, fmt.Errorf("plan: ε = %v: want a budget above 0 (or inf)", r.Epsilon)
 	}

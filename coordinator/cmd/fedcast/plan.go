@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedcast/fedcast/coordinator/plan"
 	"github.com/fedcast/fedcast/coordinator/study"
+	"github.com/fedcast/fedcast/shared/privacy"
 )
 
 func init() {
@@ -46,6 +47,14 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef(hint, "--epsilon: %v", err)
 	}
+	if !(*months > 0) || *months > 600 {
+		return usagef(hint, "--months %v: want a number of months above 0 and at most 600", *months)
+	}
+	if !math.IsInf(eps, 1) {
+		if err := checkDeltaFor(*delta, *n); err != nil {
+			return usagef("leave --delta out for the default 1e-5", "%s", forPeople(err.Error()))
+		}
+	}
 	p, err := makePlan(*n, eps, *delta, *months)
 	if err != nil {
 		return err
@@ -59,6 +68,20 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	printPlan(env.Stdout, *n, eps, *delta, *months, p)
+	return nil
+}
+
+// checkDeltaFor checks --delta for a study of n LHAs as study new does:
+// in (0, 1) and below 1/N, since δ ≥ 1/N admits a mechanism that releases
+// one LHA's data outright.
+func checkDeltaFor(delta float64, n int) error {
+	if err := privacy.CheckDelta(delta); err != nil {
+		return fmt.Errorf("--delta %v: %w", delta, err)
+	}
+	if delta*float64(n) >= 1 {
+		return fmt.Errorf("--delta %v is not below 1/N = %.3g (N = %s): a larger δ admits releasing an LHA's data outright, and study new refuses it",
+			delta, 1/float64(n), plural(n, "LHA"))
+	}
 	return nil
 }
 
