@@ -168,6 +168,12 @@ func (o *Options) check() error {
 		if err := privacy.CheckDelta(o.Delta); err != nil {
 			return fmt.Errorf("backtest: --delta: %w", err)
 		}
+		// The study engine refuses δ ≥ 1/N as well, but only at the first
+		// campaign and in the words of a study file.
+		if n := len(o.Cases.Regions); o.Delta*float64(n) >= 1 {
+			return fmt.Errorf("backtest: --delta %v is not below 1/N = %.3g (N = %d LHAs, one per area of the cases file): a larger δ admits releasing an LHA's data outright (default 1e-5)",
+				o.Delta, 1/float64(n), n)
+		}
 	}
 	first, _ := o.Cases.Span()
 	if !series.Date(first).Before(series.Date(o.From)) {

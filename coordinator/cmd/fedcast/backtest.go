@@ -84,9 +84,13 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 			return usagef(hint, "%s %q is not a date: write it as YYYY-MM-DD", d.flag, d.v)
 		}
 	}
+	if *every == 0 {
+		// 0 would be taken as the default (28) without a word.
+		return usagef(hint, "--every 0 days: want 1 … 3650 (default %d)", backtest.DefaultEvery)
+	}
 	design, err := backtest.DesignFor(*preset, *seed)
 	if err != nil {
-		return usagef(hint, "%v", err)
+		return usagef(hint, "%s", forPeople(err.Error()))
 	}
 	data, meta, err := readCasesCounties(env, *cases, *counties)
 	if err != nil {

@@ -142,8 +142,13 @@ func TestBacktestUsage(t *testing.T) {
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "-1"}, "above 0"},
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-05-03", "--to", "2020-09-21", "--epsilon", "1"}, "no history"},
 		{[]string{"--cases", cases, "--counties", cases, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1"}, "population"},
-		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--preset", "x"}, "use one of"},
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--preset", "x"}, `fedcast backtest: --preset "x": use one of`}, // it said "fedcast backtest: backtest: --preset"
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--first-rounds", "-2"}, "--first-rounds -2"},
+		// --every 0 ran with the default 28 without a word.
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--every", "0"}, "--every 0 days: want 1 … 3650"},
+		// It said "campaign 1: invalid study file: delta is 0.5, …".
+		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-09-21", "--epsilon", "1", "--delta", "0.5"},
+			"--delta 0.5 is not below 1/N = 0.25 (N = 4 LHAs, one per area of the cases file)"},
 		{[]string{"--cases", cases, "--counties", counties, "--from", "2020-08-03", "--to", "2020-10-05", "--epsilon", "1"},
 			"the last origin that can be forecast is 2020-09-28, the last whose target week can be scored 2020-09-21"},
 		// Files that could not be written are refused before the replay, not after it.
