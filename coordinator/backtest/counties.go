@@ -42,21 +42,20 @@ func ParseCounties(b []byte, file string) (*Counties, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backtest: %s: line 1: %w", file, err)
 	}
-	id, st := -1, -1
+	named, st := -1, -1
 	for i, h := range header {
 		switch strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))) {
 		case "county_id", "region", "id":
-			id = i
+			if named < 0 {
+				named = i
+			}
 		case "state":
 			st = i
 		}
 	}
-	if id < 0 || st < 0 {
-		return nil, fmt.Errorf("backtest: %s: line 1: want the columns county_id and state (have %s): the first line names the columns, county_id,name,state,population as in counties.csv",
-			file, strings.Join(header, string(cr.Comma)))
-	}
-	c := &Counties{State: map[string]string{}, Population: pop}
-	for {
+	var recs [][]string
+	var lines []int
+	for st >= 0 {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -65,12 +64,52 @@ func ParseCounties(b []byte, file string) (*Counties, error) {
 			return nil, fmt.Errorf("backtest: %s: %w", file, err)
 		}
 		line, _ := cr.FieldPos(0)
+		recs, lines = append(recs, rec), append(lines, line)
+	}
+	id := idColumn(len(header), named, st, recs, pop)
+	if id < 0 || st < 0 {
+		return nil, fmt.Errorf("backtest: %s: line 1: want the columns county_id and state (have %s): the first line names the columns, county_id,name,state,population as in counties.csv",
+			file, strings.Join(header, string(cr.Comma)))
+	}
+	c := &Counties{State: map[string]string{}, Population: pop}
+	for i, rec := range recs {
 		if id >= len(rec) || st >= len(rec) || strings.TrimSpace(rec[st]) == "" {
-			return nil, fmt.Errorf("backtest: %s: line %d, column state: empty (every area needs its state for the state totals)", file, line)
+			return nil, fmt.Errorf("backtest: %s: line %d, column state: empty (every area needs its state for the state totals)", file, lines[i])
 		}
 		c.State[strings.TrimSpace(rec[id])] = strings.TrimSpace(rec[st])
 	}
 	return c, nil
+}
+
+// idColumn is the column of the area ids among n: the column whose cells
+// are the ids the populations were read under (series.ParsePopulations
+// accepts every name of an area column that the cases file may use, such
+// as AGS or district), the column named county_id, region or id first; -1
+// when none is. st, the state column, is never the ids'.
+func idColumn(n, named, st int, recs [][]string, pop map[string]float64) int {
+	holdsIDs := func(i int) bool {
+		seen := make(map[string]bool, len(recs))
+		for _, rec := range recs {
+			if i >= len(rec) {
+				return false
+			}
+			v := strings.TrimSpace(rec[i])
+			if _, ok := pop[v]; !ok {
+				return false
+			}
+			seen[v] = true
+		}
+		return len(seen) == len(pop)
+	}
+	if named >= 0 && holdsIDs(named) {
+		return named
+	}
+	for i := range n {
+		if i != named && i != st && holdsIDs(i) {
+			return i
+		}
+	}
+	return -1
 }
 
 // separator is the counties file's field separator, as series reads the

@@ -30,3 +30,27 @@ func TestParseCountiesSeparators(t *testing.T) {
 		t.Errorf("no state column: %v", err)
 	}
 }
+
+// TestParseCountiesIDColumn: the area ids may sit under any name the
+// populations are read under (AGS, district, …), as in the cases file.
+// A counties file "AGS;name;state;population" had its populations read
+// and was then refused: "want the columns county_id and state".
+func TestParseCountiesIDColumn(t *testing.T) {
+	const plain = "county_id,name,state,population\n01001,Flensburg,Schleswig-Holstein,91113\n09162,München,Bayern,1484226\n"
+	want, err := ParseCounties([]byte(plain), "counties.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"AGS", "district", "Landkreis_ID", "lha"} {
+		body := strings.ReplaceAll(strings.Replace(plain, "county_id", name, 1), ",", ";")
+		got, err := ParseCounties([]byte(body), "counties.csv")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %+v, %v; want %+v", name, got, err, want)
+		}
+	}
+	// The ids come before the names, whatever the order of the columns.
+	got, err := ParseCounties([]byte("name,state,population,ags\nFlensburg,Schleswig-Holstein,91113,01001\nMünchen,Bayern,1484226,09162\n"), "c.csv")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ids last: %+v, %v; want %+v", got, err, want)
+	}
+}
