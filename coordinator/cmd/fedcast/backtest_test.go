@@ -332,3 +332,33 @@ func TestKernelNote(t *testing.T) {
 		t.Errorf("the note %q does not start with the command's name", b.String())
 	}
 }
+
+// TestBacktestNoiseNote: a replay with noise that scores worse than no
+// change says on stderr how much noise each LHA carried and how to tell
+// noise from design (four LHAs at ε = 0.5 scored far above 1 without a
+// word on why); a replay without noise says nothing of it.
+func TestBacktestNoiseNote(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	js := filepath.Join(t.TempDir(), "bt.json")
+	code, _, stderr := fedcast(t, "backtest", "--cases", cases, "--counties", counties, "--from", "2020-08-03",
+		"--to", "2020-09-21", "--epsilon", "0.5", "--seed", "4", "--quiet", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v struct {
+		RelativeWIS float64 `json:"relative_wis"`
+	}
+	if err := json.Unmarshal(must2(os.ReadFile(js)), &v); err != nil || v.RelativeWIS < 1 {
+		t.Fatalf("relative WIS %v (%v): the case needs a replay worse than no change", v.RelativeWIS, err)
+	}
+	for _, want := range []string{"worse than no change", "over 4 LHAs a round is", "per LHA", "'fedcast plan --lhas 4 --epsilon 0.5'"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q: want %q", stderr, want)
+		}
+	}
+	code, _, stderr = fedcast(t, "backtest", "--cases", cases, "--counties", counties, "--from", "2020-08-03",
+		"--to", "2020-09-21", "--epsilon", "inf", "--seed", "4", "--quiet")
+	if code != 0 || strings.Contains(stderr, "per LHA") {
+		t.Errorf("ε = ∞: exit %d, stderr %q", code, stderr)
+	}
+}
