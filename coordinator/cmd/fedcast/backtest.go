@@ -26,7 +26,7 @@ func init() {
 }
 
 const backtestUsage = `backtest --cases FILE --counties FILE --from DATE --to DATE --epsilon E [--delta D] [--every DAYS]
-       [--rounds T] [--first-rounds N] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S]
+       [--rounds T] [--first-rounds N] [--hub DIR] [--json FILE] [--out DIR] [--preset NAME] [--seed S] [--quiet]
        [--publish-epsilon E [--publish-delta D]]
 
 Every area of --cases is one simulated LHA. Forecast origins are every 7 days
@@ -59,7 +59,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	hub := fs.String("hub", "", "write one hub CSV per origin into this directory")
 	jsonOut := fs.String("json", "", "write the scores as JSON to this file")
 	outDir := fs.String("out", "", "write the figure (relative WIS per origin) and the per-quarter table into this directory")
-	preset := fs.String("preset", backtest.DefaultPreset(), "design: "+strings.Join(backtest.Presets(), ", ")+" (paper: the paper's one-month protocol; default: today's one-month design)")
+	preset := fs.String("preset", backtest.DefaultPreset(), "design: "+strings.Join(backtest.Presets(), ", ")+" (weekly, the default: a year of history and the public totals; default: the earlier one-month design, the default before weekly; paper: the paper's one-month protocol)")
 	seed := fs.Uint64("seed", 0, "research mode: reproducible sampling and noise from this seed (0: secure randomness)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	pubEps := fs.Float64("publish-epsilon", 0, "also publish every forecast with ε per person per year (one case); 0: do not publish")

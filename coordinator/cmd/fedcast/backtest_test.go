@@ -362,3 +362,18 @@ func TestBacktestNoiseNote(t *testing.T) {
 		t.Errorf("ε = ∞: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestBacktestHelp: -h lists --quiet in the synopsis, as docs/backtest.md
+// does, and says which preset is the default: it called the preset
+// "default" "today's one-month design" beside (default "weekly").
+func TestBacktestHelp(t *testing.T) {
+	_, _, stderr := fedcast(t, "backtest", "-h")
+	for _, want := range []string{"[--seed S] [--quiet]", "weekly, the default:", "default: the earlier one-month design"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("backtest -h: want %q in\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "today's one-month design") {
+		t.Errorf("backtest -h still calls the preset default today's design:\n%s", stderr)
+	}
+}
