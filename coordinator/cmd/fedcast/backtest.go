@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/backtest"
+	"github.com/fedcast/fedcast/coordinator/plan"
 	"github.com/fedcast/fedcast/shared/nn"
 	"github.com/fedcast/fedcast/shared/publish"
 )
@@ -121,7 +122,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	}
 	sum := backtest.Summarise(*preset, res, scored)
 	scoringNotes(env.Stderr, sum, backtest.ShortBaseline(data, res.Origins))
-	noiseNote(env.Stderr, sum, res.Schedule)
+	noiseNote(env.Stderr, sum, res.Schedule, *every)
 	if sum.Published, err = backtest.SummarisePublished(res, data); err != nil {
 		return err
 	}
@@ -217,17 +218,39 @@ func scoringNotes(w io.Writer, sum backtest.Summary, short []time.Time) {
 // noiseNote says on stderr, when the replay with noise scored worse than
 // no change, how much noise each LHA's share of the shared model carried
 // (z = c/m, the noise multiplier over the LHAs in a round, the planner's
-// measure) and how to see whether the noise or the design is to blame: a
-// handful of LHAs at ε = 2 scored 3.8 without a word on why.
-func noiseNote(w io.Writer, sum backtest.Summary, sch backtest.Schedule) {
+// measure) and, for the design the planner's table measured, whether that
+// noise is the likely cause: 30 counties at ε = 2 scored 3.8 without a
+// word on why, while 400 at the same ε lose nothing to the noise.
+func noiseNote(w io.Writer, sum backtest.Summary, sch backtest.Schedule, every int) {
 	rw := float64(sum.RelativeWIS)
 	if sch.NoiseMultiplier == 0 || sch.ExpectedClients < 1 || !(rw >= 1) {
 		return
 	}
-	fmt.Fprintf(w, "backtest: the forecasts scored worse than no change (relative WIS %.3g). The noise multiplier %.3g over %s a round is %.3g per LHA: "+
-		"fewer LHAs or a smaller --epsilon make it larger. '--epsilon inf' replays the same without noise; "+
-		"'fedcast plan --lhas %d --epsilon %g' says what the weekly design is expected to score with this many LHAs.\n",
-		rw, sch.NoiseMultiplier, plural(sch.ExpectedClients, "LHA"), sch.NoiseMultiplier/float64(sch.ExpectedClients), sch.Clients, sch.Epsilon)
+	z := sch.NoiseMultiplier / float64(sch.ExpectedClients)
+	note := fmt.Sprintf("backtest: the forecasts scored worse than no change (relative WIS %.3g). The noise per LHA is %.3g (noise multiplier %.3g over %s a round)",
+		rw, z, sch.NoiseMultiplier, plural(sch.ExpectedClients, "LHA"))
+	if t, err := plan.Embedded(); err == nil && t.Design == sum.Design {
+		r := plan.Request{LHAs: sch.Clients, Epsilon: sch.Epsilon, Delta: sch.Delta}
+		noisy, err1 := t.Assess(r, every, sch.NoiseMultiplier, sch.ExpectedClients)
+		clean, err2 := t.Assess(r, every, 0, sch.ExpectedClients)
+		if err1 == nil && err2 == nil {
+			note += fmt.Sprintf("; at that noise the planner's table expects %s, against %.2f without noise", expectedWords(noisy.Expected), clean.Expected)
+			if noisy.Expected > 1.05*clean.Expected {
+				note += ": the noise is the likely cause. More LHAs, a larger --epsilon, or fewer campaigns or rounds lower it"
+			} else {
+				note += ": the noise is unlikely to be the cause"
+			}
+		}
+	}
+	fmt.Fprintf(w, "%s. '--epsilon inf' replays the same without noise.\n", note)
+}
+
+// expectedWords writes a relative WIS read from the planner's table.
+func expectedWords(v float64) string {
+	if v >= plan.MaxRelativeWIS {
+		return fmt.Sprintf("%g or more", float64(plan.MaxRelativeWIS))
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 // checkOutputs makes sure, before a replay that may take minutes, that its

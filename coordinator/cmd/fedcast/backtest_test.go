@@ -336,7 +336,8 @@ func TestKernelNote(t *testing.T) {
 // TestBacktestNoiseNote: a replay with noise that scores worse than no
 // change says on stderr how much noise each LHA carried and how to tell
 // noise from design (four LHAs at ε = 0.5 scored far above 1 without a
-// word on why); a replay without noise says nothing of it.
+// word on why), and whether the planner's table blames the noise; a
+// replay without noise says nothing of it.
 func TestBacktestNoiseNote(t *testing.T) {
 	cases, counties := backtestFiles(t)
 	js := filepath.Join(t.TempDir(), "bt.json")
@@ -351,7 +352,7 @@ func TestBacktestNoiseNote(t *testing.T) {
 	if err := json.Unmarshal(must2(os.ReadFile(js)), &v); err != nil || v.RelativeWIS < 1 {
 		t.Fatalf("relative WIS %v (%v): the case needs a replay worse than no change", v.RelativeWIS, err)
 	}
-	for _, want := range []string{"worse than no change", "over 4 LHAs a round is", "per LHA", "'fedcast plan --lhas 4 --epsilon 0.5'"} {
+	for _, want := range []string{"worse than no change", "The noise per LHA is", "over 4 LHAs a round", "the planner's table expects", "'--epsilon inf'"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q: want %q", stderr, want)
 		}
