@@ -378,3 +378,21 @@ func TestBacktestHelp(t *testing.T) {
 		t.Errorf("backtest -h still calls the preset default today's design:\n%s", stderr)
 	}
 }
+
+// TestNoiseNoteBlames: the note blames the noise only where the planner's
+// table says it costs: 30 LHAs at c = 9.61 (z = 0.32), not 400 at c = 4.81
+// (z = 0.012), whose score above 1 is the design's.
+func TestNoiseNoteBlames(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		c    float64
+		want string
+	}{{30, 9.61, "the noise is the likely cause"}, {400, 4.81, "the noise is unlikely to be the cause"}} {
+		var b strings.Builder
+		sum := backtest.Summary{Design: backtest.DefaultPreset(), RelativeWIS: 1.2}
+		noiseNote(&b, sum, backtest.Schedule{Clients: c.n, ExpectedClients: c.n, NoiseMultiplier: c.c, Epsilon: 2, Delta: 1e-5}, 28)
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%d LHAs, c = %g: %q, want %q", c.n, c.c, b.String(), c.want)
+		}
+	}
+}
