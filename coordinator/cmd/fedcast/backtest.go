@@ -164,6 +164,7 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "backtest: wrote %d hub files into %s\n", len(files), hub)
+		staleHubNote(env.Stderr, hub, files)
 		if files, err = backtest.WritePublishedHub(hub, preset, res); err != nil {
 			return err
 		}
@@ -197,6 +198,30 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 		}
 	}
 	return nil
+}
+
+// staleHubNote says on stderr when the --hub folder holds CSV files this
+// run did not write: a replay of a shorter span into the folder of a
+// longer one left the longer one's other origins beside it, and a scorer
+// reading the folder would mix the two runs.
+func staleHubNote(w io.Writer, dir string, written []string) {
+	mine := make(map[string]bool, len(written))
+	for _, f := range written {
+		mine[filepath.Base(f)] = true
+	}
+	all, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	var other []string
+	for _, f := range all {
+		if !mine[filepath.Base(f)] {
+			other = append(other, filepath.Base(f))
+		}
+	}
+	if len(other) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "backtest: note: %s also holds %s this run did not write (first: %s), from an earlier run or another preset: "+
+		"a scorer reading the whole folder would mix them with this run's; use an empty folder for each run\n",
+		dir, plural(len(other), "other CSV file"), other[0])
 }
 
 // scoringNotes says on stderr which forecasts were not scored and at

@@ -396,3 +396,24 @@ func TestNoiseNoteBlames(t *testing.T) {
 		}
 	}
 }
+
+// TestBacktestStaleHubFiles: a --hub folder holding CSV files this run did
+// not write (a longer span's other origins) gets a note on stderr; a
+// scorer reading the folder would mix the runs. A fresh folder gets none.
+func TestBacktestStaleHubFiles(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	hub := filepath.Join(t.TempDir(), "hub")
+	args := []string{"backtest", "--cases", cases, "--counties", counties, "--from", "2020-09-14", "--to", "2020-09-21",
+		"--epsilon", "inf", "--seed", "4", "--quiet", "--hub", hub}
+	code, _, stderr := fedcast(t, args...)
+	if code != 0 || strings.Contains(stderr, "also holds") {
+		t.Fatalf("fresh folder: exit %d, %q", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(hub, "2020-08-03-fedcast-weekly.csv"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = fedcast(t, args...)
+	if want := hub + " also holds 1 other CSV file this run did not write (first: 2020-08-03-fedcast-weekly.csv)"; code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, %q: want %q", code, stderr, want)
+	}
+}
