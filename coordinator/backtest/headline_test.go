@@ -22,3 +22,18 @@ func TestHeadlineCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestUnscoredNoteWords: a forecast left unscored because its area's
+// counts stop inside the target week is said so; the note said "its area
+// has no counts for the whole target week", which reads as a week with no
+// counts at all.
+func TestUnscoredNoteWords(t *testing.T) {
+	s := Summary{LHAs: 30, UnscoredForecasts: 1}
+	if n := s.UnscoredNote(); !strings.Contains(n, "its area's counts end before its target week does") {
+		t.Errorf("%q", n)
+	}
+	s = Summary{LHAs: 30, UnscoredOrigins: []string{"2021-06-28"}, UnscoredForecasts: 32}
+	if n := s.UnscoredNote(); !strings.Contains(n, "the origin 2021-06-28") || !strings.Contains(n, "2 forecasts at the scored origins are not scored either: their areas' counts end before their target weeks do") {
+		t.Errorf("%q", n)
+	}
+}

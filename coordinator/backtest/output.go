@@ -228,11 +228,13 @@ func (s Summary) UnscoredNote() string {
 			n, strings.Join(s.UnscoredOrigins, ", ")))
 	}
 	if extra := s.UnscoredForecasts - len(s.UnscoredOrigins)*s.LHAs; extra > 0 {
-		what := fmt.Sprintf("%d forecasts at the scored origins are not scored either: their area has", extra)
+		what := fmt.Sprintf("%d forecasts at the scored origins are not scored either: their areas' counts end before their target weeks do"+
+			" (an area whose counts stop earlier than the others').", extra)
 		if extra == 1 {
-			what = "1 forecast at a scored origin is not scored either: its area has"
+			what = "1 forecast at a scored origin is not scored either: its area's counts end before its target week does" +
+				" (an area whose counts stop earlier than the others')."
 		}
-		parts = append(parts, what+" no counts for the whole target week.")
+		parts = append(parts, what)
 	}
 	return strings.Join(parts, " ")
 }
