@@ -37,3 +37,15 @@ func TestUnscoredNoteWords(t *testing.T) {
 		t.Errorf("%q", n)
 	}
 }
+
+// TestUncalibratableBudget: a budget too small for any noise says what
+// to change, in words ("1 campaign", not "1 campaigns").
+func TestUncalibratableBudget(t *testing.T) {
+	d, states := fixture(t, 4)
+	o := baseOptions(d, states, 0.001)
+	o.To = o.From
+	_, err := Run(o)
+	if err == nil || !strings.Contains(err.Error(), "for 1 campaign (5 rounds in all) within ε = 0.001") || !strings.Contains(err.Error(), "raise --epsilon") {
+		t.Errorf("%v", err)
+	}
+}

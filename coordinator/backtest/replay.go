@@ -296,7 +296,8 @@ func PlanSchedule(o *Options) (Schedule, error) {
 	total := s.TotalRounds(len(s.Starts))
 	c, err := privacy.NoiseMultiplierFor(kind, o.Epsilon, o.Delta, s.SampleRate, total)
 	if err != nil {
-		return s, fmt.Errorf("backtest: cannot calibrate the noise for %d campaigns (%d rounds in all) within ε = %g: %w", len(s.Starts), total, o.Epsilon, err)
+		return s, fmt.Errorf("backtest: cannot calibrate the noise for %s (%s in all) within ε = %g: %w; raise --epsilon, or plan fewer rounds (--rounds, a larger --every)",
+			count(len(s.Starts), "campaign"), count(total, "round"), o.Epsilon, err)
 	}
 	s.NoiseMultiplier = c
 	return s, nil
