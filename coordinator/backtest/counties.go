@@ -137,8 +137,18 @@ func (c *Counties) Check(d *series.Dataset, file string) error {
 			missing = append(missing, r.Name)
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("backtest: %d areas of the cases file are not in %s (first: %q): add a row with its state for each", len(missing), file, missing[0])
+	if len(missing) == 0 {
+		return nil
 	}
-	return nil
+	err := fmt.Errorf("backtest: %d areas of the cases file are not in %s (first: %q): add a row with its state and population for each", len(missing), file, missing[0])
+	// A spreadsheet that read the ids as numbers dropped their leading
+	// zeros ("01001" became "1001") in one file and not the other.
+	for id := range c.State {
+		a, b := strings.TrimLeft(id, "0"), strings.TrimLeft(missing[0], "0")
+		if id != missing[0] && a == b && a != "" {
+			return fmt.Errorf("%w; %s has %q: the leading zeros of the ids were lost in one of the files (a spreadsheet that reads ids as numbers drops them): write the ids as text, the same in both files",
+				err, file, id)
+		}
+	}
+	return err
 }

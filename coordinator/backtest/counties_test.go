@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fedcast/fedcast/shared/series"
 )
 
 // A counties file saved by a spreadsheet reads as the plain one: commas,
@@ -52,5 +54,25 @@ func TestParseCountiesIDColumn(t *testing.T) {
 	got, err := ParseCounties([]byte("name,state,population,ags\nFlensburg,Schleswig-Holstein,91113,01001\nMünchen,Bayern,1484226,09162\n"), "c.csv")
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ids last: %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// TestCountiesCheckLeadingZeros: ids that lost their leading zeros in one
+// file (a spreadsheet reading them as numbers) are named as the cause;
+// the check said only "30 areas of the cases file are not in counties.csv
+// (first: "1001")".
+func TestCountiesCheckLeadingZeros(t *testing.T) {
+	c, err := ParseCounties([]byte("county_id,name,state,population\n01001,Flensburg,Schleswig-Holstein,91113\n"), "counties.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &series.Dataset{Regions: []*series.Region{{Name: "1001"}}}
+	err = c.Check(d, "counties.csv")
+	if err == nil || !strings.Contains(err.Error(), `counties.csv has "01001": the leading zeros of the ids were lost`) {
+		t.Errorf("%v", err)
+	}
+	d = &series.Dataset{Regions: []*series.Region{{Name: "02000"}}}
+	if err = c.Check(d, "counties.csv"); err == nil || strings.Contains(err.Error(), "leading zeros") {
+		t.Errorf("an id that is simply missing: %v", err)
 	}
 }
