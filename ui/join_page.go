@@ -242,10 +242,15 @@ func (c *JoinPage) scheduleWords() string {
 		return "Round 1 starts when enough authorities have chosen their file and pressed Join. You are ready: keep this page open."
 	case !ok:
 		return ""
-	case st == StageSent:
-		return fmt.Sprintf("Round %d's result comes at %s.", r, clock(opens))
-	case st == StageTraining:
-		return fmt.Sprintf("Round %d ends at %s: the changes must be sent by then.", r, clock(opens))
+	case st == StageSent || st == StageTraining:
+		by, release, due := c.S.RoundDue(r, now)
+		switch {
+		case !due:
+			return ""
+		case st == StageSent:
+			return fmt.Sprintf("Round %d's result comes at %s.", r, clock(release))
+		}
+		return roundDueWords(r, by, release)
 	case st == StageWaiting && c.S.PresentOnly:
 		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s.", clock(opens))
 	case st == StageWaiting:
@@ -253,6 +258,13 @@ func (c *JoinPage) scheduleWords() string {
 			clock(opens), clock(trainBy))
 	}
 	return ""
+}
+
+// roundDueWords says when round r ends and by when its changes must be
+// sent (this computer's clock).
+func roundDueWords(r int, by, release time.Time) string {
+	clock := func(t time.Time) string { return t.Local().Format("15:04:05") }
+	return fmt.Sprintf("Round %d ends at %s: the changes must be sent by %s.", r, clock(release), clock(by))
 }
 
 func (c *JoinPage) trainWords() string {
