@@ -210,6 +210,7 @@ type JoinState struct {
 	cancel     context.CancelFunc
 	lastYield  time.Time
 	lastRender time.Time
+	renderCost time.Duration // what the last render during training took (Progress)
 	trainStart time.Time
 	issuedMem  []byte // the issued forecasts when IssuedStore is nil (issued.go)
 }
