@@ -62,8 +62,8 @@ func (c *JoinPage) guardWords() string {
 	return GuardWords(c.S.Forecasts)
 }
 
-// GuardWords sums up the guard over all areas: how many headline each
-// method, then the first area's reason (all areas of a file usually share
+// GuardWords sums up the guard over all areas: for how many the forecast
+// shown comes from each method, then the first area's reason (all areas of a file usually share
 // it), named as that area's when the file has more than one (its numbers
 // are that area's), then how many model forecasts were held in.
 func GuardWords(fs []Forecast) string {
@@ -79,11 +79,12 @@ func GuardWords(fs []Forecast) string {
 	var s string
 	switch {
 	case model == 0:
-		s = "Each headline is no change (today's 7-day average)."
+		s = "Each forecast shown is the no-change forecast (today's 7-day average)."
 	case model == len(fs):
-		s = "Each headline is the shared model's forecast."
+		s = "Each forecast shown is the shared model's."
 	default:
-		s = fmt.Sprintf("The shared model is headlined for %s, no change for the other %d.", Plural(model, "area"), len(fs)-model)
+		s = fmt.Sprintf("The forecast shown is the shared model's for %s and the no-change forecast (today's 7-day average) for the other %d.",
+			Plural(model, "area"), len(fs)-model)
 	}
 	why := fs[0].Guard.Why()
 	if len(fs) > 1 {
