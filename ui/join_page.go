@@ -274,6 +274,12 @@ func (c *JoinPage) trainWords() string {
 	if c.S.TrainTime > 0 {
 		took = fmt.Sprintf(" It took %s in this browser.", FormatDuration(c.S.TrainTime))
 	}
+	if n := len(c.S.Late); n > 0 && c.S.Late[n-1] == c.S.TrainRound && !(st == StageTraining && r > c.S.TrainRound) {
+		return fmt.Sprintf("Local training in round %d: not finished in time (step %d of %d when the changes had to leave). "+
+			"A stand-in of the same size, holding only zeros, was sent on time instead, so this round went on without your data. "+
+			"To make rounds shorter, lower Examples per round (reload the page to change it) or close other programs.",
+			c.S.TrainRound, c.S.Step, c.S.Steps)
+	}
 	switch {
 	case c.S.PresentOnly:
 		return "Local training: none. This study cannot use your file, so this computer takes part as present only (see below)."

@@ -273,6 +273,13 @@ func TestOverrunSendsDummyOnTime(t *testing.T) {
 		strings.Contains(log, "not counted") {
 		t.Errorf("want a dummy on time for every overrun round, no late update and nothing refused (%d dummies):\n%s", n, log)
 	}
+	// The page says why: the training was late, not "not picked" (q = 1).
+	if n := strings.Count(log, "had not finished"); n < 2 || strings.Contains(log, "not picked") {
+		t.Errorf("want every overrun stand-in to say the training had not finished (%d do):\n%s", n, log)
+	}
+	if got := text(t, ctx, "#train"); !strings.Contains(got, "not finished in time") {
+		t.Errorf("the training line does not say the last round's training was late:\n%s", got)
+	}
 	shot(t, ctx, "2-dummies")
 	shotOf(t, ctx, "#sent-log", "2-sent-log")
 }
