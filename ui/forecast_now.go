@@ -1,9 +1,23 @@
 package ui
 
-import "math"
+import (
+	"math"
 
-// MethodWords names the headline's method: "no change" or "shared model".
-func (f Forecast) MethodWords() string { return string(f.Guard.Method) }
+	"github.com/fedcast/fedcast/shared/forecast"
+)
+
+// MethodWords names the method of the forecast shown, to follow "by":
+// "the shared model" or "the no-change forecast" (not the bare method
+// names, which read as jargon in "…, by no change.").
+func (f Forecast) MethodWords() string {
+	switch f.Guard.Method {
+	case forecast.MethodModel:
+		return "the shared model"
+	case forecast.MethodNoChange:
+		return "the no-change forecast"
+	}
+	return string(f.Guard.Method)
+}
 
 // ModelWords shows the shared model's own forecast beside the headline,
 // labelled, and flagged when the guard held it inside the plausible band.

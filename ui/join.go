@@ -171,10 +171,13 @@ type JoinState struct {
 	watchEvery time.Duration // 0: 3 s
 
 	// Training.
-	Status                string // StatusWaiting …
-	Round                 int    // rounds released so far
-	TrainRound            int    // round being trained (when sampled)
-	Step, Steps           int
+	Status      string // StatusWaiting …
+	Round       int    // rounds released so far
+	TrainRound  int    // round being trained (when sampled)
+	Step, Steps int
+	// Late are the rounds whose local training had not finished when the
+	// answer had to leave: a stand-in of zeros left on time instead.
+	Late                  []int
 	Epsilon, LocalEpsilon float64
 	PublicEpsilon         float64 // with a helper: ε against the public (argued)
 	EpsilonChecked        bool    // at least one round compared
@@ -210,6 +213,7 @@ type JoinState struct {
 	cancel     context.CancelFunc
 	lastYield  time.Time
 	lastRender time.Time
+	renderCost time.Duration // what the last render during training took (Progress)
 	trainStart time.Time
 	issuedMem  []byte // the issued forecasts when IssuedStore is nil (issued.go)
 }

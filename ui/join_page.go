@@ -62,8 +62,8 @@ func (c *JoinPage) guardWords() string {
 	return GuardWords(c.S.Forecasts)
 }
 
-// GuardWords sums up the guard over all areas: how many headline each
-// method, then the first area's reason (all areas of a file usually share
+// GuardWords sums up the guard over all areas: for how many the forecast
+// shown comes from each method, then the first area's reason (all areas of a file usually share
 // it), named as that area's when the file has more than one (its numbers
 // are that area's), then how many model forecasts were held in.
 func GuardWords(fs []Forecast) string {
@@ -79,11 +79,12 @@ func GuardWords(fs []Forecast) string {
 	var s string
 	switch {
 	case model == 0:
-		s = "Each headline is no change (today's 7-day average)."
+		s = "Each forecast shown is the no-change forecast (today's 7-day average)."
 	case model == len(fs):
-		s = "Each headline is the shared model's forecast."
+		s = "Each forecast shown is the shared model's."
 	default:
-		s = fmt.Sprintf("The shared model is headlined for %s, no change for the other %d.", Plural(model, "area"), len(fs)-model)
+		s = fmt.Sprintf("The forecast shown is the shared model's for %s and the no-change forecast (today's 7-day average) for the other %d.",
+			Plural(model, "area"), len(fs)-model)
 	}
 	why := fs[0].Guard.Why()
 	if len(fs) > 1 {
@@ -242,10 +243,15 @@ func (c *JoinPage) scheduleWords() string {
 		return "Round 1 starts when enough authorities have chosen their file and pressed Join. You are ready: keep this page open."
 	case !ok:
 		return ""
-	case st == StageSent:
-		return fmt.Sprintf("Round %d's result comes at %s.", r, clock(opens))
-	case st == StageTraining:
-		return fmt.Sprintf("Round %d ends at %s: the changes must be sent by then.", r, clock(opens))
+	case st == StageSent || st == StageTraining:
+		by, release, due := c.S.RoundDue(r, now)
+		switch {
+		case !due:
+			return ""
+		case st == StageSent:
+			return fmt.Sprintf("Round %d's result comes at %s.", r, clock(release))
+		}
+		return roundDueWords(r, by, release)
 	case st == StageWaiting && c.S.PresentOnly:
 		return fmt.Sprintf("Rounds run on a fixed timetable: the next opens at %s.", clock(opens))
 	case st == StageWaiting:
@@ -255,11 +261,24 @@ func (c *JoinPage) scheduleWords() string {
 	return ""
 }
 
+// roundDueWords says when round r ends and by when its changes must be
+// sent (this computer's clock).
+func roundDueWords(r int, by, release time.Time) string {
+	clock := func(t time.Time) string { return t.Local().Format("15:04:05") }
+	return fmt.Sprintf("Round %d ends at %s: the changes must be sent by %s.", r, clock(release), clock(by))
+}
+
 func (c *JoinPage) trainWords() string {
 	st, r := c.S.RunStage(time.Now())
 	took := ""
 	if c.S.TrainTime > 0 {
 		took = fmt.Sprintf(" It took %s in this browser.", FormatDuration(c.S.TrainTime))
+	}
+	if n := len(c.S.Late); n > 0 && c.S.Late[n-1] == c.S.TrainRound && !(st == StageTraining && r > c.S.TrainRound) {
+		return fmt.Sprintf("Local training in round %d: not finished in time (step %d of %d when the changes had to leave). "+
+			"A stand-in of the same size, holding only zeros, was sent on time instead, so this round went on without your data. "+
+			"To make rounds shorter, lower Examples per round (reload the page to change it) or close other programs.",
+			c.S.TrainRound, c.S.Step, c.S.Steps)
 	}
 	switch {
 	case c.S.PresentOnly:

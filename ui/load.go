@@ -53,6 +53,7 @@ func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 		}
 	}
 	ready := false
+	rendering := time.Now()
 	s.publish(func() {
 		s.Reading = false
 		if err != nil {
@@ -65,6 +66,10 @@ func (s *JoinState) LoadReader(name string, r io.Reader, size int) {
 		s.refreshArea()
 		ready = s.Welcome != nil
 	})
+	// Showing the file (two yields and a render of the page with it)
+	// stands for a render during training, when the page is as large:
+	// checkStudy counts it in the round estimate.
+	s.renderCost = time.Since(rendering)
 	if ready {
 		s.checkStudy()
 	}

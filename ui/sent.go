@@ -37,6 +37,22 @@ func (s *JoinState) RecordSent(typ string, size int64, round int) {
 // recordSent is RecordSent with the lock held.
 func (s *JoinState) recordSent(typ string, size int64, round int) {
 	e := SentEntry{At: time.Now(), Type: typ, Bytes: size, Round: round}
+	late := s.trainingUnfinished(typ, round)
+	if late {
+		s.Late = append(s.Late, round)
+	}
+	switch {
+	case typ == "report" && late:
+		e.What = fmt.Sprintf("round %d: one report split between the two servers, of the same size as always; this time it holds only zeros, "+
+			"because your training had not finished when the report had to leave (your data were not used in this round)", round)
+		s.Sent = append(s.Sent, e)
+		return
+	case typ == "dummy" && late:
+		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros, sent on time because your training "+
+			"had not finished when the changes had to leave (your data were not used in this round)", round)
+		s.Sent = append(s.Sent, e)
+		return
+	}
 	switch typ {
 	case "hello":
 		e.What = "the join code from your link (says who you are to the coordinator)"
@@ -113,3 +129,21 @@ func spanWords(a, b time.Time) string {
 // ToggleSentAll switches "What left this computer" between the latest
 // messages and all of them.
 func (s *JoinState) ToggleSentAll() { s.SentAll = !s.SentAll }
+
+// trainingUnfinished reports whether a dummy or report for round leaves
+// while this page was still training round: the session answers on time
+// with zeros then (session.answer), and the words must not say the
+// computer was not picked. Training reports its last step before its
+// result can be sent, and a round sat out for the ε limit never starts
+// training, so a step short of the last one means the training ran late.
+func (s *JoinState) trainingUnfinished(typ string, round int) bool {
+	if typ != "dummy" && typ != "report" {
+		return false
+	}
+	for _, k := range s.Skips {
+		if k.Round == round {
+			return false
+		}
+	}
+	return round > 0 && round == s.TrainRound && s.Steps > 0 && s.Step < s.Steps
+}

@@ -65,8 +65,15 @@ func (s *JoinState) Missed() (missed, open int) {
 	}
 	l := time.Duration(sch.RoundLength)
 	take := l - time.Duration(sch.RoundSlack)
-	k := int(s.JoinedAt.Sub(*sch.Start)/l) + 1 // the round whose slot holds JoinedAt
-	opened := sch.Start.Add(time.Duration(k-1) * l)
+	// The slot that holds JoinedAt, or the last one before it: in a
+	// continuing study the slots of a campaign follow its start, with a
+	// gap until the next campaign (protocol.Study.SlotStart).
+	st := s.Welcome.Study
+	k := int(st.NextSlotAt(*sch.Start, l, s.JoinedAt)) // slots opened before JoinedAt
+	if st.SlotStart(*sch.Start, l, int64(k)).Equal(s.JoinedAt) {
+		k++ // JoinedAt is a slot's opening moment: that round is open
+	}
+	opened := st.SlotStart(*sch.Start, l, int64(k-1))
 	missed, open = k-1, 0
 	if s.JoinedAt.Before(opened.Add(take)) {
 		open = k
@@ -119,6 +126,43 @@ func (s *JoinState) MissedWords() string {
 // timetable (*session.Session).
 type scheduler interface {
 	NextRound(now time.Time) (opens, trainBy time.Time, ok bool)
+}
+
+// RoundDue returns, for round r under way at now, by when its changes
+// must arrive and when its result is released: from the schedule of the
+// last release when it announced round r, else from the public timetable
+// (the slot holding now). ok is false when neither tells. Unlike
+// NextRound's opening, this is right for the last round of a campaign
+// too, which the next campaign's start follows only after a gap.
+func (s *JoinState) RoundDue(r int, now time.Time) (trainBy, release time.Time, ok bool) {
+	sc, is := s.session.(interface{ Schedule() *protocol.Schedule })
+	if !is {
+		return time.Time{}, time.Time{}, false
+	}
+	sch := sc.Schedule()
+	if sch == nil || sch.RoundLength <= 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	if sch.Round == r && sch.TrainBy != nil && sch.Release != nil {
+		return *sch.TrainBy, *sch.Release, true
+	}
+	if sch.Start == nil || now.Before(*sch.Start) {
+		return time.Time{}, time.Time{}, false
+	}
+	var st protocol.Study
+	if s.Welcome != nil {
+		st = s.Welcome.Study
+	}
+	l := time.Duration(sch.RoundLength)
+	j := st.NextSlotAt(*sch.Start, l, now)
+	if o := st.SlotStart(*sch.Start, l, j); !o.Equal(now) {
+		j-- // the last slot opened before now
+	}
+	opened := st.SlotStart(*sch.Start, l, j)
+	if !now.Before(opened.Add(l)) {
+		return time.Time{}, time.Time{}, false // between campaigns: no round under way
+	}
+	return opened.Add(l - time.Duration(sch.RoundSlack)), opened.Add(l), true
 }
 
 // NextRound returns when the next round opens after now and by when its

@@ -60,12 +60,12 @@ func TestGuardTwoLHAs(t *testing.T) {
 	shotOf(t, ctx, "#forecast", "1-forecast-between-rounds")
 
 	c.waitFinished(t, 90*time.Second)
-	within(t, ctx, 60*time.Second, "the final forecast", poll(`/Each headline is no change/.test((document.getElementById("verdict")||{}).textContent||"") && !document.getElementById("forecast-round")`))
+	within(t, ctx, 60*time.Second, "the final forecast", poll(`/Each forecast shown is the no-change forecast/.test((document.getElementById("verdict")||{}).textContent||"") && !document.getElementById("forecast-round")`))
 	verdict := text(t, ctx, "#verdict")
-	if !strings.Contains(verdict, "Each headline is no change") || !strings.Contains(verdict, forecast.TooFewWeeks) {
+	if !strings.Contains(verdict, "Each forecast shown is the no-change forecast") || !strings.Contains(verdict, forecast.TooFewWeeks) {
 		t.Errorf("verdict %q: want no change and %q", verdict, forecast.TooFewWeeks)
 	}
-	if got := text(t, ctx, "#forecast .forecast-value .method"); got != "no change" {
+	if got := text(t, ctx, "#forecast .forecast-value .method"); got != "the no-change forecast" {
 		t.Errorf("headline method %q", got)
 	}
 	if got := text(t, ctx, "#forecast .forecast-model"); !strings.HasPrefix(got, "The shared model's own forecast: ") {

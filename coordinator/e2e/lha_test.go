@@ -159,8 +159,8 @@ func TestLHAJourney(t *testing.T) {
 	base := metrics.Compute(ty, persist)
 	verdict := text(t, ctx, "#verdict")
 	method := text(t, ctx, "#forecast .forecast-value .method")
-	if !regexp.MustCompile(`^(Each headline is no change|Each headline is the shared model's forecast|The shared model is headlined for)`).MatchString(verdict) ||
-		(method != "no change" && method != "shared model") || strings.Contains(verdict, "R²") {
+	if !regexp.MustCompile(`^(Each forecast shown is the no-change forecast|Each forecast shown is the shared model's|The forecast shown is the shared model's for)`).MatchString(verdict) ||
+		(method != "the no-change forecast" && method != "the shared model") || strings.Contains(verdict, "R²") {
 		t.Errorf("verdict %q (method %q): want the guard's headline and reason", verdict, method)
 	}
 	if got := text(t, ctx, "#forecast .forecast-model"); !strings.HasPrefix(got, "The shared model's own forecast: ") {
