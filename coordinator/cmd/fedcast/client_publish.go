@@ -26,6 +26,7 @@ import (
 type publishFlags struct {
 	fs         *flag.FlagSet
 	eps, delta *float64
+	limit      *float64
 	hub, store *string
 }
 
@@ -34,6 +35,7 @@ func addPublishFlags(fs *flag.FlagSet) *publishFlags {
 		fs:    fs,
 		eps:   fs.Float64("publish-epsilon", 0, "also produce the forecast to publish, with ε per person per year (one case); 0: none"),
 		delta: fs.Float64("publish-delta", publish.DefaultDelta, "δ of the published forecast's guarantee"),
+		limit: fs.Float64("publish-limit", 0, "this LHA's yearly limit of ε per person per year over all its publications: publish nothing that would exceed it (0: no limit)"),
 		hub:   fs.String("publish-hub", "", "write the forecast to publish as a hub CSV here (default with --hub: FILE-published.csv), its DP marking beside it (.dp.json)"),
 		store: fs.String("publish-store", "", "keep the published forecasts here, so that publishing the same day again gives the same numbers (default: the --data file's name + .published.json)"),
 	}
@@ -50,7 +52,7 @@ func (p *publishFlags) check() error {
 			return usagef("leave out --publish-epsilon to publish nothing, or give ε per person per year, e.g. --publish-epsilon 1",
 				"--publish-epsilon 0: nothing would be published")
 		}
-		for _, name := range []string{"publish-hub", "publish-store", "publish-delta"} {
+		for _, name := range []string{"publish-hub", "publish-store", "publish-delta", "publish-limit"} {
 			if set[name] {
 				return usagef("add --publish-epsilon E (ε per person per year, e.g. 1), or leave out --"+name,
 					"--%s needs --publish-epsilon: nothing is published without it", name)
@@ -63,6 +65,9 @@ func (p *publishFlags) check() error {
 	}
 	if err := privacy.CheckDelta(*p.delta); err != nil {
 		return usagef("e.g. --publish-delta 1e-6", "--publish-delta %v: write a number between 0 and 1", *p.delta)
+	}
+	if set["publish-limit"] && (!(*p.limit > 0) || math.IsInf(*p.limit, 0)) {
+		return usagef("e.g. --publish-limit 1, or leave it out for no limit", "--publish-limit %v: write a number above 0", *p.limit)
 	}
 	// Every forecaster published with is 1-Lipschitz, so its sensitivity is
 	// at most the public model's: if that calibrates, so does the study's.
@@ -95,6 +100,11 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 		return err
 	}
 	mark = mark.ForModel(sha)
+	if l := *p.limit; l > 0 && mark.EpsilonPerPersonYear > l*(1+1e-9) {
+		return usagef("publish with a smaller --publish-epsilon, or raise --publish-limit if you mean to",
+			"publishing now would take one person's ε to %.3g this year (%s with this one), above your --publish-limit %g: nothing was published, and %s is unchanged",
+			mark.EpsilonPerPersonYear, plural(len(store.Records), "publication"), l, storePath)
+	}
 	out := env.Stdout
 	if s := weakPublishEpsilon(*p.eps); s != "" {
 		fmt.Fprintln(out, "warning: "+s)
@@ -122,6 +132,9 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	}
 	yearEps := mark.EpsilonPerPersonYear
 	fmt.Fprintln(out, mark.Text())
+	if l := *p.limit; l > 0 {
+		fmt.Fprintf(out, "one person's ε this year from your publications: %.3g of your yearly limit %g\n", yearEps, l)
+	}
 	if !math.IsInf(studyEps, 0) && studyEps > 0 {
 		fmt.Fprintf(out, "a person's total: the study's ε %.3g (the shared model) + the publications' ε %.3g = %.3g\n", studyEps, yearEps, studyEps+yearEps)
 	}

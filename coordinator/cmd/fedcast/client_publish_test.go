@@ -196,6 +196,8 @@ func TestPublishFlagMistakes(t *testing.T) {
 		{[]string{"--publish-store", "s.json"}, "--publish-store needs --publish-epsilon", "add --publish-epsilon"},
 		{[]string{"--publish-hub", "p.csv"}, "--publish-hub needs --publish-epsilon", "add --publish-epsilon"},
 		{[]string{"--publish-delta", "1e-7"}, "--publish-delta needs --publish-epsilon", "add --publish-epsilon"},
+		{[]string{"--publish-limit", "1"}, "--publish-limit needs --publish-epsilon", "add --publish-epsilon"},
+		{[]string{"--publish-epsilon", "1", "--publish-limit", "0"}, "--publish-limit 0: write a number above 0", "leave it out for no limit"},
 		{[]string{"--publish-epsilon", "1e-5"}, "--publish-epsilon 1e-05 is too small", "choose a larger ε"},
 		{[]string{"--publish-epsilon", "-1"}, "--publish-epsilon -1: write a number above 0", "--publish-epsilon 1"},
 	} {
@@ -293,6 +295,47 @@ func TestPublishWeakEpsilon(t *testing.T) {
 	}{{1, false}, {10, false}, {11, true}, {1e9, true}} {
 		if got := weakPublishEpsilon(tc.eps) != ""; got != tc.warn {
 			t.Errorf("ε %g: warning %v, want %v", tc.eps, got, tc.warn)
+		}
+	}
+}
+
+// TestPublishLimit: with --publish-limit, weekly publications at ε 1 stay
+// within a yearly limit of 1 week after week, and a later week that would
+// exceed it publishes nothing and leaves the store as it was.
+func TestPublishLimit(t *testing.T) {
+	dir := t.TempDir()
+	st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Features: "log-change"}}
+	for _, tc := range []struct {
+		days int // the file ends on March days, 2021: one week later each time
+		eps  string
+		want string // in the error ("" none) or else in the output
+		err  bool
+	}{
+		{14, "1", "of your yearly limit 1", false},
+		{21, "1", "of your yearly limit 1", false},
+		{28, "1", "of your yearly limit 1", false},
+		{31, "2", "above your --publish-limit 1: nothing was published", true},
+	} {
+		data, d := writePublishCases(t, dir, tc.days, func(i int) int { return 30 + i%4 })
+		before, _ := os.ReadFile(data + ".published.json")
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "forecast", "")
+		p := addPublishFlags(fs)
+		if err := fs.Parse([]string{"--publish-epsilon", tc.eps, "--publish-limit", "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.check(); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, "", st, nil, rand.New(rand.NewPCG(uint64(tc.days), 3)))
+		after, _ := os.ReadFile(data + ".published.json")
+		switch {
+		case tc.err && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("day %d at ε %s: %v, want %q", tc.days, tc.eps, err, tc.want)
+		case tc.err && !bytes.Equal(before, after):
+			t.Errorf("day %d: refused, but the store changed", tc.days)
+		case !tc.err && (err != nil || !strings.Contains(out.String(), tc.want)):
+			t.Errorf("day %d at ε %s: %v, want %q in\n%s", tc.days, tc.eps, err, tc.want, out.String())
 		}
 	}
 }

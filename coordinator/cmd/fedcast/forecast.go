@@ -24,7 +24,7 @@ func init() {
 // the guarded forecast of every area with a model written by `fedcast
 // client --model`. It opens no connection.
 func runForecast(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE] [--publish-epsilon E [--publish-delta D]]")
+	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE] [--publish-epsilon E [--publish-delta D] [--publish-store FILE] [--publish-limit E]]")
 	modelPath := fs.String("model", "", "the released model, as written by fedcast client --model; required")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	hubOut := fs.String("hub", "", "write the headlined forecast of every area as a hub CSV here, and the method each area used to FILE.methods.csv")
