@@ -114,6 +114,9 @@ func (p *publishFlags) run(env *Env, data *series.Dataset, dataPath, hubOut stri
 	} else {
 		fmt.Fprintf(out, "the forecast to publish comes from the study's released model %.12s… (each layer's spectral norm at most 1)\n", sha)
 	}
+	if short := shortAreas(data, f.Days()); short != "" {
+		fmt.Fprintf(out, "note: %s, fewer than the %d days the forecast to publish reads: the days before it read as 0 cases, so its forecast leans low\n", short, f.Days())
+	}
 	fmt.Fprintln(out, "forecast to publish (average new cases per day over the next 7 days, with privacy noise; not the guarded forecast above, whose choice reads your own counts):")
 	for _, f := range ps {
 		lo, hi, _ := f.Quantiles.Interval(0.95)
@@ -213,6 +216,21 @@ func (p *publishFlags) openStore(env *Env, data *series.Dataset, dataPath string
 	}
 	return nil, "", usagef("give the store of this file's areas with --publish-store FILE (a new name starts a new store)",
 		"the store of published forecasts %s holds areas %s, none of which is in %s: it is another LHA's or another file's store", path, strings.Join(names, ", "), dataPath)
+}
+
+// shortAreas names the areas of d with fewer than days days and says how
+// many each has ("" when none).
+func shortAreas(d *series.Dataset, days int) string {
+	var short []string
+	for _, r := range d.Regions {
+		if n := len(r.Cases); n > 0 && n < days {
+			short = append(short, fmt.Sprintf("%s has %s", r.Name, plural(n, "day")))
+		}
+	}
+	if len(short) > 3 {
+		short = append(short[:3], fmt.Sprintf("… (%d areas)", len(short)))
+	}
+	return strings.Join(short, ", ")
 }
 
 // storedEpsilon returns the ε per person per year that the stored

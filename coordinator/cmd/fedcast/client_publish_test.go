@@ -339,3 +339,33 @@ func TestPublishLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishShortFile: an area with fewer days than the forecast to
+// publish reads is named, with how many days it has.
+func TestPublishShortFile(t *testing.T) {
+	for _, tc := range []struct {
+		days int
+		want string // "": no note
+	}{
+		{21, ""},
+		{28, ""},
+		{10, "note: 01001 has 10 days, fewer than the 21 days the forecast to publish reads"},
+		{1, "note: 01001 has 1 day, fewer than the 21 days"},
+	} {
+		dir := t.TempDir()
+		data, d := writePublishCases(t, dir, tc.days, func(int) int { return 3 })
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "forecast", "")
+		p := addPublishFlags(fs)
+		if err := fs.Parse([]string{"--publish-epsilon", "1"}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Features: "log-change"}}
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, "", st, nil, rand.New(rand.NewPCG(1, 1))); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "fewer than the"); got != (tc.want != "") || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%d days: want %q in\n%s", tc.days, tc.want, out.String())
+		}
+	}
+}
