@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -91,12 +92,15 @@ func Calibrate(sens []float64, eps, delta float64) (Mechanism, error) {
 		sum2 += float64(m.Steps[w] * m.Steps[w])
 	}
 	c, err := privacy.NoiseMultiplier(eps, delta, 1, 1)
+	if errors.Is(err, privacy.ErrUnreachable) {
+		return Mechanism{}, fmt.Errorf("publish: --publish-epsilon %v is too small: no amount of noise reaches it at δ = %v; choose a larger ε, such as 0.1", eps, delta)
+	}
 	if err != nil {
 		return Mechanism{}, fmt.Errorf("publish: calibrating ε = %v: %w", eps, err)
 	}
 	s2 := math.Ceil(c * c * sum2)
 	if s2 > privacy.MaxDiscreteSigma2 {
-		return Mechanism{}, fmt.Errorf("publish: ε = %v needs more noise than the sampler draws: choose a larger ε", eps)
+		return Mechanism{}, fmt.Errorf("publish: --publish-epsilon %v needs more noise than the sampler draws: choose a larger ε, such as 0.1", eps)
 	}
 	m.Sigma2 = uint64(s2)
 	return m, nil

@@ -328,3 +328,29 @@ func TestAccountantLongWindow(t *testing.T) {
 	t.Logf("9-week window: a case touches 9 weekly publications, ε %.3f; daily publishing: 63, ε %.2f; 9 each calibrated alone: ε %.2f",
 		eps, e7, EpsilonOfRho(9*alone.CaseRho(), DefaultDelta))
 }
+
+// TestCalibrateRefusals: an ε no noise can reach, or a bad ε or δ, is
+// refused naming the flag and a value to try, in words (no q, T or c).
+func TestCalibrateRefusals(t *testing.T) {
+	sens := PublicForecaster().Sensitivity()
+	for _, tc := range []struct {
+		eps, delta float64
+		want       string // "": calibrates
+	}{
+		{1, 1e-6, ""},
+		{0.01, 1e-6, ""},
+		{1e-5, 1e-6, "--publish-epsilon 1e-05 is too small: no amount of noise reaches it at δ = 1e-06; choose a larger ε, such as 0.1"},
+		{1e-9, 1e-6, "--publish-epsilon 1e-09 is too small"},
+		{0, 1e-6, "--publish-epsilon 0: write a number above 0"},
+		{math.Inf(1), 1e-6, "--publish-epsilon +Inf: write a number above 0"},
+		{1, 0, "--publish-delta 0: write a number between 0 and 1"},
+	} {
+		_, err := Calibrate(sens, tc.eps, tc.delta)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("ε %v: %v", tc.eps, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "q=")):
+			t.Errorf("ε %v, δ %v: got %v, want %q", tc.eps, tc.delta, err, tc.want)
+		}
+	}
+}

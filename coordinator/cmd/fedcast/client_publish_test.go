@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -179,5 +180,192 @@ func TestClientPublishStudyModel(t *testing.T) {
 	}
 	if math.Abs(medians["lipschitz"]-medians["log-change"]) < 1e-6 {
 		t.Errorf("the study model's published median %v is the no-change model's", medians["lipschitz"])
+	}
+}
+
+// TestPublishFlagMistakes: each mistake with the publish flags is refused
+// before anything is forecast, naming the flag and what to do.
+func TestPublishFlagMistakes(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		msg, hint string // "" msg: accepted
+	}{
+		{nil, "", ""},
+		{[]string{"--publish-epsilon", "1"}, "", ""},
+		{[]string{"--publish-epsilon", "0"}, "--publish-epsilon 0: nothing would be published", "leave out --publish-epsilon"},
+		{[]string{"--publish-store", "s.json"}, "--publish-store needs --publish-epsilon", "add --publish-epsilon"},
+		{[]string{"--publish-hub", "p.csv"}, "--publish-hub needs --publish-epsilon", "add --publish-epsilon"},
+		{[]string{"--publish-delta", "1e-7"}, "--publish-delta needs --publish-epsilon", "add --publish-epsilon"},
+		{[]string{"--publish-limit", "1"}, "--publish-limit needs --publish-epsilon", "add --publish-epsilon"},
+		{[]string{"--publish-epsilon", "1", "--publish-limit", "0"}, "--publish-limit 0: write a number above 0", "leave it out for no limit"},
+		{[]string{"--publish-epsilon", "1e-5"}, "--publish-epsilon 1e-05 is too small", "choose a larger ε"},
+		{[]string{"--publish-epsilon", "-1"}, "--publish-epsilon -1: write a number above 0", "--publish-epsilon 1"},
+	} {
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "forecast", "")
+		p := addPublishFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := p.check()
+		if tc.msg == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tc.args, err)
+			}
+			continue
+		}
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(ue.msg, tc.msg) || !strings.Contains(ue.hint, tc.hint) {
+			t.Errorf("%v: got %v (%#v), want %q with hint %q", tc.args, err, ue, tc.msg, tc.hint)
+		}
+	}
+}
+
+// TestPublishStoreMistakes: a store that cannot be this file's is refused
+// with the file and what to do: another LHA's store, a damaged one, and a
+// default store that does not exist yet beside an earlier week's (the
+// earlier publications would not be counted); the right store says how
+// many publications it counts, and a redraw at another ε says which ε the
+// stored numbers have.
+func TestPublishStoreMistakes(t *testing.T) {
+	st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Features: "log-change"}}
+	publishOnce := func(dir string, d *series.Dataset, data string, args ...string) (string, string, error) {
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "forecast", "")
+		p := addPublishFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		var out, errs bytes.Buffer
+		err := p.run(&Env{Stdout: &out, Stderr: &errs}, d, data, "", st, nil, rand.New(rand.NewPCG(1, 2)))
+		return out.String(), errs.String(), err
+	}
+	dir := t.TempDir()
+	data, d := writePublishCases(t, dir, 21, func(i int) int { return 20 + i%3 })
+	if _, _, err := publishOnce(dir, d, data, "--publish-epsilon", "1"); err != nil {
+		t.Fatal(err)
+	}
+	// The next week's file under another name, in the same folder.
+	next := filepath.Join(dir, "cases-next.csv")
+	b, _ := os.ReadFile(data)
+	if err := os.WriteFile(next, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"publications":[{"area":"09999","origin":"2021-03-21","median_log":4,"kappa":50,"spread":0.3,"mechanism":{"Gamma":0.001,"Sigma2":100,"Steps":[65,9,6]},"epsilon_per_person_year":1,"delta":1e-6}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		data      string
+		args      []string
+		msg, hint string // "" msg: accepted, hint then is in the output
+	}{
+		{"new name beside an earlier store", next, []string{"--publish-epsilon", "1"},
+			"cases-next.csv has no store of published forecasts yet", "add --publish-store " + data + ".published.json"},
+		{"another LHA's store", data, []string{"--publish-epsilon", "1", "--publish-store", other},
+			"holds areas 09999, none of which is in", "give the store of this file's areas"},
+		{"damaged store", data, []string{"--publish-epsilon", "1", "--publish-store", data},
+			"--publish-store " + data + ": the file of published forecasts is damaged", "restore it from a backup"},
+		{"the earlier store", next, []string{"--publish-epsilon", "1", "--publish-store", data + ".published.json"},
+			"", "1 publication so far, all counted"},
+		{"a new store on purpose", next, []string{"--publish-epsilon", "1", "--publish-store", filepath.Join(dir, "new.json")},
+			"", "(new: no earlier publications)"},
+		{"the same day at another ε", data, []string{"--publish-epsilon", "2"},
+			"", "published before, at ε 1: the same numbers; --publish-epsilon 2 applies to days not published yet"},
+	} {
+		out, errs, err := publishOnce(dir, d, tc.data, tc.args...)
+		if tc.msg == "" {
+			if err != nil || !strings.Contains(out+errs, tc.hint) {
+				t.Errorf("%s: %v; want %q in\n%s%s", tc.name, err, tc.hint, out, errs)
+			}
+			continue
+		}
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(ue.msg, tc.msg) || !strings.Contains(ue.hint, tc.hint) {
+			t.Errorf("%s: got %v (%#v), want %q with hint %q", tc.name, err, ue, tc.msg, tc.hint)
+		}
+	}
+}
+
+// TestPublishWeakEpsilon: an ε per person per year above 10 publishes
+// with a warning, as study new warns for a lifetime ε.
+func TestPublishWeakEpsilon(t *testing.T) {
+	for _, tc := range []struct {
+		eps  float64
+		warn bool
+	}{{1, false}, {10, false}, {11, true}, {1e9, true}} {
+		if got := weakPublishEpsilon(tc.eps) != ""; got != tc.warn {
+			t.Errorf("ε %g: warning %v, want %v", tc.eps, got, tc.warn)
+		}
+	}
+}
+
+// TestPublishLimit: with --publish-limit, weekly publications at ε 1 stay
+// within a yearly limit of 1 week after week, and a later week that would
+// exceed it publishes nothing and leaves the store as it was.
+func TestPublishLimit(t *testing.T) {
+	dir := t.TempDir()
+	st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Features: "log-change"}}
+	for _, tc := range []struct {
+		days int // the file ends on March days, 2021: one week later each time
+		eps  string
+		want string // in the error ("" none) or else in the output
+		err  bool
+	}{
+		{14, "1", "of your yearly limit 1", false},
+		{21, "1", "of your yearly limit 1", false},
+		{28, "1", "of your yearly limit 1", false},
+		{31, "2", "above your --publish-limit 1: nothing was published", true},
+	} {
+		data, d := writePublishCases(t, dir, tc.days, func(i int) int { return 30 + i%4 })
+		before, _ := os.ReadFile(data + ".published.json")
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "forecast", "")
+		p := addPublishFlags(fs)
+		if err := fs.Parse([]string{"--publish-epsilon", tc.eps, "--publish-limit", "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.check(); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, "", st, nil, rand.New(rand.NewPCG(uint64(tc.days), 3)))
+		after, _ := os.ReadFile(data + ".published.json")
+		switch {
+		case tc.err && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("day %d at ε %s: %v, want %q", tc.days, tc.eps, err, tc.want)
+		case tc.err && !bytes.Equal(before, after):
+			t.Errorf("day %d: refused, but the store changed", tc.days)
+		case !tc.err && (err != nil || !strings.Contains(out.String(), tc.want)):
+			t.Errorf("day %d at ε %s: %v, want %q in\n%s", tc.days, tc.eps, err, tc.want, out.String())
+		}
+	}
+}
+
+// TestPublishShortFile: an area with fewer days than the forecast to
+// publish reads is named, with how many days it has.
+func TestPublishShortFile(t *testing.T) {
+	for _, tc := range []struct {
+		days int
+		want string // "": no note
+	}{
+		{21, ""},
+		{28, ""},
+		{10, "note: 01001 has 10 days, fewer than the 21 days the forecast to publish reads"},
+		{1, "note: 01001 has 1 day, fewer than the 21 days"},
+	} {
+		dir := t.TempDir()
+		data, d := writePublishCases(t, dir, tc.days, func(int) int { return 3 })
+		fs := newFlagSet(&Env{Stderr: &bytes.Buffer{}}, "forecast", "")
+		p := addPublishFlags(fs)
+		if err := fs.Parse([]string{"--publish-epsilon", "1"}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		st := protocol.Study{Settings: protocol.Settings{Epsilon: 2, Features: "log-change"}}
+		if err := p.run(&Env{Stdout: &out, Stderr: &bytes.Buffer{}}, d, data, "", st, nil, rand.New(rand.NewPCG(1, 1))); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "fewer than the"); got != (tc.want != "") || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%d days: want %q in\n%s", tc.days, tc.want, out.String())
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
+	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/privacy"
 	"github.com/fedcast/fedcast/shared/series"
 	"github.com/fedcast/fedcast/shared/session"
@@ -22,7 +24,7 @@ func init() {
 // the guarded forecast of every area with a model written by `fedcast
 // client --model`. It opens no connection.
 func runForecast(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE] [--publish-epsilon E [--publish-delta D]]")
+	fs := newFlagSet(env, "forecast", "forecast --model FILE --data FILE [--public FILE] [--hub FILE] [--issued FILE] [--publish-epsilon E [--publish-delta D] [--publish-store FILE] [--publish-limit E]]")
 	modelPath := fs.String("model", "", "the released model, as written by fedcast client --model; required")
 	dataPath := fs.String("data", "", "this LHA's case CSV (date,region,cases); required")
 	hubOut := fs.String("hub", "", "write the headlined forecast of every area as a hub CSV here, and the method each area used to FILE.methods.csv")
@@ -61,8 +63,29 @@ func runForecast(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if s := publicBehind(pub, data, *publicPath); s != "" {
+		fmt.Fprintln(env.Stderr, "note: "+s)
+	}
 	if err := writeGuarded(env, *m.Study, data, pub, m.Weights, *hubOut, *issued); err != nil {
 		return err
 	}
 	return pf.run(env, data, *dataPath, *hubOut, *m.Study, m.Weights, privacy.NewSecureRand())
+}
+
+// publicBehind says when the public totals file (path) ends before the
+// last day of data: the weekly design then reads the totals of the days
+// after it as no change ("" when it does not, or there is no file).
+func publicBehind(pub *forecast.PublicInputs, data *series.Dataset, path string) string {
+	if pub == nil || data == nil || len(data.Regions) == 0 {
+		return ""
+	}
+	_, last := data.Span()
+	last = series.Date(last)
+	days := int(last.Sub(series.Date(pub.Known)).Hours() / 24)
+	if days <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("the public totals file %s ends on %s, %s before the last day of your file (%s): the forecast reads the national and state totals of those days as no change. "+
+		"The study declares this file by its hash, so a newer one cannot be used with this model (docs/deployment.md, \"Public inputs\").",
+		path, pub.Known.Format(time.DateOnly), plural(days, "day"), last.Format(time.DateOnly))
 }
