@@ -58,7 +58,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	rounds := fs.Int("rounds", 0, "rounds per campaign (default: the design's)")
 	firstRounds := fs.Int("first-rounds", 0, "rounds of the first campaign only, a warm start (default: the design's, or --rounds)")
 	hub := fs.String("hub", "", "write one hub CSV per origin into this directory")
-	jsonOut := fs.String("json", "", "write the scores as JSON to this file")
+	jsonOut := fs.String("json", "", "write the scores as JSON to this file (- for standard output, the table then goes to standard error)")
 	outDir := fs.String("out", "", "write the figure (relative WIS per origin) and the per-quarter table into this directory")
 	preset := fs.String("preset", backtest.DefaultPreset(), "design: "+strings.Join(backtest.Presets(), ", ")+" (weekly, the default: a year of history and the public totals; default: the earlier one-month design, the default before weekly; paper: the paper's one-month protocol)")
 	seed := fs.Uint64("seed", 0, "research mode: reproducible sampling and noise from this seed (0: secure randomness)")
@@ -142,7 +142,11 @@ func kernelNote(w io.Writer, cmd string) {
 
 // writeBacktest prints the per-quarter table and writes the requested files.
 func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, jsonOut, outDir, preset string) error {
-	fmt.Fprintln(env.Stdout, sum.Headline())
+	table := env.Stdout
+	if jsonOut == "-" {
+		table = env.Stderr // stdout carries the JSON alone
+	}
+	fmt.Fprintln(table, sum.Headline())
 	if p := sum.Published; p != nil {
 		fmt.Fprintf(env.Stdout, "published (ε %.3g per person per year, δ %.0e): relative WIS %.3f, relative MAE %.3f, 95%% coverage %.2f\n",
 			p.EpsilonPerPersonYear, p.Delta, p.RelativeWIS, p.RelativeMAE, p.Coverage95)
@@ -151,11 +155,11 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 			if g.Areas == 1 {
 				areas = "area"
 			}
-			fmt.Fprintf(env.Stdout, "  %s (%d %s): published %.3f, unpublished %.3f\n", g.Group, g.Areas, areas, g.RelativeWIS, g.UnpublishedRelativeWIS)
+			fmt.Fprintf(table, "  %s (%d %s): published %.3f, unpublished %.3f\n", g.Group, g.Areas, areas, g.RelativeWIS, g.UnpublishedRelativeWIS)
 		}
 	}
-	fmt.Fprintln(env.Stdout)
-	if err := sum.Markdown(env.Stdout); err != nil {
+	fmt.Fprintln(table)
+	if err := sum.Markdown(table); err != nil {
 		return err
 	}
 	if hub != "" {
@@ -172,7 +176,11 @@ func writeBacktest(env *Env, sum backtest.Summary, res *backtest.Result, hub, js
 			fmt.Fprintf(env.Stderr, "backtest: wrote %d published files into %s\n", len(files), filepath.Join(hub, "published"))
 		}
 	}
-	if jsonOut != "" {
+	if jsonOut == "-" {
+		if err := sum.WriteJSON(env.Stdout); err != nil {
+			return err
+		}
+	} else if jsonOut != "" {
 		if err := writeFileWith(jsonOut, sum.WriteJSON); err != nil {
 			return err
 		}
@@ -290,7 +298,7 @@ func checkOutputs(hub, jsonOut, outDir string) error {
 			return usagef("choose a folder that can be written", "%s %s: the folder cannot be made (%v)", d.flag, d.dir, err)
 		}
 	}
-	if jsonOut == "" {
+	if jsonOut == "" || jsonOut == "-" {
 		return nil
 	}
 	if fi, err := os.Stat(filepath.Dir(jsonOut)); err != nil || !fi.IsDir() {

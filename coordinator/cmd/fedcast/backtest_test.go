@@ -417,3 +417,28 @@ func TestBacktestStaleHubFiles(t *testing.T) {
 		t.Errorf("exit %d, %q: want %q", code, stderr, want)
 	}
 }
+
+// TestBacktestJSONToStdout: --json - puts the JSON alone on stdout, so it
+// pipes into another tool, and the table moves to stderr; no file "-" is made.
+func TestBacktestJSONToStdout(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := fedcast(t, "backtest", "--cases", cases, "--counties", counties, "--from", "2020-09-07",
+		"--to", "2020-09-21", "--epsilon", "inf", "--json", "-", "--seed", "4", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v struct {
+		Origins     int     `json:"origins"`
+		RelativeWIS float64 `json:"relative_wis"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil || v.Origins != 3 || v.RelativeWIS <= 0 {
+		t.Errorf("stdout is not the JSON alone: %v %+v\n%q", err, v, stdout)
+	}
+	if !strings.Contains(stderr, "| quarter") {
+		t.Errorf("the table is not on stderr: %q", stderr)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error(`a file named "-" was written`)
+	}
+}

@@ -285,7 +285,7 @@ func writeGuarded(env *Env, st protocol.Study, data *series.Dataset, pub *foreca
 		if err := writeFileAtomic(issuedPath, func(w io.Writer) error { return session.WriteIssued(w, all) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "recorded this forecast in %s (%d forecasts issued so far; the guard scores them once their outcomes are in the file)\n", issuedPath, len(all))
+		fmt.Fprintf(env.Stderr, "recorded this forecast in %s (%s issued so far; the guard scores them once their outcomes are in the file)\n", issuedPath, plural(len(all), "forecast"))
 	}
 	if hubOut == "" {
 		return nil
