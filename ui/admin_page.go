@@ -62,7 +62,7 @@ func (c *AdminPage) epsilonWords() string {
 		return "per window: ε = " + FormatEpsilon(st.ExampleEpsilon)
 	}
 	if st.SecureAggregation {
-		return SecureEpsilon(st.EpsilonSpent, st.EpsilonPublic) + "; budget " + FormatEpsilon(st.EpsilonBudget)
+		return SecureEpsilonShort(st.EpsilonSpent, st.EpsilonPublic) + "; budget " + FormatEpsilon(st.EpsilonBudget)
 	}
 	return FormatEpsilon(st.EpsilonSpent) + " of " + FormatEpsilon(st.EpsilonBudget)
 }

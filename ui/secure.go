@@ -79,10 +79,18 @@ func Secure(st *protocol.Study, coordinator string) SecureWords {
 	}
 }
 
-// SecureEpsilon says the privacy spent in a study with a helper: against
-// each server and against the public (argued, √2 times the noise).
+// SecureEpsilon says, in a sentence for the join page, the privacy spent
+// in a study with a helper: against either server on its own (proven) and
+// against everyone else, who sees only the released model carrying both
+// servers' noise (argued, √2 times the noise, not proven).
 func SecureEpsilon(perServer, public float64) string {
-	return fmt.Sprintf("each server: ε = %s; the public: ε = %s (argued)", FormatEpsilon(perServer), FormatEpsilon(public))
+	return fmt.Sprintf("Spent against either server on its own: ε = %s. Against everyone else, who sees only the released model "+
+		"with both servers' noise: ε = %s (a reasoned figure, not a proven one).", FormatEpsilon(perServer), FormatEpsilon(public))
+}
+
+// SecureEpsilonShort is SecureEpsilon for a table cell of the dashboard.
+func SecureEpsilonShort(perServer, public float64) string {
+	return fmt.Sprintf("either server: ε = %s; everyone else: ε = %s (reasoned, not proven)", FormatEpsilon(perServer), FormatEpsilon(public))
 }
 
 // secure returns the page's words about the two servers.

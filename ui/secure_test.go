@@ -46,7 +46,7 @@ func TestSecureWords(t *testing.T) {
 	if !strings.Contains(plain.Who, "coordinator receives each clipped update") || plain.Caveat != "" || plain.Picked != "" || plain.Each != "" {
 		t.Errorf("without a helper: %+v", plain)
 	}
-	if got := SecureEpsilon(2, 1.366); !strings.Contains(got, "each server: ε = 2") || !strings.Contains(got, "the public: ε = 1.37") {
+	if got := SecureEpsilon(2, 1.366); !strings.Contains(got, "either server on its own: ε = 2.") || !strings.Contains(got, "Against everyone else") || !strings.Contains(got, "ε = 1.37 (a reasoned figure, not a proven one)") {
 		t.Errorf("SecureEpsilon: %q", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestSecureWords(t *testing.T) {
 func TestAdminSecureWords(t *testing.T) {
 	st := &AdminStatus{Status: protocol.Status{SecureAggregation: true, EpsilonSpent: 2, EpsilonPublic: 1.366, EpsilonBudget: 2, Delta: 1e-5}}
 	c := &AdminPage{S: &AdminState{Status: st}}
-	if w := c.epsilonWords(); w != "each server: ε = 2; the public: ε = 1.37 (argued); budget 2" {
+	if w := c.epsilonWords(); w != "either server: ε = 2; everyone else: ε = 1.37 (reasoned, not proven); budget 2" {
 		t.Errorf("dashboard with a helper: %q", w)
 	}
 }

@@ -59,7 +59,7 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 			t.Errorf("'What left this computer' lacks %q:\n%s", want, sent)
 		}
 	}
-	if got := text(t, ctx, "#epsilon-two"); !strings.Contains(got, "each server: ε = ") || !strings.Contains(got, "the public: ε = ") {
+	if got := text(t, ctx, "#epsilon-two"); !strings.Contains(got, "either server on its own: ε = ") || !strings.Contains(got, "Against everyone else") {
 		t.Errorf("budget card: %q", got)
 	}
 	e, err := helper.ExportLedger(hstate, "")

@@ -245,7 +245,7 @@ func finishClient(env *Env, s *session.Session, st protocol.Study, cf *clientFla
 		fin.Reason, fin.Rounds, fin.Epsilon, s.LocalEpsilon(), protocol.HashHex(s.GlobalModel()))
 	printExampleBudget(env.Stdout, s)
 	if st := s.Study(); st.Helper != nil {
-		fmt.Fprintf(env.Stdout, "two servers: each server: ε = %.4g; the public: ε = %.4g (argued: √2 times the noise)\n", s.LocalEpsilon(), s.PublicEpsilon())
+		fmt.Fprintf(env.Stdout, "two servers: against either server on its own ε = %.4g; against everyone else, who sees only the released model, ε = %.4g (reasoned from √2 times the noise, not proven)\n", s.LocalEpsilon(), s.PublicEpsilon())
 	}
 	if cf.modelOut != "" {
 		// the released model (an MR-MTL personal model stays out of files)
