@@ -123,6 +123,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	sum := backtest.Summarise(*preset, res, scored)
 	scoringNotes(env.Stderr, sum, backtest.ShortBaseline(data, res.Origins))
 	noiseNote(env.Stderr, sum, res.Schedule, *every)
+	floorNote(env.Stderr, res)
 	if sum.Published, err = backtest.SummarisePublished(res, data); err != nil {
 		return err
 	}
@@ -276,6 +277,21 @@ func noiseNote(w io.Writer, sum backtest.Summary, sch backtest.Schedule, every i
 		}
 	}
 	fmt.Fprintf(w, "%s. '--epsilon inf' replays the same without noise.\n", note)
+}
+
+// floorNote says on w when the replay spent well under a finite budget:
+// the calibration does not go below its smallest noise multiplier
+// (privacy.NoiseMultiplier), so a budget beyond what that noise spends
+// buys nothing, and "spent 8.25e+06" of 1e+09 in the headline would
+// otherwise read as a fault.
+func floorNote(w io.Writer, res *backtest.Result) {
+	sch := res.Schedule
+	spent := res.EpsilonSpent()
+	if sch.NoiseMultiplier == 0 || math.IsInf(sch.Epsilon, 0) || !(spent < sch.Epsilon/2) {
+		return
+	}
+	fmt.Fprintf(w, "backtest: the budget --epsilon %g is more than the least noise spends: at noise multiplier %.3g, the smallest the calibration uses, "+
+		"the replay spent ε %.3g. A larger budget changes nothing; '--epsilon inf' replays without noise.\n", sch.Epsilon, sch.NoiseMultiplier, spent)
 }
 
 // expectedWords writes a relative WIS read from the planner's table.

@@ -442,3 +442,23 @@ func TestBacktestJSONToStdout(t *testing.T) {
 		t.Error(`a file named "-" was written`)
 	}
 }
+
+// TestBacktestBudgetBeyondTheLeastNoise: a budget far above what the
+// smallest noise multiplier spends is said to buy nothing; a budget the
+// replay spends gets no such note.
+func TestBacktestBudgetBeyondTheLeastNoise(t *testing.T) {
+	cases, counties := backtestFiles(t)
+	for _, c := range []struct {
+		eps  string
+		note bool
+	}{{"1e9", true}, {"2", false}} {
+		code, _, stderr := fedcast(t, "backtest", "--cases", cases, "--counties", counties, "--from", "2020-09-07",
+			"--to", "2020-09-21", "--epsilon", c.eps, "--seed", "4", "--quiet")
+		if code != 0 {
+			t.Fatalf("--epsilon %s: exit %d: %s", c.eps, code, stderr)
+		}
+		if got := strings.Contains(stderr, "is more than the least noise spends") && strings.Contains(stderr, "A larger budget changes nothing"); got != c.note {
+			t.Errorf("--epsilon %s: note %v, want %v: %q", c.eps, got, c.note, stderr)
+		}
+	}
+}
