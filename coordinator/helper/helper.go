@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -53,6 +54,13 @@ type Options struct {
 	// make it keep ledgers of studies of their own. Empty: every study
 	// that names this helper's key and carries its own leader token.
 	AllowLeaders []string
+	// MaxEpsilon, when > 0, is the largest lifetime budget ε of a study
+	// this helper serves: the operator's own policy, since the helper
+	// adds half of the protection and should not lend it to a study
+	// whose promise it finds too weak. A study above it is refused before
+	// any ledger is opened. 0: no limit (fedcast helper serve defaults
+	// to 10).
+	MaxEpsilon float64
 	// Log receives one line per request the helper answers: the round
 	// served (or served again), or the refusal and why, or the helper's
 	// own failure, with the study, its coordinator and the caller's
@@ -92,6 +100,9 @@ func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
 		}
 		h.opt.AllowLeaders[i] = strings.ToLower(a)
 	}
+	if m := h.opt.MaxEpsilon; m < 0 || math.IsNaN(m) {
+		return nil, fmt.Errorf("%w: %v is not a budget (a number above 0, or 0 for no limit)", ErrMaxEpsilon, m)
+	}
 	if h.opt.Noise == nil {
 		h.opt.Noise = privacy.NewSecureRand
 	}
@@ -103,6 +114,9 @@ func New(key *secagg.PrivateKey, dir string, opt *Options) (*Helper, error) {
 
 // ErrAllowLeader: an Options.AllowLeaders entry is not a SHA-256.
 var ErrAllowLeader = errors.New("helper: bad allowed leader")
+
+// ErrMaxEpsilon: Options.MaxEpsilon is negative or NaN.
+var ErrMaxEpsilon = errors.New("helper: bad largest budget")
 
 // ErrStateDir wraps every reason a directory cannot be the helper's state
 // directory.
@@ -208,9 +222,14 @@ func checkLeader(st *protocol.Study, token string) error {
 	return nil
 }
 
-// checkAllowed refuses a study whose leader token is not among
-// Options.AllowLeaders (when the operator gave any).
+// checkAllowed refuses a study whose budget is above Options.MaxEpsilon,
+// or whose leader token is not among Options.AllowLeaders (when the
+// operator gave any).
 func (h *Helper) checkAllowed(st *protocol.Study) error {
+	if m := h.opt.MaxEpsilon; m > 0 && !(st.Epsilon <= m) {
+		return refuse(http.StatusForbidden, "this helper serves studies with a lifetime budget up to ε = %g (its operator's policy, helper serve --max-epsilon), "+
+			"and this study's is ε = %g (nothing was aggregated or spent); create the study with a smaller --epsilon", m, st.Epsilon)
+	}
 	if len(h.opt.AllowLeaders) == 0 || slices.Contains(h.opt.AllowLeaders, strings.ToLower(st.Helper.LeaderTokenSHA256)) {
 		return nil
 	}

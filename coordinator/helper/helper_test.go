@@ -3,8 +3,10 @@ package helper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -585,6 +587,38 @@ func TestHelperAllowLeaders(t *testing.T) {
 	for _, bad := range []string{"abc", strings.Repeat("z", 64), study.HashToken(f.token)[:62]} {
 		if _, err := New(f.key, t.TempDir(), &Options{AllowLeaders: []string{bad}}); !errors.Is(err, ErrAllowLeader) {
 			t.Errorf("AllowLeaders %q: %v", bad, err)
+		}
+	}
+}
+
+// TestHelperMaxEpsilon: a study whose lifetime budget is above the
+// operator's --max-epsilon is refused before any ledger is opened; one at
+// the limit is served; a limit that is not a budget is refused by New.
+func TestHelperMaxEpsilon(t *testing.T) {
+	f := newFixture(t)
+	h, err := New(f.key, t.TempDir(), &Options{MaxEpsilon: f.st.Epsilon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	ks := updates(f.st.Params)
+	c := &Client{URL: srv.URL, Token: f.token}
+	weak := f.st
+	weak.Epsilon = 2 * f.st.Epsilon
+	_, err = c.Aggregate(ctx, &weak, 1, f.reports(t, &weak, 1, ks))
+	wantRefused(t, err, fmt.Sprintf("serves studies with a lifetime budget up to ε = %g", f.st.Epsilon))
+	if hs, _ := Studies(h.dir); len(hs) != 0 {
+		t.Fatalf("a refused study left ledgers: %v", hs)
+	}
+	if _, err := c.Aggregate(ctx, &f.st, 1, f.reports(t, &f.st, 1, ks)); err != nil {
+		t.Fatalf("a study at the limit, round 1: %v", err)
+	}
+	for _, bad := range []float64{-1, math.NaN()} {
+		if _, err := New(f.key, t.TempDir(), &Options{MaxEpsilon: bad}); !errors.Is(err, ErrMaxEpsilon) {
+			t.Errorf("MaxEpsilon %v: %v", bad, err)
 		}
 	}
 }

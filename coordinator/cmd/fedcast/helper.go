@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -111,13 +113,31 @@ func loadHelperKey(path string) (*secagg.PrivateKey, error) {
 	return k, nil
 }
 
+// parseMaxEpsilon reads --max-epsilon: a budget above 0, or "inf" for no
+// limit (helper.Options.MaxEpsilon 0).
+func parseMaxEpsilon(v string) (float64, error) {
+	if strings.EqualFold(strings.TrimSpace(v), "inf") {
+		return 0, nil
+	}
+	m, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(m > 0) || math.IsInf(m, 0) {
+		return 0, usagef("write a number above 0, such as 10, or 'inf' to serve a study of any budget", "--max-epsilon %q is not a budget", v)
+	}
+	return m, nil
+}
+
 func runHelperServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "helper serve", "helper serve --key FILE --state DIR [--addr HOST:PORT] [--allow-leader SHA256,…]")
+	fs := newFlagSet(env, "helper serve", "helper serve --key FILE --state DIR [--addr HOST:PORT] [--allow-leader SHA256,…] [--max-epsilon E]")
 	keyPath := fs.String("key", "", "the helper.key file written by 'fedcast helper keygen'; required")
 	state := fs.String("state", "", "directory of the helper's ledgers (one per study); required")
 	addr := fs.String("addr", "localhost:8090", "listen address")
 	allow := fs.String("allow-leader", "", "serve only the studies of these coordinators: their leader tokens' SHA-256, comma-separated, as 'fedcast study new --helper' prints it (default: any study that names this helper's key)")
+	maxEps := fs.String("max-epsilon", strconv.Itoa(weakEpsilonAbove), "serve only studies whose lifetime budget ε is at most this ('inf': any)")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	maxEpsilon, err := parseMaxEpsilon(*maxEps)
+	if err != nil {
 		return err
 	}
 	if *keyPath == "" || *state == "" {
@@ -127,7 +147,7 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := &helper.Options{}
+	opt := &helper.Options{MaxEpsilon: maxEpsilon}
 	for _, a := range strings.Split(*allow, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			opt.AllowLeaders = append(opt.AllowLeaders, a)
@@ -172,6 +192,9 @@ func runHelperServe(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "serving only the studies of %s (--allow-leader); any other study is refused before a ledger is opened\n", plural(n, "coordinator"))
 	} else {
 		fmt.Fprintln(env.Stdout, "serving any study that names this helper's key and carries its own leader token; --allow-leader limits that to your coordinators")
+	}
+	if maxEpsilon > 0 {
+		fmt.Fprintf(env.Stdout, "serving only studies with a lifetime budget up to ε = %g (--max-epsilon)\n", maxEpsilon)
 	}
 	fmt.Fprintf(env.Stdout, "each request is logged below: a round served, or a request refused and why\n")
 	err = serveHelper(ctx, h, ln)

@@ -150,6 +150,14 @@ func TestStudyNewWithHelper(t *testing.T) {
 	if !strings.Contains(stdout, "'fedcast helper serve --allow-leader "+study.HashToken(f.Helper.LeaderToken)+"'") || strings.Contains(stdout, f.Helper.LeaderToken) {
 		t.Errorf("study new does not give the helper's --allow-leader (or shows the token itself):\n%s", stdout)
 	}
+	// ε = 2 is within a helper's default limit; ε = 12 is not, and says so.
+	if strings.Contains(stdout, "--max-epsilon") {
+		t.Errorf("a warning about the helper's limit at ε = 2:\n%s", stdout)
+	}
+	_, weak, _ := fedcast(t, "study", "new", "--lhas", "3", "--epsilon", "12", "--helper", "http://h", "--helper-key", pub, "--out", filepath.Join(t.TempDir(), "s.json"))
+	if !strings.Contains(weak, "a helper refuses a study above ε = 10 unless its operator starts it with --max-epsilon 12 or more") {
+		t.Errorf("no warning about the helper's limit at ε = 12:\n%s", weak)
+	}
 	// Both designs with FedAvg, MR-MTL, local DP-SGD (privacy both) and a
 	// noise schedule are accepted with a helper.
 	for _, extra := range [][]string{{"--preset", "paper"}, {"--strategy", "mrmtl", "--lambda", "1"},
@@ -209,6 +217,10 @@ func TestHelperServeMistakes(t *testing.T) {
 			[]string{"is a coordinator's state directory", "hint: choose another --state"}},
 		{"a bad --allow-leader", []string{"--key", key, "--state", t.TempDir(), "--allow-leader", "abc"},
 			[]string{`--allow-leader: "abc" is not a leader token's SHA-256`, "hint: copy the line 'fedcast study new --helper' printed"}},
+		{"a --max-epsilon of 0", []string{"--key", key, "--state", t.TempDir(), "--max-epsilon", "0"},
+			[]string{`--max-epsilon "0" is not a budget`, "hint: write a number above 0, such as 10, or 'inf'"}},
+		{"a --max-epsilon that is not a number", []string{"--key", key, "--state", t.TempDir(), "--max-epsilon", "ten"},
+			[]string{`--max-epsilon "ten" is not a budget`}},
 		{"the address is taken", []string{"--key", key, "--state", t.TempDir(), "--addr", busy.Addr().String()},
 			[]string{"address already in use", "another 'fedcast helper serve'"}},
 	} {

@@ -296,7 +296,7 @@ func printStudyNew(w io.Writer, file *study.File, out string, design model.Desig
 		fmt.Fprintf(w, "Noise schedule %s: c_1 = %.4f … c_%d = %.4f (c above is the smallest; every LHA checks each round's c)\n",
 			file.NoiseSchedule, cs[0], len(cs), cs[len(cs)-1])
 	}
-	printHelper(w, file.Helper)
+	printHelper(w, file.Helper, file.Epsilon)
 	fmt.Fprintf(w, "Design %s: model %v on %s, E=%d, S=%g, learning rate %g\n", design.Name, file.Layers(), file.Features, file.LocalEpochs, file.ClipNorm, file.LearningRate)
 }
 
@@ -457,13 +457,16 @@ func addHelperFlags(fs *flag.FlagSet) helperFlags {
 }
 
 // printHelper says that the study has a helper (nothing without one).
-func printHelper(w io.Writer, h *study.HelperRef) {
+func printHelper(w io.Writer, h *study.HelperRef, eps float64) {
 	if h != nil {
 		fmt.Fprintf(w, "Secure aggregation: helper %s (key fingerprint %s); no single server sees an LHA's update. "+
 			"Against the public the noise is about √2 times larger than without a helper (docs/privacy.md)\n", h.URL, h.Fingerprint)
 		fmt.Fprintln(w, "The study file holds the secret leader token that shows the helper this coordinator is the study's: keep the file private (mode 0600).")
 		fmt.Fprintf(w, "For the helper's operator (not secret): 'fedcast helper serve --allow-leader %s' serves this coordinator's studies and no one else's.\n",
 			study.HashToken(h.LeaderToken))
+		if eps > weakEpsilonAbove {
+			fmt.Fprintf(w, "warning: a helper refuses a study above ε = %d unless its operator starts it with --max-epsilon %g or more; ask them first.\n", weakEpsilonAbove, eps)
+		}
 	}
 }
 
