@@ -616,6 +616,15 @@ func TestHelperMaxEpsilon(t *testing.T) {
 	if _, err := c.Aggregate(ctx, &f.st, 1, f.reports(t, &f.st, 1, ks)); err != nil {
 		t.Fatalf("a study at the limit, round 1: %v", err)
 	}
+	resp, err := srv.Client().Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := fmt.Sprintf("serves studies with a lifetime budget up to ε = %g.", f.st.Epsilon); !strings.Contains(string(b), want) {
+		t.Errorf("the helper's page does not give its limit: %q", b)
+	}
 	for _, bad := range []float64{-1, math.NaN()} {
 		if _, err := New(f.key, t.TempDir(), &Options{MaxEpsilon: bad}); !errors.Is(err, ErrMaxEpsilon) {
 			t.Errorf("MaxEpsilon %v: %v", bad, err)

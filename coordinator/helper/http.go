@@ -65,6 +65,9 @@ func (h *Helper) Handler() http.Handler {
 		fmt.Fprintf(w, "This is a fedcast helper: the second server of two-server secure aggregation.\n"+
 			"Key fingerprint: %s (compare it with the one the study's join page shows).\n"+
 			"It answers only a study's coordinator (POST %s); it has no pages of its own.\n", h.PublicKey().Fingerprint(), PathAggregate)
+		if m := h.opt.MaxEpsilon; m > 0 {
+			fmt.Fprintf(w, "Its operator serves studies with a lifetime budget up to ε = %g.\n", m)
+		}
 	})
 	return mux
 }
