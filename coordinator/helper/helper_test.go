@@ -563,19 +563,13 @@ func TestHelperRefusalWords(t *testing.T) {
 // SHA-256 is refused at start.
 func TestHelperAllowLeaders(t *testing.T) {
 	f := newFixture(t)
-	h, err := New(f.key, t.TempDir(), &Options{AllowLeaders: []string{strings.ToUpper(study.HashToken(f.token))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	srv := httptest.NewServer(h.Handler())
-	defer srv.Close()
+	h, srv := serveWith(t, f, &Options{AllowLeaders: []string{strings.ToUpper(study.HashToken(f.token))}})
 	ctx := context.Background()
 	ks := updates(f.st.Params)
 	outsider := &Client{URL: srv.URL, Token: study.NewToken()}
 	own := f.st
 	own.Helper = &protocol.Helper{URL: srv.URL, PublicKey: f.key.PublicKey().Bytes(), LeaderTokenSHA256: study.HashToken(outsider.Token)}
-	_, err = outsider.Aggregate(ctx, &own, 1, f.reports(t, &own, 1, ks))
+	_, err := outsider.Aggregate(ctx, &own, 1, f.reports(t, &own, 1, ks))
 	wantRefused(t, err, "serves only the coordinators its operator allowed")
 	if hs, _ := Studies(h.dir); len(hs) != 0 {
 		t.Fatalf("a refused study left ledgers: %v", hs)
@@ -596,19 +590,13 @@ func TestHelperAllowLeaders(t *testing.T) {
 // the limit is served; a limit that is not a budget is refused by New.
 func TestHelperMaxEpsilon(t *testing.T) {
 	f := newFixture(t)
-	h, err := New(f.key, t.TempDir(), &Options{MaxEpsilon: f.st.Epsilon})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	srv := httptest.NewServer(h.Handler())
-	defer srv.Close()
+	h, srv := serveWith(t, f, &Options{MaxEpsilon: f.st.Epsilon})
 	ctx := context.Background()
 	ks := updates(f.st.Params)
 	c := &Client{URL: srv.URL, Token: f.token}
 	weak := f.st
 	weak.Epsilon = 2 * f.st.Epsilon
-	_, err = c.Aggregate(ctx, &weak, 1, f.reports(t, &weak, 1, ks))
+	_, err := c.Aggregate(ctx, &weak, 1, f.reports(t, &weak, 1, ks))
 	wantRefused(t, err, fmt.Sprintf("serves studies with a lifetime budget up to ε = %g", f.st.Epsilon))
 	if hs, _ := Studies(h.dir); len(hs) != 0 {
 		t.Fatalf("a refused study left ledgers: %v", hs)
@@ -630,4 +618,18 @@ func TestHelperMaxEpsilon(t *testing.T) {
 			t.Errorf("MaxEpsilon %v: %v", bad, err)
 		}
 	}
+}
+
+// serveWith starts a helper with the fixture's key and opt on a test
+// server, both closed at the end of the test.
+func serveWith(t *testing.T, f *fixture, opt *Options) (*Helper, *httptest.Server) {
+	t.Helper()
+	h, err := New(f.key, t.TempDir(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	srv := httptest.NewServer(h.Handler())
+	t.Cleanup(srv.Close)
+	return h, srv
 }
