@@ -3,11 +3,9 @@ package helper
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/shared/protocol"
@@ -62,9 +60,10 @@ func (c *Client) Aggregate(ctx context.Context, st *protocol.Study, round int, r
 // Key asks the helper for its public key (GET PathKey): the coordinator
 // compares it with the study's before the first round, since a helper
 // started with another key refuses every round. Its errors say in words
-// what failed.
+// what failed; the answer is read as the Worker reads it
+// (study.HelperKey).
 func (c *Client) Key(ctx context.Context) (*secagg.PublicKey, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+PathKey, nil)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, study.HelperKeyURL(c.URL), nil)
 	if err != nil {
 		return nil, fmt.Errorf("the helper address %s: %v", c.URL, err)
 	}
@@ -77,18 +76,9 @@ func (c *Client) Key(ctx context.Context) (*secagg.PublicKey, error) {
 		return nil, fmt.Errorf("the helper at %s cannot be reached (%v)", c.URL, err)
 	}
 	defer resp.Body.Close()
-	var k struct {
-		PublicKey []byte `json:"public_key"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the helper at %s answered %s for its key", c.URL, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&k); err != nil {
-		return nil, fmt.Errorf("the answer of %s for its key is not a helper's: %v", c.URL, err)
-	}
-	pk, err := secagg.ParsePublicKey(k.PublicKey)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if err != nil {
-		return nil, fmt.Errorf("the key %s answered: %v", c.URL, err)
+		return nil, fmt.Errorf("reading the answer of %s for its key: %v", c.URL, err)
 	}
-	return pk, nil
+	return study.HelperKey(c.URL, resp.StatusCode, resp.Status, b)
 }

@@ -20,7 +20,7 @@ const (
 	// study) or 500.
 	PathAggregate = study.HelperPathAggregate
 	// PathKey answers the helper's public key and fingerprint (GET).
-	PathKey = "/helper/v1/key"
+	PathKey = study.HelperPathKey
 )
 
 // maxRequest bounds a request body: a study value and, per report, an ID

@@ -22,6 +22,35 @@ import (
 // protocol.HelperError with 400, 403, 409 or 500).
 const HelperPathAggregate = "/helper/v1/aggregate"
 
+// HelperPathKey is the helper's key path (GET; answers JSON
+// {"public_key", "fingerprint"}). The leader compares the key with the
+// study's before its rounds: the LHAs seal their reports to the study's
+// key, so a helper started with another key refuses every round.
+const HelperPathKey = "/helper/v1/key"
+
+// HelperKeyURL is the key URL of the helper at base.
+func HelperKeyURL(base string) string { return strings.TrimSuffix(base, "/") + HelperPathKey }
+
+// HelperKey reads the helper's HTTP answer to a GET of HelperKeyURL(base)
+// (status code, status line and body): its public key. The errors name
+// base and say what came instead of a key.
+func HelperKey(base string, status int, statusText string, body []byte) (*secagg.PublicKey, error) {
+	if status != 200 {
+		return nil, fmt.Errorf("the helper at %s answered %s for its key", base, statusText)
+	}
+	var k struct {
+		PublicKey []byte `json:"public_key"`
+	}
+	if err := json.Unmarshal(body, &k); err != nil {
+		return nil, fmt.Errorf("the answer of %s for its key is not a helper's: %v", base, err)
+	}
+	pk, err := secagg.ParsePublicKey(k.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("the helper at %s answered a key that cannot be read: %v", base, err)
+	}
+	return pk, nil
+}
+
 // ErrHelperUnavailable wraps every failure to get a share from the
 // helper: it is down, unreachable, or refused. The leader then abandons
 // the round: nothing is released and no budget is spent.

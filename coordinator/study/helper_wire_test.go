@@ -2,6 +2,7 @@ package study
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -68,6 +69,34 @@ func TestHelperAnswerChecks(t *testing.T) {
 		_, err := HelperAnswer(st, 3, c.status, "502 Bad Gateway", []byte(c.body))
 		if !errors.Is(err, ErrHelperUnavailable) || !strings.Contains(err.Error(), c.words) {
 			t.Errorf("%d %s: %v", c.status, c.body, err)
+		}
+	}
+}
+
+// The helper's key answer is read the same way for serve and the Worker:
+// a key comes back as sent; anything else is an error naming the helper
+// and what came instead.
+func TestHelperKeyAnswer(t *testing.T) {
+	key, _ := secagg.GenerateKey()
+	good, _ := json.Marshal(map[string]any{"public_key": key.PublicKey().Bytes(), "fingerprint": key.PublicKey().Fingerprint()})
+	if pk, err := HelperKey("http://h.test", 200, "200 OK", good); err != nil || pk.Fingerprint() != key.PublicKey().Fingerprint() {
+		t.Fatalf("a good answer: %v, %v", pk, err)
+	}
+	if HelperKeyURL("http://h.test/") != "http://h.test/helper/v1/key" {
+		t.Errorf("key URL %s", HelperKeyURL("http://h.test/"))
+	}
+	for _, c := range []struct {
+		status int
+		body   string
+		words  string
+	}{
+		{404, `404 page not found`, "the helper at http://h.test answered 404 Not Found for its key"},
+		{200, `<html>`, "is not a helper's"},
+		{200, `{"public_key":"AAAA"}`, "the helper at http://h.test answered a key that cannot be read"},
+		{200, `{}`, "the helper at http://h.test answered a key that cannot be read"},
+	} {
+		if _, err := HelperKey("http://h.test", c.status, "404 Not Found", []byte(c.body)); err == nil || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%d %s: %v, want %q", c.status, c.body, err, c.words)
 		}
 	}
 }

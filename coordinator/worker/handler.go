@@ -21,7 +21,8 @@ import (
 // are an http.Handler served by syumai/workers:
 //
 //	GET  /api/status         public status
-//	GET  /api/admin/status   admin status (Authorization: Bearer ADMINTOKEN)
+//	GET  /api/admin/status   admin status (Authorization: Bearer ADMINTOKEN);
+//	                         with a helper, its key check (helper_key)
 //	GET  /api/admin/model    the committed global model (serve's JSON)
 //	GET  /api/admin/state    the committed state as stored (JSON)
 //	POST /web/csp            body: index.html → its Content-Security-Policy
@@ -43,7 +44,8 @@ type handler struct {
 
 // Request is one Durable Object event for Do.
 type Request struct {
-	// Op is init, connect, message, disconnect, alarm, helper or topup.
+	// Op is init, connect, message, disconnect, alarm, helper,
+	// helper_key or topup.
 	Op     string
 	Conn   int
 	Now    time.Time
@@ -51,6 +53,8 @@ type Request struct {
 	// Data is the frame (message), the init envelope
 	// ({"now"} + [study file, stored state?, stored forwarded set?]), the
 	// helper's answer (helper: {"round", "status", "status_text"} + [body]),
+	// the helper's answer for its key (helper_key: {"status",
+	// "status_text"} + [body]),
 	// the admin's top-up (topup: {"authorization"} + [body])
 	// or, for connect, the request's Sec-WebSocket-Protocol header (the
 	// join token).
@@ -100,6 +104,12 @@ func (h *handler) Do(r Request) ([]byte, error) {
 			return nil, err
 		}
 		fx = h.obj.HelperAnswer(a.Round, a.Status, a.StatusText, a.Body, r.Now)
+	case "helper_key":
+		a, err := decodeHelperAnswer(r.Data)
+		if err != nil {
+			return nil, err
+		}
+		fx = h.obj.HelperKeyAnswer(a.Status, a.StatusText, a.Body, r.Now)
 	case "topup":
 		fx = h.topUp(r.Data, r.Now)
 	default:
@@ -108,8 +118,9 @@ func (h *handler) Do(r Request) ([]byte, error) {
 	return fx.Encode()
 }
 
-// helperAnswer is the helper's answer to a Fetch, as the Durable Object
-// hands it back (status 0: no answer, StatusText says why).
+// helperAnswer is the helper's answer to a Fetch or a KeyFetch (no
+// round), as the Durable Object hands it back (status 0: no answer,
+// StatusText says why).
 type helperAnswer struct {
 	Round      int    `json:"round"`
 	Status     int    `json:"status"`

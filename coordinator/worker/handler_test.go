@@ -12,6 +12,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/study"
 	"github.com/fedcast/fedcast/coordinator/worker/object"
 	"github.com/fedcast/fedcast/shared/protocol"
+	"github.com/fedcast/fedcast/shared/secagg"
 )
 
 var now = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
@@ -203,5 +204,87 @@ func TestTopUpCall(t *testing.T) {
 	}
 	if w := get(h, "/api/status", ""); !strings.Contains(w.Body.String(), `"epsilon_budget":6`) {
 		t.Errorf("status after the top-up: %s", w.Body)
+	}
+}
+
+// helperStudy opens a handler on a study whose helper is at url with
+// the study key pub, and returns the init call's effects.
+func helperStudy(t *testing.T, url string, pub *secagg.PublicKey) (*handler, *study.Secrets, *object.Effects) {
+	t.Helper()
+	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Helper: &study.HelperRef{URL: url, PublicKey: pub.Bytes()},
+		Settings: protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: 1, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &handler{}
+	out, err := h.Do(Request{Op: "init", Now: now, Data: initEnvelope(t, raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := object.DecodeEffects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, sec, fx
+}
+
+// The helper's key: asked for at init (a KeyFetch effect), answered
+// through the "helper_key" call, and reported in GET /api/admin/status.
+// No answer, then a minute later another key (both fingerprints in the
+// words), then a minute later the study's key.
+func TestHelperKeyCall(t *testing.T) {
+	studyKey, _ := secagg.GenerateKey()
+	otherKey, _ := secagg.GenerateKey()
+	h, sec, fx := helperStudy(t, "https://helper.example.org", studyKey.PublicKey())
+	if fx.KeyFetch == nil || fx.KeyFetch.URL != "https://helper.example.org/helper/v1/key" {
+		t.Fatalf("init asks for the key: %+v", fx.KeyFetch)
+	}
+	keyBody := func(k *secagg.PrivateKey) []byte {
+		b, _ := json.Marshal(map[string]any{"public_key": k.PublicKey().Bytes()})
+		return b
+	}
+	var view struct {
+		HelperKey object.HelperKey `json:"helper_key"`
+	}
+	for i, c := range []struct {
+		status int
+		body   []byte
+		state  object.KeyState
+		words  []string
+	}{
+		{0, nil, object.KeyNoAnswer, []string{"the helper at https://helper.example.org cannot be reached (timed out)"}},
+		{200, keyBody(otherKey), object.KeyDiffers, []string{"has the key " + otherKey.PublicKey().Fingerprint(), "names the key " + studyKey.PublicKey().Fingerprint()}},
+		{200, keyBody(studyKey), object.KeyMatches, []string{studyKey.PublicKey().Fingerprint()}},
+	} {
+		at := now.Add(time.Duration(i) * time.Minute)
+		if i > 0 {
+			out, err := h.Do(Request{Op: "alarm", Now: at})
+			if fx, _ = object.DecodeEffects(out); err != nil || fx.KeyFetch == nil {
+				t.Fatalf("%s: not asked again a minute later (%v)", c.state, err)
+			}
+		}
+		b, err := object.EncodeEnvelope(map[string]any{"status": c.status, "status_text": "timed out"}, [][]byte{c.body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Do(Request{Op: "helper_key", Now: at, Data: b}); err != nil {
+			t.Fatal(err)
+		}
+		w := get(h, "/api/admin/status", sec.Admin)
+		if err := json.Unmarshal(w.Body.Bytes(), &view); err != nil || view.HelperKey.State != c.state {
+			t.Fatalf("%s: admin status %s (%v)", c.state, w.Body, err)
+		}
+		for _, want := range c.words {
+			if !strings.Contains(view.HelperKey.Words, want) {
+				t.Errorf("%s: words lack %q: %s", c.state, want, view.HelperKey.Words)
+			}
+		}
+	}
+	if _, err := h.Do(Request{Op: "helper_key", Now: now, Data: []byte("{}")}); err == nil {
+		t.Error("a malformed key answer was taken")
 	}
 }

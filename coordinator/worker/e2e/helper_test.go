@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/helper"
+	"github.com/fedcast/fedcast/coordinator/worker/object"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
 )
@@ -69,7 +70,10 @@ func TestStudyWithHelper(t *testing.T) {
 	if n := strings.Count(hlog.String(), `msg="round served"`); n != rounds {
 		t.Errorf("the helper logged %d rounds served, want %d:\n%s", n, rounds, hlog.String())
 	}
-	for _, want := range []string{`LHA "A" joined (`, "Go program memory: "} {
+	if k := w.helperKey(s.admin); k.State != object.KeyMatches || k.HelperFingerprint != key.PublicKey().Fingerprint() {
+		t.Errorf("helper_key: %+v", k)
+	}
+	for _, want := range []string{`LHA "A" joined (`, "Go program memory: ", "INFO the helper at " + hs.URL + " has the key the study file names"} {
 		if !strings.Contains(w.log.String(), want) {
 			t.Errorf("workerd's log lacks %q:\n%s", want, w.log)
 		}
@@ -88,19 +92,101 @@ func writePub(t *testing.T, dir string, key *secagg.PrivateKey) string {
 }
 
 // With the helper down (nothing listens at its address), the Worker
-// abandons the round: the LHAs are told in plain words, nothing is
-// committed and no budget is spent.
+// says so in the admin status (the key check: no answer) and abandons the
+// round: the LHAs are told in plain words, nothing is committed and no
+// budget is spent.
 func TestStudyWithHelperDown(t *testing.T) {
 	bin := workerdPath(t)
 	key, err := secagg.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr, helperAddr := freeAddr(t), freeAddr(t)
 	names := []string{"A", "B"}
 	s := newStudy(t, names, addr, "--epsilon", "4", "--rounds", "2", "--expected", "1", "--round-length", "2s",
-		"--helper", "http://"+freeAddr(t), "--helper-key", writePub(t, t.TempDir(), key))
+		"--helper", "http://"+helperAddr, "--helper-key", writePub(t, t.TempDir(), key))
 	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
+	if k := w.helperKey(s.admin); k.State != object.KeyNoAnswer || !strings.HasPrefix(k.Words, "the helper at http://"+helperAddr+" cannot be reached (") {
+		t.Errorf("helper_key with the helper down: %+v", k)
+	}
+	e := firstAbandon(t, w, s)
+	if e.Round != 1 || !strings.Contains(e.Message, "the second server (the helper) did not answer") ||
+		!strings.Contains(e.Message, "no privacy budget was spent") {
+		t.Fatalf("round_abandoned %+v", e)
+	}
+	st, err := w.status()
+	if err != nil || st.Round != 0 || st.EpsilonSpent != 0 {
+		t.Fatalf("after the abandoned round: %+v, %v", st, err)
+	}
+	var state storedState
+	if err := w.get("/api/admin/state", s.admin, &state); err != nil || len(state.Events) != 0 {
+		t.Fatalf("stored state: %d events, %v", len(state.Events), err)
+	}
+}
+
+// A helper started with another key than the study names: the Worker
+// cannot refuse to start as serve does, so its admin status and its log
+// say it, with both fingerprints and what to do, and the rounds go on
+// (the helper refuses each, which abandons it: nothing spent).
+func TestHelperKeyDiffersOnWorkerd(t *testing.T) {
+	bin := workerdPath(t)
+	studyKey, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := secagg.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := helper.New(otherKey, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h.Handler())
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	addr := freeAddr(t)
+	s := newStudy(t, []string{"A", "B"}, addr, "--epsilon", "4", "--rounds", "2", "--expected", "1", "--round-length", "2s",
+		"--helper", hs.URL, "--helper-key", writePub(t, t.TempDir(), studyKey))
+	w := startWorkerd(t, bin, s.raw, addr, filepath.Join(s.dir, "do"), filepath.Join(s.dir, "web"))
+	k := w.helperKey(s.admin)
+	for _, want := range []string{"the helper at " + hs.URL + " has the key " + otherKey.PublicKey().Fingerprint(),
+		"but the study file names the key " + studyKey.PublicKey().Fingerprint(), "Start the helper with the key the study names"} {
+		if !strings.Contains(k.Words, want) {
+			t.Errorf("helper_key words lack %q: %s", want, k.Words)
+		}
+	}
+	if k.State != object.KeyDiffers || !strings.Contains(w.log.String(), "WARN "+k.Words) {
+		t.Errorf("helper_key %+v; workerd's log lacks its words:\n%s", k, w.log)
+	}
+	if e := firstAbandon(t, w, s); e.Round != 1 || !strings.Contains(e.Message, "no privacy budget was spent") {
+		t.Fatalf("round_abandoned %+v", e)
+	}
+	t.Logf("helper_key: %s", k.Words)
+}
+
+// helperKey polls the admin status until the check of the helper's key
+// has an outcome, and returns it.
+func (w *workerd) helperKey(admin string) object.HelperKey {
+	w.t.Helper()
+	var v struct {
+		HelperKey *object.HelperKey `json:"helper_key"`
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		v.HelperKey = nil
+		if err := w.get("/api/admin/status", admin, &v); err == nil && v.HelperKey != nil && v.HelperKey.State != object.KeyAsking {
+			return *v.HelperKey
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.t.Fatalf("the admin status has no outcome of the key check within 20 s: %+v\nworkerd:\n%s", v.HelperKey, w.log)
+	return object.HelperKey{}
+}
+
+// firstAbandon joins the two LHAs of s with bare websockets (they send
+// no reports) and returns the first round_abandoned the first receives.
+func firstAbandon(t *testing.T, w *workerd, s *study) *protocol.Error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a, _ := dial(ctx, t, w.base, s.links[0])
@@ -115,21 +201,8 @@ func TestStudyWithHelperDown(t *testing.T) {
 		}
 	}()
 	for {
-		m := read(ctx, t, a)
-		if e, ok := m.(*protocol.Error); ok && e.Code == protocol.CodeRoundAbandoned {
-			if e.Round != 1 || !strings.Contains(e.Message, "the second server (the helper) did not answer") ||
-				!strings.Contains(e.Message, "no privacy budget was spent") {
-				t.Fatalf("round_abandoned %+v", e)
-			}
-			break
+		if e, ok := read(ctx, t, a).(*protocol.Error); ok && e.Code == protocol.CodeRoundAbandoned {
+			return e
 		}
-	}
-	st, err := w.status()
-	if err != nil || st.Round != 0 || st.EpsilonSpent != 0 {
-		t.Fatalf("after the abandoned round: %+v, %v", st, err)
-	}
-	var state storedState
-	if err := w.get("/api/admin/state", s.admin, &state); err != nil || len(state.Events) != 0 {
-		t.Fatalf("stored state: %d events, %v", len(state.Events), err)
 	}
 }

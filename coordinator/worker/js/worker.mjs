@@ -7,8 +7,8 @@
 // program (app.wasm, an http.Handler served by syumai/workers; the logic
 // is coordinator/worker/object). Go answers with effects: the state (and,
 // with a helper, the forwarded report set) to store first, the frames to
-// send, the sockets to close, a request to the study's helper, the next
-// alarm.
+// send, the sockets to close, a request to the study's helper (for a
+// round's share, or for its key), the next alarm.
 // This file decides nothing about the study.
 
 import "./wasm_exec.js";
@@ -219,6 +219,19 @@ function encodeEnvelope(header, blobs) {
   return out;
 }
 
+// fetchAnswer sends one request to the study's helper and returns its
+// status, status line and body, or status 0 and why there is none (not
+// reached, or no answer within timeoutMs).
+async function fetchAnswer(url, init, timeoutMs) {
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const answer = new Uint8Array(await res.arrayBuffer());
+    return { status: res.status, statusText: `${res.status} ${res.statusText}`, answer };
+  } catch (e) {
+    return { status: 0, statusText: String((e && e.message) || e), answer: new Uint8Array(0) };
+  }
+}
+
 export class Study {
   constructor(state, env) {
     this.state = state;
@@ -310,6 +323,7 @@ export class Study {
       }
     }
     if (head.fetch) this.askHelper(head.fetch, blobs[head.fetch.body].slice());
+    if (head.key_fetch) this.askHelperKey(head.key_fetch);
     // The answer to the admin request that made the call (a top-up).
     const reply = head.reply ? { status: head.reply.status, body: blobs[head.reply.body].slice() } : null;
     if (head.alarm > 0 && head.alarm !== this.alarmAt) {
@@ -336,29 +350,31 @@ export class Study {
   // study's helper and hands its answer (or why there is none: status 0)
   // back to Go, which combines the shares or abandons the round.
   async askHelper(f, body) {
-    let status = 0;
-    let statusText = "";
-    let answer = new Uint8Array(0);
-    try {
-      const res = await fetch(f.url, {
-        method: "POST",
-        body,
-        headers: { "Content-Type": "application/json" },
-        signal: AbortSignal.timeout(f.timeout_ms),
-      });
-      answer = new Uint8Array(await res.arrayBuffer());
-      status = res.status;
-      statusText = `${res.status} ${res.statusText}`;
-    } catch (e) {
-      status = 0;
-      statusText = String((e && e.message) || e);
-    }
+    const { status, statusText, answer } = await fetchAnswer(f.url, {
+      method: "POST",
+      body,
+      headers: { "Content-Type": "application/json" },
+    }, f.timeout_ms);
     try {
       this.run("helper", 0, encodeEnvelope({ round: f.round, status, status_text: statusText }, [answer]));
     } catch (e) {
       // The Go program exited meanwhile: the next object reopens the
       // round and forwards the stored set again.
       console.log(`fedcast: the helper's answer to round ${f.round} was not taken: ${e}`);
+    }
+  }
+
+  // askHelperKey asks the study's helper for its public key (GET) and
+  // hands the answer (or why there is none: status 0) back to Go, which
+  // compares it with the study's key and says the outcome in the admin
+  // status and the log. Nothing waits for it: the rounds go on.
+  async askHelperKey(f) {
+    const { status, statusText, answer } = await fetchAnswer(f.url, { method: "GET" }, f.timeout_ms);
+    try {
+      this.run("helper_key", 0, encodeEnvelope({ status, status_text: statusText }, [answer]));
+    } catch (e) {
+      // The Go program exited meanwhile: the next object asks again.
+      console.log(`fedcast: the helper's key was not taken: ${e}`);
     }
   }
 

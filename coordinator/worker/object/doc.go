@@ -52,6 +52,15 @@
 // refuses, or has not answered by the round's release time. The first set
 // forwarded for a round stays its set: a reopened round forwards it again.
 //
+// The helper's key is asked for the same way: the first tick after a
+// load asks the Durable Object for a GET of the helper's key
+// ([Effects.KeyFetch]), and [Object.HelperKeyAnswer] hands the answer
+// back. serve refuses to start when the key is not the study's; the
+// object cannot refuse to load, so it keeps its schedule (a refused round
+// is abandoned and spends nothing) and says the outcome in the admin
+// status ([AdminView].HelperKey) and the log, asking again a minute
+// later until the helper answers with the study's key (helperkey.go).
+//
 // # A top-up
 //
 // The admin's POST /api/admin/topup comes in as a call too

@@ -46,6 +46,8 @@ type EffectsHeader struct {
 	Forwarded int `json:"forwarded"`
 	// Fetch is the request to the helper to send after the closes.
 	Fetch *FetchHeader `json:"fetch,omitempty"`
+	// KeyFetch is the request for the helper's key (a GET, no body).
+	KeyFetch *KeyFetchHeader `json:"key_fetch,omitempty"`
 	// Reply is the answer to the admin request that made the call.
 	Reply *ReplyHeader `json:"reply,omitempty"`
 }
@@ -61,6 +63,12 @@ type FetchHeader struct {
 	URL           string `json:"url"`
 	Round         int    `json:"round"`
 	Body          int    `json:"body"`
+	TimeoutMillis int64  `json:"timeout_ms"`
+}
+
+// KeyFetchHeader is a KeyFetch in an envelope.
+type KeyFetchHeader struct {
+	URL           string `json:"url"`
 	TimeoutMillis int64  `json:"timeout_ms"`
 }
 
@@ -154,6 +162,9 @@ func (fx *Effects) Encode() ([]byte, error) {
 		h.Fetch = &FetchHeader{URL: f.URL, Round: f.Round, Body: len(blobs), TimeoutMillis: f.Timeout.Milliseconds()}
 		blobs = append(blobs, f.Body)
 	}
+	if k := fx.KeyFetch; k != nil {
+		h.KeyFetch = &KeyFetchHeader{URL: k.URL, TimeoutMillis: k.Timeout.Milliseconds()}
+	}
 	if r := fx.Reply; r != nil {
 		h.Reply = &ReplyHeader{Status: r.Status, Body: len(blobs)}
 		blobs = append(blobs, r.Body)
@@ -227,6 +238,9 @@ func DecodeEffects(b []byte) (*Effects, error) {
 			return nil, err
 		}
 		fx.Fetch = &Fetch{URL: f.URL, Round: f.Round, Body: body, Timeout: time.Duration(f.TimeoutMillis) * time.Millisecond}
+	}
+	if k := h.KeyFetch; k != nil {
+		fx.KeyFetch = &KeyFetch{URL: k.URL, Timeout: time.Duration(k.TimeoutMillis) * time.Millisecond}
 	}
 	if r := h.Reply; r != nil {
 		body, err := blob(r.Body)

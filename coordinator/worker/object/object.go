@@ -45,8 +45,9 @@ type Close struct {
 
 // Effects are what a call asks the Durable Object to do, in this order:
 // store State and Forwarded (when not nil) and wait for them to be
-// durable, then the sends in order, then the closes, then the Fetch, then
-// set the alarm to Alarm (zero: no alarm). Log lines are for the worker's log.
+// durable, then the sends in order, then the closes, then the Fetch and
+// the KeyFetch, then set the alarm to Alarm (zero: no alarm). Log lines
+// are for the worker's log.
 type Effects struct {
 	State  []byte
 	Sends  []Send
@@ -60,6 +61,9 @@ type Effects struct {
 	// Fetch (not nil) is a request to the study's helper, sent after the
 	// closes: see Fetch.
 	Fetch *Fetch
+	// KeyFetch (not nil) asks for the helper's public key, to compare it
+	// with the study's (helperkey.go).
+	KeyFetch *KeyFetch
 	// Reply (not nil) answers the admin request that made the call, after
 	// the state is durable (topup.go).
 	Reply *Reply
@@ -101,6 +105,7 @@ type Object struct {
 	prior []byte        // the forwarded set stored before the last restart
 	fwd   *forwarded    // the set forwarded to the helper for its round
 	ans   *helperAnswer // the helper's answer, not taken yet
+	key   *keyCheck     // the check of the helper's key (nil: no helper)
 
 	fx *Effects // the effects of the call in progress (the Transport writes here)
 }
@@ -114,8 +119,12 @@ func New(raw, stored, forwarded []byte, now time.Time) (*Object, *Effects, error
 	if err != nil {
 		return nil, nil, err
 	}
+	key, err := newKeyCheck(f)
+	if err != nil {
+		return nil, nil, err
+	}
 	o := &Object{file: f, tokens: study.NewTokens(f), store: &study.MemStore{}, conns: map[int]*conn{}, lhas: map[int]int{},
-		fails: study.NewAuthFailures(0, 0), prior: forwarded}
+		fails: study.NewAuthFailures(0, 0), prior: forwarded, key: key}
 	if stored != nil {
 		st := &study.State{}
 		if err := st.UnmarshalBinary(stored); err != nil {
@@ -166,8 +175,10 @@ func (o *Object) call(f func()) *Effects {
 	return o.finishCall(fx)
 }
 
-// tick runs the Coordinator's schedule at now.
+// tick runs the Coordinator's schedule at now, and asks for the helper's
+// key when that is due (the first tick after a load asks).
 func (o *Object) tick(now time.Time) {
+	o.checkKey(now)
 	if o.broken != nil {
 		return
 	}
@@ -265,11 +276,20 @@ func (o *Object) AdminStatus() protocol.AdminStatus {
 type AdminView struct {
 	protocol.AdminStatus
 	study.Upcoming
+	// HelperKey is the last check of the helper's key (absent for a study
+	// without a helper). serve has no such field: it refuses to start
+	// with another key.
+	HelperKey *HelperKey `json:"helper_key,omitempty"`
 }
 
 // AdminView returns the admin-only status with what comes next.
 func (o *Object) AdminView() AdminView {
-	return AdminView{AdminStatus: o.AdminStatus(), Upcoming: o.co.Upcoming()}
+	v := AdminView{AdminStatus: o.AdminStatus(), Upcoming: o.co.Upcoming()}
+	if o.key != nil {
+		k := o.key.HelperKey
+		v.HelperKey = &k
+	}
+	return v
 }
 
 // CheckOrigin decides whether a websocket from a page at origin (empty:

@@ -420,6 +420,13 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		got.Fetch.URL != fx.Fetch.URL || got.Fetch.Round != 3 || !bytes.Equal(got.Fetch.Body, fx.Fetch.Body) || got.Fetch.Timeout != fx.Fetch.Timeout {
 		t.Fatalf("round trip with a helper: %+v, %v", got, err)
 	}
+	fx.KeyFetch = &KeyFetch{URL: "https://helper.example.org/helper/v1/key", Timeout: 10 * time.Second}
+	if b, err = fx.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = DecodeEffects(b); err != nil || got.KeyFetch == nil || *got.KeyFetch != *fx.KeyFetch {
+		t.Fatalf("round trip with a key request: %+v, %v", got.KeyFetch, err)
+	}
 	for _, bad := range [][]byte{nil, []byte("fcdo"), b[:len(b)-1], append(bytes.Clone(b), 0)} {
 		if _, _, err := DecodeEnvelope(bad); !errors.Is(err, ErrEnvelope) {
 			t.Errorf("%d bytes: %v", len(bad), err)

@@ -26,6 +26,7 @@ type secureFixture struct {
 	o      *Object
 	now    time.Time
 	states [][]byte // every state stored, in order
+	loaded *Effects // New's effects at the last open
 }
 
 func newSecure(t *testing.T) *secureFixture {
@@ -61,7 +62,7 @@ func (x *secureFixture) open(t *testing.T, state, forwarded []byte) *Effects {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.o = o
+	x.o, x.loaded = o, fx
 	x.keep(fx)
 	all := &Effects{}
 	for c := 1; c <= 2; c++ {
