@@ -34,6 +34,19 @@ type AdminUpcoming struct {
 	NextRoundOpens *time.Time `json:"next_round_opens"`
 	PendingRound   int        `json:"pending_round"`
 	PendingRelease *time.Time `json:"pending_release"`
+	// HelperKey is the Worker's last check of the helper's key (a study
+	// with a helper on Cloudflare only; serve refuses to start with
+	// another key instead).
+	HelperKey *AdminHelperKey `json:"helper_key"`
+}
+
+// AdminHelperKey is the Worker's check of the helper's key: State is
+// "asking", "matches", "differs" or "no answer"; Words say it with both
+// fingerprints and what to do.
+type AdminHelperKey struct {
+	State     string     `json:"state"`
+	CheckedAt *time.Time `json:"checked_at"`
+	Words     string     `json:"words"`
 }
 
 // LedgerExport is the part of the ledger export (/api/admin/ledger) the

@@ -119,6 +119,32 @@ func (c *AdminPage) onDemoStart(event vugu.DOMEvent) {
 	go c.S.StartDemo(context.Background())
 }
 
+// helperKeyWords says the Worker's check of the helper's key ("" when
+// there is none), as a sentence with when it was made.
+func (c *AdminPage) helperKeyWords() string {
+	k := c.S.Upcoming.HelperKey
+	if k == nil || k.Words == "" {
+		return ""
+	}
+	w := strings.ToUpper(k.Words[:1]) + k.Words[1:]
+	if !strings.HasSuffix(w, ".") {
+		w += "."
+	}
+	if k.CheckedAt != nil {
+		w += " (Checked at " + c.at(*k.CheckedAt) + ".)"
+	}
+	return w
+}
+
+// helperKeyClass marks a helper with another key, or none answering, as a
+// problem to fix.
+func (c *AdminPage) helperKeyClass() string {
+	if k := c.S.Upcoming.HelperKey; k != nil && (k.State == "differs" || k.State == "no answer") {
+		return "problem"
+	}
+	return "muted"
+}
+
 func (c *AdminPage) stateWords() string {
 	st := c.S.Status
 	up := c.S.Upcoming

@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
@@ -58,5 +60,32 @@ func TestAdminSecureWords(t *testing.T) {
 	c := &AdminPage{S: &AdminState{Status: st}}
 	if w := c.epsilonWords(); w != "either server: ε = 2; everyone else: ε = 1.37 (reasoned, not proven); budget 2" {
 		t.Errorf("dashboard with a helper: %q", w)
+	}
+}
+
+// The Worker's check of the helper's key reaches the dashboard from the
+// status JSON: a key that differs (or no answer) is a problem to fix, a
+// match a quiet line, and serve's status (no such field) shows nothing.
+func TestAdminHelperKey(t *testing.T) {
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.Local)
+	for _, c := range []struct {
+		json, class, words string
+	}{
+		{`{"helper_key":{"state":"differs","checked_at":"` + at.Format(time.RFC3339) + `","words":"the helper at http://h has the key ab:cd, but the study file names the key 12:34"}}`,
+			"problem", "The helper at http://h has the key ab:cd, but the study file names the key 12:34. (Checked at 10:00:00.)"},
+		{`{"helper_key":{"state":"no answer","words":"the helper at http://h cannot be reached (timeout)."}}`,
+			"problem", "The helper at http://h cannot be reached (timeout)."},
+		{`{"helper_key":{"state":"matches","words":"the helper at http://h has the key the study file names (12:34)"}}`,
+			"muted", "The helper at http://h has the key the study file names (12:34)."},
+		{`{"next_round":2}`, "muted", ""},
+	} {
+		var up AdminUpcoming
+		if err := json.Unmarshal([]byte(c.json), &up); err != nil {
+			t.Fatal(err)
+		}
+		p := &AdminPage{S: &AdminState{Status: &AdminStatus{}, Upcoming: up, Updated: at}}
+		if got := p.helperKeyWords(); got != c.words || p.helperKeyClass() != c.class {
+			t.Errorf("%s:\n got %q (%s)\nwant %q (%s)", c.json, got, p.helperKeyClass(), c.words, c.class)
+		}
 	}
 }
