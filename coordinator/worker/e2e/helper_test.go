@@ -15,6 +15,7 @@ import (
 	"github.com/fedcast/fedcast/coordinator/worker/object"
 	"github.com/fedcast/fedcast/shared/protocol"
 	"github.com/fedcast/fedcast/shared/secagg"
+	"github.com/fedcast/fedcast/ui"
 )
 
 // A study with a helper on workerd: the Worker leads, a native helper
@@ -157,6 +158,13 @@ func TestHelperKeyDiffersOnWorkerd(t *testing.T) {
 	}
 	if k.State != object.KeyDiffers || !strings.Contains(w.log.String(), "WARN "+k.Words) {
 		t.Errorf("helper_key %+v; workerd's log lacks its words:\n%s", k, w.log)
+	}
+	// The dashboard reads the same field (ui.AdminUpcoming) and marks it a
+	// problem.
+	var up ui.AdminUpcoming
+	if err := w.get("/api/admin/status", s.admin, &up); err != nil || up.HelperKey == nil ||
+		up.HelperKey.State != string(object.KeyDiffers) || up.HelperKey.Words != k.Words {
+		t.Errorf("the dashboard's view of helper_key: %+v, %v", up.HelperKey, err)
 	}
 	if e := firstAbandon(t, w, s); e.Round != 1 || !strings.Contains(e.Message, "no privacy budget was spent") {
 		t.Fatalf("round_abandoned %+v", e)
