@@ -28,8 +28,19 @@ func initEnvelope(t *testing.T, blobs ...[]byte) []byte {
 
 func newHandler(t *testing.T) (*handler, *study.Secrets) {
 	t.Helper()
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2,
-		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}}})
+	h, sec, fx := initHandler(t, study.File{Settings: protocol.Settings{Epsilon: 4, Rounds: 2,
+		ExpectedClients: 2, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}})
+	if fx.State == nil {
+		t.Fatal("init: no state")
+	}
+	return h, sec
+}
+
+// initHandler opens a handler on a study of two LHAs, A and B, made from
+// template, and returns the init call's effects.
+func initHandler(t *testing.T, template study.File) (*handler, *study.Secrets, *object.Effects) {
+	t.Helper()
+	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: template})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +54,10 @@ func newHandler(t *testing.T) (*handler, *study.Secrets) {
 		t.Fatal(err)
 	}
 	fx, err := object.DecodeEffects(out)
-	if err != nil || fx.State == nil {
-		t.Fatalf("init: %v, state %v", err, fx != nil && fx.State != nil)
+	if err != nil {
+		t.Fatalf("init: %v", err)
 	}
-	return h, sec
+	return h, sec, fx
 }
 
 func get(h *handler, path, token string) *httptest.ResponseRecorder {
@@ -211,25 +222,8 @@ func TestTopUpCall(t *testing.T) {
 // the study key pub, and returns the init call's effects.
 func helperStudy(t *testing.T, url string, pub *secagg.PublicKey) (*handler, *study.Secrets, *object.Effects) {
 	t.Helper()
-	f, sec, err := study.Create(study.CreateOptions{Names: []string{"A", "B"}, Template: study.File{Helper: &study.HelperRef{URL: url, PublicKey: pub.Bytes()},
-		Settings: protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: 1, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := f.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &handler{}
-	out, err := h.Do(Request{Op: "init", Now: now, Data: initEnvelope(t, raw)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx, err := object.DecodeEffects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, sec, fx
+	return initHandler(t, study.File{Helper: &study.HelperRef{URL: url, PublicKey: pub.Bytes()},
+		Settings: protocol.Settings{Epsilon: 4, Rounds: 2, ExpectedClients: 1, Hidden: []int{4}, RoundLength: study.Duration(10 * time.Second)}})
 }
 
 // The helper's key: asked for at init (a KeyFetch effect), answered
