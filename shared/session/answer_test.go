@@ -24,7 +24,7 @@ func TestAnswerOnTime(t *testing.T) {
 	// hundred milliseconds.
 	const answerIn = 2 * time.Second
 	st := fakeStudy()
-	st.Rounds, st.Layers, st.Hidden, st.LocalEpochs = 3, []int{3, 64, 64, 1}, []int{64, 64}, 100000 // seconds of training
+	st.Rounds, st.Layers, st.Hidden, st.LocalEpochs = 3, []int{3, 64, 64, 1}, []int{64, 64}, 100000
 	st.Params = nn.NewMLP(st.Layers...).NumParams()
 	d := newPipeDialer()
 	got, serverDone := answerRounds(t, d, st, answerIn, []bool{false, true})
@@ -34,7 +34,13 @@ func TestAnswerOnTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y := windows()
+	// A hundred times the windows of the other pipe tests: minutes of
+	// training even with the vector kernels, stopped when the dummy leaves.
+	var x, y []float64
+	for range 100 {
+		wx, wy := windows()
+		x, y = append(x, wx...), append(y, wy...)
+	}
 	var sent []Outgoing
 	if err := s.RunWindows(ctx, x, y, Observer{Sent: func(o Outgoing) { sent = append(sent, o) }}); err != nil {
 		t.Fatal(err)
