@@ -113,6 +113,10 @@ type JoinState struct {
 	// model's forecasts, ranges and local scores are published (years of
 	// data and hundreds of areas take seconds in a browser).
 	Forecasting bool
+	// ForecastProgress is how far the forecast has got while Forecasting
+	// (forecast_progress.go); zero before its first report.
+	ForecastProgress session.Progress
+	progressEvery    time.Duration // 0: 100 ms (forecast_progress.go)
 	// ForecastRound is the round whose model the forecast shown was made
 	// with when the LHA asked for it during the study (0: the final one).
 	ForecastRound int
