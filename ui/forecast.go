@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedcast/fedcast/shared/forecast"
 	"github.com/fedcast/fedcast/shared/series"
+	"github.com/fedcast/fedcast/shared/session"
 )
 
 // The forecast made after the study with the final model: each area's
@@ -55,17 +56,26 @@ func (f Forecast) TargetDate() string { return f.Target.Format("Monday 2 January
 // forecast evaluates the final model on the LHA's data (session.Evaluate:
 // each area's forecast, the hub file, the local test metrics of the model
 // and of the no-change forecast), yielding as it goes, draws the forecast
-// charts and publishes it all under the lock. Data and Welcome do not
-// change once training has started.
+// charts and publishes it all under the lock, showing how far it has got
+// (ForecastProgress) on the way. Data and Welcome do not change once
+// training has started.
 func (s *JoinState) forecast(params []float64) {
 	s.lock()
 	d, w, issued := s.Data, s.Welcome, s.loadIssued()
+	s.ForecastProgress = session.Progress{}
 	s.unlock()
 	if d == nil || w == nil || len(params) == 0 {
 		s.publish(func() { s.Forecasting = false })
 		return
 	}
-	ev, err := s.evaluate(w.Study, d, params, issued)
+	show := s.progressShower()
+	passes := 0 // the session's passes over the areas; drawing the charts is one more
+	ev, err := s.evaluate(w.Study, d, params, issued, func(p session.Progress) {
+		passes = p.Passes
+		p.Passes++
+		show(p)
+	})
+	charts := session.Progress{Pass: passes + 1, Passes: passes + 1, Areas: len(d.Regions)}
 	var forecasts []Forecast
 	sm := s.smoothing()
 	last := time.Now()
@@ -73,11 +83,14 @@ func (s *JoinState) forecast(params []float64) {
 		f := g.Forecast
 		forecasts = append(forecasts, Forecast{Area: f.Area, InputEnd: f.InputEnd, Target: f.Target, Value: f.Point,
 			Quantiles: f.Quantiles, Chart: forecastChart(d.Region(f.Area), sm, f.InputEnd, f.Target, f.Quantiles), Guard: g.Headline})
+		charts.Done = min(charts.Done+1, charts.Areas)
+		show(charts)
 		last = s.maybeYield(last)
 	}
+	charts.Done = charts.Areas
 	s.publish(func() {
 		s.Forecasts, s.Recent, s.Hub, s.ForecastPage = forecasts, ev.Recent, ev.Hub, 0
-		s.Forecasting = false
+		s.Forecasting, s.ForecastProgress = false, charts
 		s.saveIssued(issued, ev.Guarded)
 		s.HubURL = objectURL(s.HubURL, ev.Hub, "text/csv;charset=utf-8")
 		s.Metrics, s.Baseline, s.MetricsNote = ev.Model, ev.Baseline, evaluationNote(err)

@@ -113,6 +113,10 @@ type JoinState struct {
 	// model's forecasts, ranges and local scores are published (years of
 	// data and hundreds of areas take seconds in a browser).
 	Forecasting bool
+	// ForecastProgress is how far the forecast has got while Forecasting
+	// (forecast_progress.go); zero before its first report.
+	ForecastProgress session.Progress
+	progressEvery    time.Duration // 0: 100 ms (forecast_progress.go)
 	// ForecastRound is the round whose model the forecast shown was made
 	// with when the LHA asked for it during the study (0: the final one).
 	ForecastRound int
@@ -191,8 +195,12 @@ type JoinState struct {
 	// (Unusable says why): it trains nothing and sends only stand-ins.
 	PresentOnly bool
 	RunProblem  *Problem
-	Sent        []SentEntry
-	SentAll     bool // "What left this computer" lists every message, not only the latest SentShown
+	Sent        []SentEntry // the latest SentKept messages sent (sent.go), oldest first
+	SentEarlier SentSummary // messages sent before Sent[0], kept as totals only
+	// SentLost: the record of earlier messages kept in this browser could
+	// not be read (sent_store.go); the list starts after them.
+	SentLost bool
+	SentAll  bool // "What left this computer" lists every message kept, not only the latest SentShown
 
 	// After training.
 	Forecasts    []Forecast
@@ -281,6 +289,9 @@ func (s *JoinState) connect(ctx context.Context) {
 	s.session = sess
 	s.Welcome = w
 	s.Phase = PhaseReady
+	// Before this page was reloaded, messages may have left: the record
+	// kept in this browser comes first.
+	s.restoreSent()
 	// The hello has already left this computer: list it now, not only once
 	// the LHA joins the training.
 	if t, ok := sess.(interface{ TakeSent() []session.Outgoing }); ok {

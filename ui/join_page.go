@@ -185,7 +185,14 @@ func (c *JoinPage) areaRowClass(name string) string {
 	return ""
 }
 
-func (c *JoinPage) clock(t time.Time) string { return t.Format("15:04:05") }
+// clock says when a message left: the time, and the day too when it was
+// not today (the list is kept across reloads, and a study runs for days).
+func (c *JoinPage) clock(t time.Time) string {
+	if t.Format(time.DateOnly) != time.Now().In(t.Location()).Format(time.DateOnly) {
+		return t.Format("2 Jan 15:04:05")
+	}
+	return t.Format("15:04:05")
+}
 
 // The status line: roundWords, statusWords, scheduleWords and trainWords
 // all read one stage (JoinState.RunStage), so they name the same round.
@@ -476,12 +483,14 @@ func (c *JoinPage) outcomeWords(e SentEntry) string {
 		return "counted"
 	case e.Outcome == OutcomeRefused:
 		return "not counted: " + e.Reason
+	case e.Outcome == OutcomeUnknown:
+		return "not known: the page was reloaded before the coordinator answered"
 	}
 	return "waiting for the coordinator"
 }
 
 func (c *JoinPage) messagesWords() string {
-	if n := len(c.S.Sent); n != 1 {
+	if n := c.S.SentCount(); n != 1 {
 		return FormatCount(float64(n)) + " messages"
 	}
 	return "1 message"

@@ -135,6 +135,7 @@ func (s *JoinState) UpdateOutcome(round int, outcome, reason string) {
 	for i := len(s.Sent) - 1; i >= 0; i-- {
 		if e := &s.Sent[i]; e.Type == "update" && e.Round == round {
 			e.Outcome, e.Reason = outcome, reason
+			s.saveSent()
 			return
 		}
 	}

@@ -2,30 +2,63 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
 // What left this computer: every message sent, with its size and
-// content in words.
+// content in words. The record is kept in this browser across reloads
+// (sent_store.go).
 
 // SentEntry is one message that left this computer.
 type SentEntry struct {
-	At    time.Time
-	Type  string // protocol message type: hello, ready, update or dummy
-	Bytes int64  // websocket frame payload size
-	Round int    // 0 for hello and ready
-	What  string // in words
+	At    time.Time `json:"at"`
+	Type  string    `json:"type"`  // protocol message type: hello, ready, update or dummy
+	Bytes int64     `json:"bytes"` // websocket frame payload size
+	Round int       `json:"round"` // 0 for hello and ready
+	What  string    `json:"what"`  // in words
 	// Outcome of an update: "" while the coordinator has not answered,
-	// OutcomeCounted, or OutcomeRefused with Reason in plain words.
-	Outcome string
-	Reason  string
+	// OutcomeCounted, OutcomeRefused with Reason in plain words, or
+	// OutcomeUnknown when the page was reloaded before the answer came.
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Outcomes of a sent update.
 const (
 	OutcomeCounted = "counted"
 	OutcomeRefused = "not counted"
+	OutcomeUnknown = "unknown"
 )
+
+// SentKept is how many of the latest messages the page keeps one by one,
+// here and in this browser's storage; the earlier ones are kept as totals
+// only (SentEarlier). A study of hundreds of rounds would otherwise fill
+// the browser's storage, which holds a few megabytes for the whole site;
+// 500 messages take at most about 170 KB (500 reports, the longest).
+const SentKept = 500
+
+// SentSummary sums up messages no longer listed one by one: how many,
+// their bytes, and when the first and the last of them left.
+type SentSummary struct {
+	N     int       `json:"n"`
+	Bytes int64     `json:"bytes"`
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+}
+
+// add returns m with the messages es (oldest first) added.
+func (m SentSummary) add(es []SentEntry) SentSummary {
+	for _, e := range es {
+		if m.N == 0 {
+			m.From = e.At
+		}
+		m.N++
+		m.Bytes += e.Bytes
+		m.To = e.At
+	}
+	return m
+}
 
 // RecordSent records a message that left this computer.
 func (s *JoinState) RecordSent(typ string, size int64, round int) {
@@ -45,17 +78,17 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 	case typ == "report" && late:
 		e.What = fmt.Sprintf("round %d: one report split between the two servers, of the same size as always; this time it holds only zeros, "+
 			"because your training had not finished when the report had to leave (your data were not used in this round)", round)
-		s.Sent = append(s.Sent, e)
+		s.addSent(e)
 		return
 	case typ == "dummy" && late:
 		e.What = fmt.Sprintf("round %d: a stand-in of the same size holding only zeros, sent on time because your training "+
 			"had not finished when the changes had to leave (your data were not used in this round)", round)
-		s.Sent = append(s.Sent, e)
+		s.addSent(e)
 		return
 	}
 	switch typ {
 	case "hello":
-		e.What = "the join code from your link (says who you are to the coordinator)"
+		e.What = "the join code from your link, sent each time this page connects (says who you are to the coordinator)"
 	case "ready":
 		e.What = "that you pressed Join with a checked file (nothing about the file: no rows, dates or areas)"
 	case "update":
@@ -71,16 +104,32 @@ func (s *JoinState) recordSent(typ string, size int64, round int) {
 	default:
 		e.What = typ
 	}
-	s.Sent = append(s.Sent, e)
+	s.addSent(e)
 }
+
+// addSent adds e to the record, keeps the latest SentKept messages one by
+// one and the earlier ones as totals, and stores the record. Call with
+// the lock held.
+func (s *JoinState) addSent(e SentEntry) {
+	s.Sent = append(s.Sent, e)
+	s.capSent()
+	s.saveSent()
+}
+
+// capSent moves all but the latest SentKept messages into SentEarlier.
+func (s *JoinState) capSent() {
+	if n := len(s.Sent) - SentKept; n > 0 {
+		s.SentEarlier = s.SentEarlier.add(s.Sent[:n])
+		s.Sent = slices.Delete(s.Sent, 0, n)
+	}
+}
+
+// SentCount is the number of messages sent so far.
+func (s *JoinState) SentCount() int { return s.SentEarlier.N + len(s.Sent) }
 
 // SentTotal is the number of bytes sent so far.
 func (s *JoinState) SentTotal() int64 {
-	var n int64
-	for _, e := range s.Sent {
-		n += e.Bytes
-	}
-	return n
+	return s.SentEarlier.add(s.Sent).Bytes
 }
 
 // SentShown is how many of the latest messages "What left this computer"
@@ -98,19 +147,20 @@ func (s *JoinState) SentRows() []SentEntry {
 }
 
 // SentHiddenWords sums up, in the list's first row, the earlier messages
-// SentRows leaves out ("" when none is left out).
+// SentRows leaves out ("" when none is left out): those kept as totals
+// only (SentEarlier) and those not shown until the LHA asks for all.
 func (s *JoinState) SentHiddenWords() string {
 	rows := s.SentRows()
-	n := len(s.Sent) - len(rows)
-	if n == 0 {
+	h := s.SentEarlier.add(s.Sent[:len(s.Sent)-len(rows)])
+	if h.N == 0 {
 		return ""
 	}
-	var bytes int64
-	for _, e := range s.Sent[:n] {
-		bytes += e.Bytes
+	w := fmt.Sprintf("%s, %s bytes in all, sent %s.", Plural(h.N, "earlier message"),
+		FormatCount(float64(h.Bytes)), spanWords(h.From, h.To))
+	if s.SentAll {
+		w += fmt.Sprintf(" Only the latest %s are listed one by one.", FormatCount(SentKept))
 	}
-	return fmt.Sprintf("%s, %s bytes in all, sent %s.", Plural(n, "earlier message"),
-		FormatCount(float64(bytes)), spanWords(s.Sent[0].At, s.Sent[n-1].At))
+	return w
 }
 
 // spanWords says when messages sent from a to b left: "at 2 Nov 09:00",

@@ -74,11 +74,12 @@ func (s *JoinState) prepareTraining(st protocol.Study, d *series.Dataset, maxWin
 	return session.PrepareWeekly(st, d, pub, maxWindows)
 }
 
-// evaluate is session.EvaluateIssued, or session.EvaluateWeekly with the
-// downloaded public inputs in a weekly study.
-func (s *JoinState) evaluate(st protocol.Study, d *series.Dataset, params []float64, issued []session.Issued) (session.Evaluation, error) {
+// evaluate is session.EvaluateProgress, reporting to progress, or
+// session.EvaluateWeekly with the downloaded public inputs in a weekly
+// study (one forecast per area, quick: it reports nothing).
+func (s *JoinState) evaluate(st protocol.Study, d *series.Dataset, params []float64, issued []session.Issued, progress func(session.Progress)) (session.Evaluation, error) {
 	if !session.IsWeekly(st) {
-		return session.EvaluateIssued(st, d, params, issued, s.Yield)
+		return session.EvaluateProgress(st, d, params, issued, s.Yield, progress)
 	}
 	s.lock()
 	pub := s.public

@@ -13,9 +13,12 @@ import (
 // DP-SGD accountant of a study in localStorage across reloads.
 var connect = ui.DialClient(&session.Options{Yield: yield, Dial: dial, Accounts: accountStore()})
 
-// The page's published and issued forecasts are kept in localStorage too
-// (ui.Publish, ui.IssuedStore).
-func init() { ui.PublishStore, ui.IssuedStore = accountStore(), accountStore() }
+// The page's published and issued forecasts, and its list of what left
+// this computer, are kept in localStorage too (ui.Publish, ui.IssuedStore,
+// ui.SentStore).
+func init() {
+	ui.PublishStore, ui.IssuedStore, ui.SentStore = accountStore(), accountStore(), accountStore()
+}
 
 // accountStore is localAccounts as a session.AccountStore (a nil
 // interface, not a nil pointer, when the browser has no localStorage).

@@ -3,6 +3,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -202,10 +205,20 @@ func TestLargeFile(t *testing.T) {
 	shot(t, ctx, "1-loaded")
 
 	mark(t, ctx, "joining")
+	within(t, ctx, 10*time.Second, "watching the forecast's progress", void(chromedp.Evaluate[bool](watchForecastProgress)))
 	within(t, ctx, 10*time.Second, "joining", chromedp.Click(chromedp.CSS("#join-button")), chromedp.WaitVisible(chromedp.CSS("#round")))
-	within(t, ctx, 240*time.Second, "training and forecast", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
+	within(t, ctx, 240*time.Second, "training", poll(`!!document.querySelector("#forecast-progress, #forecast .forecast-value")`))
+	if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.getElementById("forecast-progress")`)); ok {
+		// A picture half way, when the forecast is slow enough to catch.
+		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		chromedp.Do(tctx, poll(`/^Step [3-9]/.test(document.getElementById("forecast-progress")?.textContent ?? "")`))
+		cancel()
+		shotOf(t, ctx, "#forecast", "2-forecasting")
+	}
+	within(t, ctx, 240*time.Second, "forecast", chromedp.WaitVisible(chromedp.CSS("#forecast .forecast-value")))
 	mark(t, ctx, "forecast shown")
 	logLongTasks(t, ctx)
+	checkForecastProgress(t, ctx, areas)
 	if got := text(t, ctx, "#forecast-pager"); !strings.Contains(got, "Areas 1–10 of 500") {
 		t.Errorf("forecast pager %q", got)
 	}
@@ -245,6 +258,77 @@ func TestLargeFile(t *testing.T) {
 	}
 	if peak > 500<<20 {
 		t.Errorf("renderer peak memory %d MB (limit 500 MB)", peak>>20)
+	}
+}
+
+// watchForecastProgress records, every 10 ms the page lets a timer run,
+// the forecast's progress line and bar whenever they change, and when
+// "Working out the forecast" appeared and went.
+const watchForecastProgress = `(() => {
+	window.__progress = []; window.__forecasting = [];
+	let last = "";
+	setInterval(() => {
+		const on = !!document.getElementById("forecasting"), f = window.__forecasting;
+		if (on !== (f.length % 2 === 1)) f.push(Math.round(performance.now()));
+		const el = document.getElementById("forecast-progress"), bar = document.getElementById("forecast-progress-bar");
+		if (!el) return;
+		const width = bar ? parseFloat(bar.style.width) : -1;
+		if (el.textContent + width === last) return;
+		last = el.textContent + width;
+		window.__progress.push({t: Math.round(performance.now()), text: el.textContent, width: width});
+	}, 10);
+	return true;
+})()`
+
+// checkForecastProgress checks what watchForecastProgress saw: the line
+// "Step s of S: i of N areas done." with its bar, for the file's N areas,
+// only ever growing, and both gone once the forecast is shown. The
+// forecast of hundreds of areas takes seconds, so at least one state is
+// seen.
+func checkForecastProgress(t *testing.T, ctx chromedpCtx, areas int) {
+	t.Helper()
+	type sample struct {
+		T     float64 `json:"t"`
+		Text  string  `json:"text"`
+		Width float64 `json:"width"`
+	}
+	var seen []sample
+	var span []float64
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify([window.__progress, window.__forecasting])`))
+	if err == nil {
+		var both [2]json.RawMessage
+		if err = json.Unmarshal([]byte(got), &both); err == nil {
+			err = errors.Join(json.Unmarshal(both[0], &seen), json.Unmarshal(both[1], &span))
+		}
+	}
+	if err != nil {
+		t.Fatalf("reading the forecast's progress: %v", err)
+	}
+	if len(span) == 2 {
+		t.Logf("working out the forecast took %.1f s; %d states of its progress seen", (span[1]-span[0])/1000, len(seen))
+	}
+	if len(span) != 2 || len(seen) == 0 {
+		t.Fatalf("the forecast's progress: shown from/to %v, %d states seen", span, len(seen))
+	}
+	re := regexp.MustCompile(`^Step (\d+) of (\d+): ([0-9,]+) of ([0-9,]+) areas done\.$`)
+	var step, steps, done int
+	width := -1.0
+	for _, s := range seen {
+		m := re.FindStringSubmatch(s.Text)
+		if m == nil || m[4] != ui.FormatCount(float64(areas)) || s.Width < 0 {
+			t.Fatalf("progress %q (bar %v %%): want \"Step s of S: i of %d areas done.\" with its bar", s.Text, s.Width, areas)
+		}
+		st, _ := strconv.Atoi(m[1])
+		sts, _ := strconv.Atoi(m[2])
+		d, _ := strconv.Atoi(strings.ReplaceAll(m[3], ",", ""))
+		if steps != 0 && sts != steps || st < step || st == step && d < done || s.Width < width || st > sts || d > areas {
+			t.Fatalf("progress %q (bar %v %%) after step %d of %d, %d done (bar %v %%)", s.Text, s.Width, step, steps, done, width)
+		}
+		step, steps, done, width = st, sts, d, s.Width
+	}
+	t.Logf("first state %q at %d ms, last %q at %d ms", seen[0].Text, int(seen[0].T), seen[len(seen)-1].Text, int(seen[len(seen)-1].T))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#forecasting, #forecast-progress, #forecast-progress-bar").length`)); err != nil || n != 0 {
+		t.Errorf("%d progress elements left once the forecast is shown (%v)", n, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -308,6 +309,65 @@ func TestSentLogShowsTheLatest(t *testing.T) {
 		t.Errorf("%d messages listed after Show all, want 16", n)
 	}
 	shotOf(t, ctx, "#sent-log", "2-all")
+}
+
+// TestSentLogSurvivesReload: "What left this computer" is kept in the
+// browser's localStorage. A page reloaded mid-study lists what left before
+// the reload, then its new hello; a record damaged in localStorage is
+// dropped, and the list says once that earlier messages are missing.
+func TestSentLogSurvivesReload(t *testing.T) {
+	ctx := browser(t)
+	c := startCoordinator(t, readyStudy("Reload study", 30, 2*time.Second, 0), 2)
+	openJoinLink(t, ctx, c)
+	within(t, ctx, 30*time.Second, "choosing the short file", chromedp.SetUploadFiles(chromedp.CSS("#csv-file"), []string{shortFile(t)}),
+		poll(`!document.getElementById("join-button").disabled`))
+	within(t, ctx, 10*time.Second, "joining present only", chromedp.Click(chromedp.CSS("#join-button")),
+		chromedp.WaitVisible(chromedp.CSS("#present-only")))
+	within(t, ctx, 60*time.Second, "two rounds answered", poll(`document.querySelectorAll('#sent-log tr[data-type="dummy"]').length >= 2`))
+	listed := func() []string {
+		t.Helper()
+		rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#sent-log tbody tr[data-type]")].map(r => r.dataset.type + " " + r.dataset.round)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	reload := func(what string) {
+		t.Helper()
+		within(t, ctx, 60*time.Second, what, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#app[data-ready="1"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#sent-log tbody tr[data-type]")))
+	}
+	before := listed()
+	reload("reloading mid-study")
+	after := listed()
+	// A round may end between the reading and the reload: its stand-in is
+	// listed too.
+	n := len(after) - 1
+	if n < len(before) || n > len(before)+1 || !slices.Equal(after[:len(before)], before) || after[n] != "hello 0" {
+		t.Errorf("after the reload the list is %q; before it %q: want the same, then the new hello", after, before)
+	}
+	if got := text(t, ctx, "#sent-log tfoot"); !strings.Contains(got, fmt.Sprintf("%d messages", len(after))) {
+		t.Errorf("total %q, want %d messages", got, len(after))
+	}
+	shotOf(t, ctx, "#sent-log", "1-reloaded")
+
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const k = Object.keys(localStorage).find(k => k.startsWith("fedcast-sent:Reload study:"));
+		if (k) localStorage.setItem(k, '{"v":1,"sent":[{"type":"upd');
+		return !!k;
+	})()`))
+	if err != nil || !found {
+		t.Fatalf("no record of the sent messages in localStorage (%v)", err)
+	}
+	reload("reloading with a damaged record")
+	if got := listed(); !slices.Equal(got, []string{"hello 0"}) {
+		t.Errorf("with a damaged record the list is %q, want the new hello alone", got)
+	}
+	if got := text(t, ctx, "#sent-log tbody"); strings.Count(got, "could not be read") != 1 {
+		t.Errorf("the list should say once that earlier messages could not be read:\n%s", got)
+	}
+	shotOf(t, ctx, "#sent-log", "2-damaged")
 }
 
 // shortFile writes lha.csv cut to its first 5 days, far too short for

@@ -71,6 +71,15 @@ func Evaluate(st protocol.Study, data *series.Dataset, params []float64, yield f
 // (kept on its computer): the guard also scores the model on those whose
 // outcomes are now in data (IssuedOrigins).
 func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, issued []Issued, yield func()) (Evaluation, error) {
+	return EvaluateProgress(st, data, params, issued, yield, nil)
+}
+
+// EvaluateProgress is EvaluateIssued telling progress (when not nil) how
+// far it has got, after each area of each of its passes over the areas
+// (Progress), so that a page can show it: with hundreds of areas an
+// evaluation takes seconds in a browser. progress is called on the
+// caller's goroutine and should return quickly.
+func EvaluateProgress(st protocol.Study, data *series.Dataset, params []float64, issued []Issued, yield func(), progress func(Progress)) (Evaluation, error) {
 	var ev Evaluation
 	if len(st.Layers) < 2 {
 		return ev, &LayoutError{Have: len(params), Layers: st.Layers}
@@ -88,7 +97,8 @@ func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, i
 		return ev, err
 	}
 	var last error
-	ev.Guarded, ev.Recent, last = Guarded(st, data, point, IssuedOrigins(st, data, issued), yield)
+	tl := newTally(progress, guardedPasses+1) // and the test days
+	ev.Guarded, ev.Recent, last = guarded(st, data, point, IssuedOrigins(st, data, issued), yield, tl)
 	if yield != nil {
 		yield()
 	}
@@ -98,7 +108,7 @@ func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, i
 	if yield != nil {
 		yield()
 	}
-	res, base, err := testMetrics(st, data, opt, point, yield)
+	res, base, err := testMetrics(st, data, opt, point, yield, tl)
 	if err != nil {
 		return ev, err
 	}
@@ -107,9 +117,10 @@ func EvaluateIssued(st protocol.Study, data *series.Dataset, params []float64, i
 }
 
 // testMetrics scores point and the no-change forecast on the test windows
-// of every area of data.
-func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptions, point forecast.Point, yield func()) (res, base *metrics.Result, err error) {
+// of every area of data, counting a pass over the areas on tl.
+func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptions, point forecast.Point, yield func(), tl *tally) (res, base *metrics.Result, err error) {
 	pause := pacer(yield)
+	tl.pass(len(data.Regions))
 	var y, yhat, persist []float64
 	for _, r := range data.Regions {
 		// The test windows of this area: the latest (1 − train_fraction)
@@ -129,8 +140,10 @@ func testMetrics(st protocol.Study, data *series.Dataset, opt series.WindowOptio
 			}
 			y, persist = append(y, ty...), append(persist, p...)
 		}
+		tl.area()
 		pause()
 	}
+	tl.end()
 	if len(y) == 0 {
 		return nil, nil, ErrNoTestDays
 	}

@@ -67,7 +67,7 @@ func ForecastsYielding(st protocol.Study, data *series.Dataset, params []float64
 	if err != nil {
 		return nil, cov, err
 	}
-	return pointForecasts(st, data, point, yield)
+	return pointForecasts(st, data, point, yield, nil)
 }
 
 // DesignPoint is the point forecaster of the final model under the study's
@@ -94,10 +94,13 @@ func DesignPoint(st protocol.Study, m *nn.MLP, params []float64) (forecast.Point
 
 // PointForecasts is Forecasts for any point forecaster.
 func PointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point) ([]AreaForecast, RecentCoverage, error) {
-	return pointForecasts(st, data, point, nil)
+	return pointForecasts(st, data, point, nil, nil)
 }
 
-func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point, yield func()) ([]AreaForecast, RecentCoverage, error) {
+// pointForecasts is PointForecasts calling yield (when not nil) about
+// every 30 ms, and counting a pass over the areas on tl: an area is done
+// once its forecast is made.
+func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Point, yield func(), tl *tally) ([]AreaForecast, RecentCoverage, error) {
 	pause := pacer(yield)
 	var cov RecentCoverage
 	sm, err := series.ParseSmoothing(st.Smoothing)
@@ -113,6 +116,7 @@ func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 		p = series.DefaultHorizon
 	}
 	cal := forecast.DefaultCalibrator()
+	tl.pass(len(data.Regions))
 	type areaInput struct {
 		r        *series.Region
 		s        forecast.Series
@@ -177,7 +181,9 @@ func pointForecasts(st protocol.Study, data *series.Dataset, point forecast.Poin
 			fs = append(fs, AreaForecast{Area: a.r.Name, LastReported: series.Date(a.r.End()), InputEnd: o.InputEnd,
 				Target: o.Target, Point: o.Point, Quantiles: o.Quantiles, Errors: o.Errors, Coverage: ac})
 		}
+		tl.area()
 	}
+	tl.end()
 	return fs, cov, nil
 }
 

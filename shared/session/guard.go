@@ -34,16 +34,25 @@ type GuardedForecast struct {
 // inside the band of the LHA's own history. The coverage is that of the
 // headlined ranges (each area's own method). yield may be nil.
 func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issued []forecast.GuardOrigin, yield func()) ([]GuardedForecast, RecentCoverage, error) {
+	return guarded(st, data, point, issued, yield, nil)
+}
+
+// guardedPasses is the number of passes over the areas guarded counts on
+// its tally: the model's forecasts, no change's, the weeks held out.
+const guardedPasses = 3
+
+// guarded is Guarded counting its passes over the areas on tl.
+func guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issued []forecast.GuardOrigin, yield func(), tl *tally) ([]GuardedForecast, RecentCoverage, error) {
 	var cov RecentCoverage
-	mf, _, err := pointForecasts(st, data, point, yield)
+	mf, _, err := pointForecasts(st, data, point, yield, tl)
 	if err != nil {
 		return nil, cov, err
 	}
-	bf, _, err := pointForecasts(st, data, forecast.Persistence, yield)
+	bf, _, err := pointForecasts(st, data, forecast.Persistence, yield, tl)
 	if err != nil {
 		return nil, cov, err
 	}
-	held, err := heldOutOrigins(st, data, point, yield)
+	held, err := heldOutOrigins(st, data, point, yield, tl)
 	if err != nil {
 		return nil, cov, err
 	}
@@ -101,12 +110,13 @@ func Guarded(st protocol.Study, data *series.Dataset, point forecast.Point, issu
 // back from the latest, with the model's and no change's forecasts and
 // the outcome.
 func HeldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Point) (map[string][]forecast.GuardOrigin, error) {
-	return heldOutOrigins(st, data, point, nil)
+	return heldOutOrigins(st, data, point, nil, nil)
 }
 
 // heldOutOrigins is HeldOutOrigins calling yield (when not nil) about
-// every 30 ms, so that a large file does not freeze the page.
-func heldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Point, yield func()) (map[string][]forecast.GuardOrigin, error) {
+// every 30 ms, so that a large file does not freeze the page, and
+// counting a pass over the areas on tl.
+func heldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Point, yield func(), tl *tally) (map[string][]forecast.GuardOrigin, error) {
 	opt, err := WindowOptions(st)
 	if err != nil {
 		return nil, err
@@ -115,43 +125,55 @@ func heldOutOrigins(st protocol.Study, data *series.Dataset, point forecast.Poin
 	open.To = time.Time{}
 	out := map[string][]forecast.GuardOrigin{}
 	pause := pacer(yield)
+	tl.pass(len(data.Regions))
 	for _, r := range data.Regions {
 		pause()
-		one := &series.Dataset{Regions: []*series.Region{r}}
-		areas, err := series.MakeWindows(one, opt)
-		if err != nil {
-			continue // too short for the study: nothing trained on it, nothing to score
+		if os, ok := heldOutArea(st, r, opt, open, point); ok {
+			out[r.Name] = os
 		}
-		train, _ := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
-		var trainEnd time.Time
-		for _, w := range train[0].Windows {
-			if w.Target.After(trainEnd) {
-				trainEnd = w.Target
-			}
-		}
-		all, err := series.MakeWindows(one, open)
-		if err != nil {
-			continue
-		}
-		var latest time.Time
-		for _, w := range all[0].Windows {
-			if w.Target.After(trainEnd) && w.InputEnd.After(latest) {
-				latest = w.InputEnd
-			}
-		}
-		var os []forecast.GuardOrigin
-		for _, w := range all[0].Windows {
-			// Only the weekly origins counted back from the latest are
-			// scored (forecast.WeeklyOrigins): the model runs on those alone.
-			daysBack := int(math.Round(latest.Sub(w.InputEnd).Hours() / 24))
-			if w.Target.After(trainEnd) && daysBack%7 == 0 {
-				os = append(os, forecast.GuardOrigin{Area: r.Name, InputEnd: w.InputEnd,
-					Model: point(w.X), NoChange: forecast.Persistence(w.X), Actual: w.Y})
-			}
-		}
-		out[r.Name] = forecast.WeeklyOrigins(os)
+		tl.area()
 	}
 	return out, nil
+}
+
+// heldOutArea returns the weekly origins of one area that training left
+// out (HeldOutOrigins); false when the area is too short for the study
+// (nothing trained on it, nothing to score). opt are the study's window
+// options, open the same without an end date.
+func heldOutArea(st protocol.Study, r *series.Region, opt, open series.WindowOptions, point forecast.Point) ([]forecast.GuardOrigin, bool) {
+	one := &series.Dataset{Regions: []*series.Region{r}}
+	areas, err := series.MakeWindows(one, opt)
+	if err != nil {
+		return nil, false
+	}
+	train, _ := series.SplitAreas(areas, series.Temporal, st.TrainFraction, nil)
+	var trainEnd time.Time
+	for _, w := range train[0].Windows {
+		if w.Target.After(trainEnd) {
+			trainEnd = w.Target
+		}
+	}
+	all, err := series.MakeWindows(one, open)
+	if err != nil {
+		return nil, false
+	}
+	var latest time.Time
+	for _, w := range all[0].Windows {
+		if w.Target.After(trainEnd) && w.InputEnd.After(latest) {
+			latest = w.InputEnd
+		}
+	}
+	var os []forecast.GuardOrigin
+	for _, w := range all[0].Windows {
+		// Only the weekly origins counted back from the latest are
+		// scored (forecast.WeeklyOrigins): the model runs on those alone.
+		daysBack := int(math.Round(latest.Sub(w.InputEnd).Hours() / 24))
+		if w.Target.After(trainEnd) && daysBack%7 == 0 {
+			os = append(os, forecast.GuardOrigin{Area: r.Name, InputEnd: w.InputEnd,
+				Model: point(w.X), NoChange: forecast.Persistence(w.X), Actual: w.Y})
+		}
+	}
+	return forecast.WeeklyOrigins(os), true
 }
 
 // GuardedHub converts guarded forecasts to hub rows (the headlined
