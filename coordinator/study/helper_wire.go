@@ -51,6 +51,22 @@ func HelperKey(base string, status int, statusText string, body []byte) (*secagg
 	return pk, nil
 }
 
+// HelperKeyDiffers says that the helper at url answered the key with
+// fingerprint got while the study names want, and why that matters; the
+// same words for serve (which does not start) and the Worker (whose
+// rounds are abandoned).
+func HelperKeyDiffers(url, got, want string) string {
+	return fmt.Sprintf("the helper at %s has the key %s, but the study file names the key %s: the LHAs seal their reports to the study's key, "+
+		"so this helper refuses every round", url, got, want)
+}
+
+// HelperKeyFix says what to do about a helper with another key than the
+// study's fingerprint want.
+func HelperKeyFix(want string) string {
+	return "start the helper with the key the study names (its operator's 'fedcast helper keygen' file whose fingerprint is " + want +
+		"), or make a new study with 'fedcast study new --helper-key' and the helper's current helper.pub"
+}
+
 // ErrHelperUnavailable wraps every failure to get a share from the
 // helper: it is down, unreachable, or refused. The leader then abandons
 // the round: nothing is released and no budget is spent.

@@ -181,10 +181,7 @@ func checkHelperKey(ctx context.Context, f *study.File, w io.Writer) error {
 		return nil
 	}
 	if got.Fingerprint() != want.Fingerprint() {
-		return usagef("start the helper with the key the study names (its operator's 'fedcast helper keygen' file whose fingerprint is "+want.Fingerprint()+
-			"), or make a new study with 'fedcast study new --helper-key' and the helper's current helper.pub",
-			"the helper at %s has the key %s, but the study file names the key %s: the LHAs seal their reports to the study's key, so this helper would refuse every round",
-			f.Helper.URL, got.Fingerprint(), want.Fingerprint())
+		return usagef(study.HelperKeyFix(want.Fingerprint()), "%s", study.HelperKeyDiffers(f.Helper.URL, got.Fingerprint(), want.Fingerprint()))
 	}
 	return nil
 }

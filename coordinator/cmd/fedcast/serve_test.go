@@ -115,7 +115,7 @@ func TestServeChecksHelperKey(t *testing.T) {
 	newStudy(running.URL)
 	code, _, stderr := fedcast(t, "serve", "--study", path, "--addr", "127.0.0.1:0")
 	for _, w := range []string{"fedcast serve: the helper at " + running.URL + " has the key " + other.PublicKey().Fingerprint(),
-		"but the study file names the key " + want.Fingerprint(), "this helper would refuse every round",
+		"but the study file names the key " + want.Fingerprint(), "this helper refuses every round",
 		"hint: start the helper with the key the study names"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("another key: stderr lacks %q:\n%s", w, stderr)

@@ -2,6 +2,7 @@ package object
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/coordinator/study"
@@ -162,12 +163,9 @@ const askAgain = "The Worker asks again at the schedule's first step (a round op
 // differs says that the helper has another key, and what to do: the
 // advice serve gives when it refuses to start.
 func (k *keyCheck) differs() string {
-	return fmt.Sprintf("the helper at %s has the key %s, but the study file names the key %s: the LHAs seal their reports to the study's key, "+
-		"so this helper refuses every round, and each is abandoned (nothing released, no privacy budget spent). "+
-		"Start the helper with the key the study names (its operator's 'fedcast helper keygen' file whose fingerprint is %s), "+
-		"or make a new study with 'fedcast study new --helper-key' and the helper's current helper.pub "+
-		"(on the Worker a new study needs its own Durable Object: a new FEDCAST_STUDY_ID or worker name). "+askAgain,
-		k.url, k.HelperFingerprint, k.StudyFingerprint, k.StudyFingerprint)
+	fix := study.HelperKeyFix(k.StudyFingerprint)
+	return study.HelperKeyDiffers(k.url, k.HelperFingerprint, k.StudyFingerprint) + ", and each is abandoned (nothing released, no privacy budget spent). " +
+		strings.ToUpper(fix[:1]) + fix[1:] + " (on the Worker a new study needs its own Durable Object: a new FEDCAST_STUDY_ID or worker name). " + askAgain
 }
 
 // level is the log level the outcome is logged at: anything but the
