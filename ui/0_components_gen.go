@@ -2700,8 +2700,9 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "a", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "publish-download"}, vugu.VGAttribute{Namespace: "", Key: "download", Val: "fedcast-forecast-published-dp.csv"}}}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "a", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "button"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "publish-download"}}}
 									vgparent.AppendChild(vgn)
+									vgn.AddAttrInterface("download", c.publishFileName(`.csv`))
 									vgn.AddAttrInterface("href", c.S.Publishing.HubURL)
 									{
 										vgparent := vgn
@@ -2711,8 +2712,9 @@ func (c *JoinPage) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "a", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "publish-marking-download"}, vugu.VGAttribute{Namespace: "", Key: "download", Val: "fedcast-forecast-published-dp.json"}}}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "a", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "publish-marking-download"}}}
 									vgparent.AppendChild(vgn)
+									vgn.AddAttrInterface("download", c.publishFileName(`.dp.json`))
 									vgn.AddAttrInterface("href", c.S.Publishing.MarkURL)
 									{
 										vgparent := vgn

@@ -584,13 +584,22 @@ func (c *JoinPage) recentWords() string {
 // made in this browser (see objectURL).
 func (c *JoinPage) hubHref() string { return c.S.HubURL }
 
-// hubFileName names the downloaded file after the LHA and the last day.
-func (c *JoinPage) hubFileName() string {
+// hubFileName names the downloaded forecast after its last day of data,
+// so that each week's file keeps its own name.
+func (c *JoinPage) hubFileName() string { return c.forecastName() + ".csv" }
+
+// publishFileName names the downloaded forecast to publish (ext ".csv")
+// or its privacy marking (ext ".dp.json") like the hub file, as
+// `fedcast forecast --publish-epsilon` names them beside its FILE.
+func (c *JoinPage) publishFileName(ext string) string { return c.forecastName() + "-published" + ext }
+
+// forecastName is "fedcast-forecast-" and the forecast's last day of data.
+func (c *JoinPage) forecastName() string {
 	name := "fedcast-forecast"
 	if len(c.S.Forecasts) > 0 {
 		name += "-" + c.S.Forecasts[0].InputEnd.Format(time.DateOnly)
 	}
-	return name + ".csv"
+	return name
 }
 
 // CheckedWords is how the page quotes every count of forecasts checked

@@ -33,13 +33,25 @@ func checkPagePublish(t *testing.T, ctx chromedpCtx, d *series.Dataset) {
 	if got := text(t, ctx, "#publish-figure"); !strings.Contains(got, "of your yearly limit 1") || !strings.Contains(got, "person's total") {
 		t.Errorf("figure against the limit: %q", got)
 	}
-	body := string(download(t, ctx, "#publish-download", "fedcast-forecast-published-dp.csv"))
+	name := func(sel string) string {
+		v, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), "download"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Value
+	}
+	csvName, markName := name("#publish-download"), name("#publish-marking-download")
+	if !strings.HasPrefix(csvName, "fedcast-forecast-20") || !strings.HasSuffix(csvName, "-published.csv") ||
+		markName != strings.TrimSuffix(csvName, ".csv")+".dp.json" {
+		t.Errorf("download names %q and %q: want the forecast's date and -published.csv, .dp.json beside it", csvName, markName)
+	}
+	body := string(download(t, ctx, "#publish-download", csvName))
 	fs, err := forecast.ReadHub(strings.NewReader(body))
 	if err != nil || len(fs) != len(d.Regions) {
 		t.Fatalf("published hub file (%v), %d forecasts for %d areas:\n%s", err, len(fs), len(d.Regions), body)
 	}
 	var mark publish.Marking
-	raw := download(t, ctx, "#publish-marking-download", "fedcast-forecast-published-dp.json")
+	raw := download(t, ctx, "#publish-marking-download", markName)
 	if err := json.Unmarshal(raw, &mark); err != nil || !mark.DP || !(mark.EpsilonPerPersonYear > 0.9 && mark.EpsilonPerPersonYear <= 1) {
 		t.Errorf("marking file %s (%v)", raw, err)
 	}
