@@ -108,11 +108,14 @@ func (c *Coordinator) commitTick(t time.Time) (Next, error) {
 	if p.abandoned != "" {
 		c.abandoned(r, p, t)
 		c.round = nil
-		if c.j++; c.now(t).After(c.slot(c.j)) {
-			c.j = NextSlot(c.eng.ScheduleStart(), c.length, c.now(t))
+		// The round is tried again at the next slot its campaign may use.
+		from := c.opened.Add(c.length)
+		if now := c.now(t); now.After(from) {
+			from = now
 		}
+		c.next = c.openingAt(r.ID, from)
 		c.phase = driveSlot
-		return Next{At: c.slot(c.j)}, nil
+		return Next{At: c.next}, nil
 	}
 	if c.hooks.AfterCommit != nil {
 		c.hooks.AfterCommit(p.res, r.Received)

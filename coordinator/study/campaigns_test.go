@@ -192,3 +192,81 @@ func TestCampaignReReleaseInTheGap(t *testing.T) {
 		t.Errorf("re-release %+v", got)
 	}
 }
+
+// TestCampaignRestartCatchesUp: a crash in the middle of a campaign, with
+// a round open, and a restart before the campaign's window is over: the
+// abandoned round runs at the next slot of its own campaign's window,
+// and the later campaigns open at their planned starts, so the study ends
+// when planned. (Before, the rest of the campaign waited for the next
+// campaign's slots and every later campaign moved by one.)
+func TestCampaignRestartCatchesUp(t *testing.T) {
+	f, raw := campaignStudy(t, 3)
+	seed := uint64(3)
+	store := &MemStore{}
+	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	L, every := time.Minute, 10*time.Minute
+	c, err := NewCoordinator(e, DriverOptions{Transport: newFake(3)}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := runTo(t, c, t0, 1) // round 1 committed
+	for at.Before(t0.Add(L + 20*time.Second)) {
+		next, err := c.Tick(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = next.At
+	}
+	if r := e.Current(); r == nil || r.ID != 2 || store.S.Rounds() != 1 {
+		t.Fatalf("before the crash: round %v open, %d stored", r, store.S.Rounds())
+	}
+	c.Stop() // the crash: round 2 is abandoned
+
+	restart := t0.Add(3*L + 30*time.Second)
+	e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newFake(3)
+	c2, err := NewCoordinator(e2, DriverOptions{Transport: tr}, restart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opens := map[int]time.Time{}
+	var finishedAt time.Time
+	at = restart
+	for range 200 {
+		next, err := c2.Tick(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range tr.take(0) {
+			switch m := m.(type) {
+			case *protocol.RoundStart:
+				opens[m.Round] = at
+			case *protocol.Finished:
+				finishedAt = at
+			}
+		}
+		if next.Finished {
+			break
+		}
+		at = next.At
+	}
+	want := map[int]time.Duration{2: 4 * L, 3: every, 4: every + L, 5: 2 * every, 6: 2*every + L}
+	for r, d := range want {
+		if !opens[r].Equal(t0.Add(d)) {
+			t.Errorf("round %d opened at %v, want %v", r, opens[r].Sub(t0), d)
+		}
+	}
+	if end := t0.Add(2*every + 2*L); !finishedAt.Equal(end) {
+		t.Errorf("finished at %v, want the planned end %v", finishedAt.Sub(t0), end.Sub(t0))
+	}
+	if store.S.Rounds() != 6 {
+		t.Errorf("%d rounds stored, want 6", store.S.Rounds())
+	}
+}

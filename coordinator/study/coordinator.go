@@ -115,7 +115,8 @@ type Coordinator struct {
 
 	emu       sync.Mutex
 	phase     drive
-	j         int64 // the slot of the next round
+	next      time.Time // when the next round opens (protocol.Study.OpeningAt)
+	opened    time.Time // when the round in progress opened
 	deadline  time.Time
 	round     *Round
 	closeAt   time.Time
@@ -240,9 +241,10 @@ func NewCoordinator(e *Engine, opt DriverOptions, now time.Time) (*Coordinator, 
 // the Coordinator's methods are the safe way while Tick may run).
 func (c *Coordinator) Engine() *Engine { return c.eng }
 
-// Slot returns the start of slot j of the schedule (t₀ + j·L).
-func (c *Coordinator) slot(j int64) time.Time {
-	return c.eng.Study.SlotStart(c.eng.ScheduleStart(), c.length, j)
+// openingAt is when round opens if it cannot open before t
+// (protocol.Study.OpeningAt on this study's schedule).
+func (c *Coordinator) openingAt(round int, t time.Time) time.Time {
+	return c.eng.Study.OpeningAt(c.eng.ScheduleStart(), c.length, round, t)
 }
 
 // NextSlot returns the index of the first slot of the schedule (t0, l)
@@ -307,7 +309,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				return Next{}, err
 			}
 			c.log.Info("start quorum reached: the round schedule starts", "t0", t.Format(time.RFC3339Nano), "round_length", c.length, "slack", c.slack)
-			c.j, c.phase = 0, driveSlot // round 1 opens at t₀
+			c.next, c.phase = t, driveSlot // round 1 opens at t₀
 		case driveResume:
 			online := c.Counts().Ready
 			if online < c.quorum && t.Before(c.deadline) {
@@ -323,7 +325,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				}
 			}
 			c.log.Info("resuming rounds at the next slot", "reason", why, "online", online, "quorum", c.quorum)
-			c.j, c.phase = c.eng.Study.NextSlotAt(c.eng.ScheduleStart(), c.length, t), driveSlot
+			c.next, c.phase = c.openingAt(c.eng.Rounds()+1, t), driveSlot
 			if c.pending != nil {
 				c.resumeRelease(t)
 			}
@@ -346,7 +348,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 					continue
 				}
 			}
-			tick := c.slot(c.j)
+			tick := c.next
 			if t.Before(tick) {
 				return Next{At: tick}, nil
 			}
@@ -360,7 +362,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 				c.phase, c.err = driveBroken, err
 				return Next{}, err
 			}
-			c.round, c.closeAt = r, tick.Add(c.length-c.slack)
+			c.round, c.opened, c.closeAt = r, tick, tick.Add(c.length-c.slack)
 			c.open(r, tick)
 			c.phase = driveWindow
 		case driveWindow:

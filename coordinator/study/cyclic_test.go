@@ -127,7 +127,7 @@ func (r *cyclicRun) turn(k int, missed bool) (int, protocol.Event) {
 // the next turn opens.
 func (r *cyclicRun) release() {
 	r.t.Helper()
-	r.now = r.c.slot(r.c.j)
+	r.now = r.c.next
 	r.tick()
 }
 
@@ -180,7 +180,7 @@ func TestCyclicLiveStudy(t *testing.T) {
 	if r.e.Finished() != ReasonRounds {
 		t.Fatalf("after %d turns: finished %q", n*rounds, r.e.Finished())
 	}
-	r.now = r.c.slot(r.c.j)
+	r.now = r.c.next
 	r.tick() // the end is announced
 	if st := r.c.Status(); st.State != protocol.StateFinished || st.Round != n*rounds || st.Rounds != n*rounds || st.Turn != nil {
 		t.Fatalf("final status: %+v", st)

@@ -48,7 +48,7 @@ func (c *Coordinator) Upcoming() Upcoming {
 			u.PendingRelease = &at
 		}
 		if c.eng.Finished() == "" && c.eng.Rounds() < c.eng.Study.Rounds {
-			opens := c.slot(c.j)
+			opens := c.next
 			if c.pending != nil && opens.Before(c.releaseAt) {
 				opens = c.releaseAt
 			}

@@ -59,6 +59,43 @@ func (st Study) NextSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
 	return k*t + i
 }
 
+// OpeningAt returns when round (1-based) opens if it cannot open before
+// now: the first slot start at or after both now and its campaign's start
+// on the campaigns' grid. Each campaign's window, from its start to the
+// next one's, holds the slots t₀ + (k−1)·Every + i·L whose end is inside
+// it (i·L + L ≤ Every); the campaign's rounds normally take the first of
+// them (SlotStart), and a round that could not (a restart or an overrun
+// of the slack delayed it) takes the next free one of the same window, so
+// a delay never moves later campaigns. When the window is over, the round
+// takes the next window's first free slot. Without campaigns it is the
+// first slot t₀ + j·L at or after now.
+func (st Study) OpeningAt(t0 time.Time, l time.Duration, round int, now time.Time) time.Time {
+	every := time.Duration(st.Every)
+	if st.CampaignCount() <= 1 || every <= 0 || l <= 0 {
+		return st.SlotStart(t0, l, firstSlotAt(t0, l, now))
+	}
+	k, _ := st.CampaignOf(round)
+	from := st.CampaignStart(t0, k)
+	if now.After(from) {
+		from = now
+	}
+	m := from.Sub(t0) / every
+	i := (from.Sub(t0) - m*every + l - 1) / l
+	if (i+1)*l > every {
+		m, i = m+1, 0
+	}
+	return t0.Add(m*every + i*l)
+}
+
+// firstSlotAt returns the index of the first slot t₀ + j·L (slots back to
+// back, no campaigns) that starts at or after now.
+func firstSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
+	if !now.After(t0) || l <= 0 {
+		return 0
+	}
+	return int64((now.Sub(t0) + l - 1) / l)
+}
+
 // NextCampaign returns the first campaign (1-based) that starts after
 // now, and when; ok is false when the last one has started.
 func (st Study) NextCampaign(t0, now time.Time) (k int, at time.Time, ok bool) {

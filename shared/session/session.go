@@ -428,8 +428,10 @@ func (s *Session) Schedule() *protocol.Schedule {
 // update must arrive, computed from the public schedule (slots of
 // round_length from its start; updates until round_length − slack after
 // a round opens). ok is false before the schedule has started. After a
-// coordinator restart or an overrun the coordinator resumes at a later
-// slot; the round_start's time left is authoritative.
+// coordinator restart or an overrun the coordinator resumes at another
+// slot (in a continuing study possibly a free slot of the campaign's
+// window, before the next campaign); the round_start's time left is
+// authoritative.
 func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
 	sch := s.Schedule()
 	if sch == nil || sch.Start == nil || sch.RoundLength <= 0 {
