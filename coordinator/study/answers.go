@@ -114,6 +114,7 @@ func (c *Coordinator) commitTick(t time.Time) (Next, error) {
 			from = now
 		}
 		c.next = c.openingAt(r.ID, from)
+		c.announceNext()
 		c.phase = driveSlot
 		return Next{At: c.next}, nil
 	}

@@ -48,3 +48,27 @@ func (c *Coordinator) nextOpening(tick time.Time) time.Time {
 	}
 	return tick
 }
+
+// announceNext puts the next round's times (c.next) into the public
+// status (emu held), so that a page that joins before that round opens
+// (after a restart, or between campaigns) is told when it opens instead
+// of reading the planned timetable, which a delayed round no longer
+// follows. The round_result of a release says the same.
+func (c *Coordinator) announceNext() {
+	next := c.eng.Rounds() + 1
+	if c.eng.Finished() != "" || next > c.eng.Study.Rounds {
+		return
+	}
+	opens := c.next
+	if c.pending != nil && opens.Before(c.releaseAt) {
+		opens = c.releaseAt
+	}
+	by, rel := opens.Add(c.length-c.slack), opens.Add(c.length)
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if s := c.snap.status.Schedule; s != nil {
+		x := *s
+		x.Round, x.Opens, x.TrainBy, x.Release = next, &opens, &by, &rel
+		c.snap.status.Schedule = &x
+	}
+}

@@ -239,6 +239,15 @@ func TestCampaignRestartCatchesUp(t *testing.T) {
 	opens := map[int]time.Time{}
 	var finishedAt time.Time
 	at = restart
+	// The public status says when the delayed round opens, so a page that
+	// reconnects now is not told the planned timetable's next campaign.
+	if _, err := c2.Tick(at); err != nil {
+		t.Fatal(err)
+	}
+	if sch := c2.Status().Schedule; sch == nil || sch.Round != 2 || sch.Opens == nil || !sch.Opens.Equal(t0.Add(4*L)) ||
+		sch.TrainBy == nil || !sch.TrainBy.Equal(t0.Add(5*L-time.Duration(f.RoundSlack))) {
+		t.Errorf("status after the restart: schedule %+v, want round 2 opening at +4m", sch)
+	}
 	for range 200 {
 		next, err := c2.Tick(at)
 		if err != nil {

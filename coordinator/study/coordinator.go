@@ -329,6 +329,7 @@ func (c *Coordinator) Tick(t time.Time) (Next, error) {
 			if c.pending != nil {
 				c.resumeRelease(t)
 			}
+			c.announceNext()
 		case driveSlot:
 			if c.pending != nil {
 				// The committed round is released at its slot's end (in a
@@ -517,8 +518,10 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	asOf := tick
 	c.snap.status.AsOf = &asOf
 	if s := c.snap.status.Schedule; s != nil {
+		// The next round as the round_result says it (none when the study
+		// has ended); when it opens at this tick, open replaces it.
 		x := *s
-		x.Round, x.Opens, x.TrainBy, x.Release = 0, nil, nil, nil
+		x.Round, x.Opens, x.TrainBy, x.Release = sch.Round, sch.Opens, sch.TrainBy, sch.Release
 		c.snap.status.Schedule = &x
 	}
 	c.snap.status.Turn = nil

@@ -439,6 +439,12 @@ func (s *Session) NextRound(now time.Time) (opens, trainBy time.Time, ok bool) {
 	}
 	l := time.Duration(sch.RoundLength)
 	slack := time.Duration(sch.RoundSlack)
+	// The coordinator's own word on the next round (a round_result, or
+	// the status after a restart) comes first: a round delayed by a
+	// restart no longer follows the planned timetable.
+	if sch.Opens != nil && !sch.Opens.Before(now) {
+		return *sch.Opens, sch.Opens.Add(l - slack), true
+	}
 	// In a continuing study the slots of a campaign follow its start
 	// (protocol.Study.SlotStart); otherwise every L from the start.
 	opens = s.study.SlotStart(*sch.Start, l, s.study.NextSlotAt(*sch.Start, l, now))

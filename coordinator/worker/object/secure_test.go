@@ -235,7 +235,7 @@ func TestHelperForwardedSetSurvivesRestart(t *testing.T) {
 	}
 	x.now = close.Add(time.Minute)
 	fx = x.open(t, x.states[len(x.states)-1], forwarded)
-	for i := 0; i < 10 && x.o.co.Status().Schedule.Round == 0; i++ {
+	for i := 0; i < 10 && !roundOpen(x.o, x.now); i++ {
 		x.now = fx.Alarm
 		fx = x.keep(x.o.Alarm(x.now))
 	}
@@ -265,8 +265,12 @@ func TestHelperLateFailureNotKept(t *testing.T) {
 		t.Fatal("round 1 not abandoned at its release time")
 	}
 	x.o.HelperAnswer(1, 0, "timed out", nil, release.Add(time.Second))
-	for i := 0; i < 5 && x.o.co.Status().Schedule.Round == 0; i++ {
-		x.o.Alarm(x.o.next.At)
+	for at := release.Add(time.Second); !roundOpen(x.o, at); {
+		at = x.o.next.At
+		if !at.Before(release.Add(time.Hour)) {
+			t.Fatal("round 1 not opened again within an hour")
+		}
+		x.o.Alarm(at)
 	}
 	x.now = x.o.next.At.Add(-2 * time.Second)
 	x.report(t, 1)
@@ -274,4 +278,12 @@ func TestHelperLateFailureNotKept(t *testing.T) {
 	if fx.Fetch == nil || told(t, fx, protocol.CodeRoundAbandoned, 1) {
 		t.Fatalf("the next attempt at round 1: fetch %v, abandoned at once %v", fx.Fetch != nil, told(t, fx, protocol.CodeRoundAbandoned, 1))
 	}
+}
+
+// roundOpen says whether the public status has a round open at now (it
+// also names the next round, with its opening still ahead, between a
+// release or a restart and that opening).
+func roundOpen(o *Object, now time.Time) bool {
+	sch := o.co.Status().Schedule
+	return sch != nil && sch.Round != 0 && sch.Opens != nil && !sch.Opens.After(now)
 }
