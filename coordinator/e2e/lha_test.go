@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,16 +32,25 @@ func text(t *testing.T, ctx chromedpCtx, sel string) string {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	// The page re-renders while it polls the coordinator: a node found
-	// by the query may be replaced before its text is read ("No node with
-	// given id found"). Such a read is tried again until the timeout.
+	// One script finds the element and reads its text, so a re-render
+	// cannot come between the two: the page re-renders while it polls
+	// the coordinator, and vugu reuses DOM nodes, so a node found by one
+	// call could hold another element's text (the download link's) when a
+	// second call read it. Until the element exists, the read is tried
+	// again (until the timeout). The text is what chromedp.Text gives: an
+	// element's innerText when it is laid out, else "".
+	js := fmt.Sprintf(`(function(){const e = document.querySelector(%q); if (!e) return null;
+		return (e.offsetWidth || e.offsetHeight || e.getClientRects().length) ? e.innerText : "";})()`, sel)
 	for {
-		s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
-		if err == nil {
-			return s
-		}
-		if tctx.Err() != nil || !strings.Contains(err.Error(), "No node with given id") {
+		s, err := chromedp.Run(tctx, chromedp.Evaluate[*string](js))
+		if err != nil {
 			t.Fatalf("reading %s: %v", sel, err)
+		}
+		if s != nil {
+			return *s
+		}
+		if tctx.Err() != nil {
+			t.Fatalf("reading %s: no such element within 10 s", sel)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
