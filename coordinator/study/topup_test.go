@@ -134,3 +134,70 @@ func TestTopUpRefusedForPLD(t *testing.T) {
 		t.Fatalf("top-up of a PLD study: %v", err)
 	}
 }
+
+// TestTopUpPastStartOpensAtNextFreeSlot: a top-up whose added campaigns'
+// starts on the timetable have passed runs them from the next free slot
+// after the restart, one after the other, instead of waiting for a later
+// campaign start; one whose start lies ahead keeps it.
+func TestTopUpPastStartOpensAtNextFreeSlot(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		restart time.Duration
+		want    map[int]time.Duration // round → opening after t₀
+	}{
+		// Campaigns 4 and 5 start at 30 and 40 minutes on the timetable.
+		{"ahead", 25 * time.Minute, map[int]time.Duration{7: 30 * time.Minute, 8: 31 * time.Minute, 9: 40 * time.Minute, 10: 41 * time.Minute}},
+		{"passed", 45*time.Minute + 20*time.Second, map[int]time.Duration{7: 46 * time.Minute, 8: 47 * time.Minute, 9: 48 * time.Minute, 10: 49 * time.Minute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, raw := campaignStudy(t, 3)
+			seed := uint64(5)
+			store := &MemStore{}
+			e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := newFake(3)
+			c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runAll(t, c, tr, t0)
+			at := t0.Add(tc.restart)
+			e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e2.TopUp(3, 2, at); err != nil {
+				t.Fatal(err)
+			}
+			tr = newFake(3)
+			c2, err := NewCoordinator(e2, DriverOptions{Transport: tr}, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opens := map[int]time.Time{}
+			for range 100 {
+				next, err := c2.Tick(at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range tr.take(0) {
+					if m, ok := m.(*protocol.RoundStart); ok {
+						opens[m.Round] = at
+					}
+				}
+				if next.Finished {
+					break
+				}
+				at = next.At
+			}
+			for r, d := range tc.want {
+				if !opens[r].Equal(t0.Add(d)) {
+					t.Errorf("round %d opened at %v, want %v", r, opens[r].Sub(t0), d)
+				}
+			}
+		})
+	}
+}
