@@ -56,7 +56,7 @@ func (c *Coordinator) nextOpening(tick time.Time) time.Time {
 // follows. The round_result of a release says the same.
 func (c *Coordinator) announceNext() {
 	next := c.eng.Rounds() + 1
-	if c.eng.Finished() != "" || next > c.eng.Study.Rounds {
+	if c.eng.Finished() != "" || next > c.lastRound() {
 		return
 	}
 	opens := c.next
@@ -71,4 +71,13 @@ func (c *Coordinator) announceNext() {
 		x.Round, x.Opens, x.TrainBy, x.Release = next, &opens, &by, &rel
 		c.snap.status.Schedule = &x
 	}
+}
+
+// lastRound is the number of the study's last round: T, or in a cyclic
+// study its last turn, T·N.
+func (c *Coordinator) lastRound() int {
+	if n := c.eng.Turns(); n > 0 {
+		return n
+	}
+	return c.eng.Study.Rounds
 }

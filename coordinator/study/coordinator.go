@@ -494,7 +494,7 @@ func (c *Coordinator) release(p *release, tick time.Time) error {
 	// next round opens now, or at the next campaign's start.
 	t0 := c.eng.ScheduleStart()
 	sch := &protocol.Schedule{Start: &t0, RoundLength: protocol.Duration(c.length), RoundSlack: protocol.Duration(c.slack)}
-	if finished == "" && p.res.Event.Round < c.eng.Study.Rounds {
+	if finished == "" && p.res.Event.Round < c.lastRound() {
 		opens := c.nextOpening(tick)
 		by, rel := opens.Add(c.length-c.slack), opens.Add(c.length)
 		sch.Round, sch.Opens, sch.TrainBy, sch.Release = p.res.Event.Round+1, &opens, &by, &rel

@@ -175,6 +175,12 @@ func TestCyclicLiveStudy(t *testing.T) {
 			if res == nil || res.Event != ev || !slices.Equal(res.Weights, r.store.S.Model) {
 				t.Fatalf("turn %d: LHA %d got result %+v, want the committed event %+v", k, i, res, ev)
 			}
+			// Every result but the last names the next turn (turns beyond
+			// T = 3 included: the study has T·N of them).
+			if next := res.Schedule; k < n*rounds && (next == nil || next.Round != k+1 || next.Opens == nil) ||
+				k == n*rounds && next != nil && next.Opens != nil {
+				t.Fatalf("turn %d: the result's schedule %+v, want turn %d next", k, next, k+1)
+			}
 		}
 	}
 	if r.e.Finished() != ReasonRounds {
