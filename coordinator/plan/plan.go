@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fedcast/fedcast/shared/model"
@@ -144,7 +146,31 @@ type Plan struct {
 	// measured relative WIS at the plan's schedule and noise (the real
 	// county history beside the synthetic outbreaks).
 	ByOutbreak []Measured `json:"by_outbreak,omitempty"`
+	// ToBeat, when the expected relative WIS is not below 1, says what
+	// would bring it below (Make only).
+	ToBeat *ToBeat `json:"to_beat_no_change,omitempty"`
 }
+
+// ToBeat says what would make a plan expected to beat the no-change
+// forecast (relative WIS below 1), one change at a time: the fewest LHAs
+// with the same budget and months, the smallest lifetime budget with the
+// same LHAs and months, or the longest study, in whole months, with the
+// same LHAs and budget. A field is 0 when no value within reach does it
+// (at most MaxHintLHAs LHAs, ε at most MaxHintEpsilon, 1 month at least).
+type ToBeat struct {
+	LHAs    int     `json:"lhas,omitempty"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Months  int     `json:"months,omitempty"`
+	// scheduleFixed: the hint is for a study's own schedule (Assess),
+	// where only the LHAs were searched.
+	scheduleFixed bool
+}
+
+// The limits of what ToBeat suggests.
+const (
+	MaxHintLHAs    = 100000
+	MaxHintEpsilon = 100
+)
 
 // MaxRelativeWIS caps each measured relative WIS: beyond it the shared
 // model is noise, and how much worse than no change it is tells a
@@ -174,6 +200,19 @@ func (t *Table) Make(r Request) (Plan, error) {
 			return Plan{}, fmt.Errorf("plan: %w", err)
 		}
 	}
+	best, err := t.choose(r)
+	if err != nil {
+		return Plan{}, err
+	}
+	if best.Expected >= 1 {
+		best.ToBeat = t.toBeat(r)
+	}
+	best.Warnings = warnings(r, best, t.maxZ(best.Parameters.EveryDays))
+	return best, nil
+}
+
+// choose is Make's plan without warnings: the schedule that reads best.
+func (t *Table) choose(r Request) (Plan, error) {
 	var best *Plan
 	for _, every := range t.schedules() {
 		p, err := t.planFor(r, every)
@@ -184,8 +223,73 @@ func (t *Table) Make(r Request) (Plan, error) {
 			best = &p
 		}
 	}
-	best.Warnings = warnings(r, *best, t.maxZ(best.Parameters.EveryDays))
 	return *best, nil
+}
+
+// beats reports whether the plan for r is expected to beat no change (a
+// request that cannot be planned does not).
+func (t *Table) beats(r Request) bool {
+	p, err := t.choose(r)
+	return err == nil && p.Expected < 1
+}
+
+// toBeat searches, one change at a time, for what would make r's plan
+// beat no change (ToBeat). More LHAs, a larger budget and a shorter study
+// never expect worse skill (TestMoreLHAsNeverWorse, the table's
+// monotonicity in the noise), so each search is a bisection.
+func (t *Table) toBeat(r Request) *ToBeat {
+	var tb ToBeat
+	if x := r; func() bool { x.LHAs = MaxHintLHAs; return r.LHAs < MaxHintLHAs && t.beats(x) }() {
+		lo, hi := r.LHAs, MaxHintLHAs // lo does not beat, hi does
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			x.LHAs = mid
+			if t.beats(x) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		tb.LHAs = hi
+	}
+	if x := r; !math.IsInf(r.Epsilon, 1) && r.Epsilon < MaxHintEpsilon && func() bool { x.Epsilon = MaxHintEpsilon; return t.beats(x) }() {
+		lo, hi := r.Epsilon, float64(MaxHintEpsilon)
+		for hi/lo > 1.001 {
+			mid := math.Sqrt(lo * hi)
+			x.Epsilon = mid
+			if t.beats(x) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		// Two significant digits, rounded up, still beating.
+		e := roundUp2(hi)
+		x.Epsilon = e
+		if t.beats(x) {
+			tb.Epsilon = e
+		}
+	}
+	for m := int(math.Ceil(r.Months)) - 1; m >= 1; m-- {
+		x := r
+		x.Months = float64(m)
+		if t.beats(x) {
+			tb.Months = m
+			break
+		}
+	}
+	if tb == (ToBeat{}) {
+		return nil
+	}
+	return &tb
+}
+
+// roundUp2 rounds v > 0 up to two significant digits (a value that
+// prints as such: 2.9, not 2.9000000000000004).
+func roundUp2(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v))-1)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(math.Ceil(v/p-1e-9)*p, 'g', 2, 64), 64)
+	return r
 }
 
 // Assess reads the table at a schedule a study has already fixed, rather
@@ -217,8 +321,34 @@ func (t *Table) Assess(r Request, everyDays int, c float64, m int) (Plan, error)
 	p := Parameters{Design: t.Design, EveryDays: read, ExpectedClients: m, SampleRate: float64(m) / float64(r.LHAs),
 		NoiseMultiplier: c, NoisePerLHA: z, Clip: t.Clip, Accountant: t.Accountant}
 	pl := t.planAt(p)
+	if pl.Expected >= 1 && m == r.LHAs && c > 0 {
+		// Every LHA in every round: c does not depend on how many there
+		// are (q = 1), so more LHAs only divide the noise.
+		if n := t.lhasToBeat(read, c, r.LHAs); n > 0 {
+			pl.ToBeat = &ToBeat{LHAs: n, scheduleFixed: true}
+		}
+	}
 	pl.Warnings = warnings(r, pl, t.maxZ(read))
 	return pl, nil
+}
+
+// lhasToBeat is the fewest LHAs above n, at most MaxHintLHAs, whose noise
+// per LHA c/N the table expects to beat no change on the schedule every
+// (0 if none).
+func (t *Table) lhasToBeat(every int, c float64, n int) int {
+	if t.at(every, c/MaxHintLHAs).Expected >= 1 {
+		return 0
+	}
+	lo, hi := n, MaxHintLHAs
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if t.at(every, c/float64(mid)).Expected < 1 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // Speaks reports whether the table speaks to a study with settings s: a
@@ -360,8 +490,8 @@ func warnings(r Request, p Plan, maxZ float64) []string {
 		eps = fmt.Sprintf("at ε = %g", r.Epsilon)
 	}
 	if p.Expected >= 1 {
-		w = append(w, fmt.Sprintf("with %s %s the shared model is expected to be worse than no change (relative WIS %.2f): "+
-			"enrol more LHAs, allow a larger budget or a shorter study, or keep forecasting with the baseline", lhas(r.LHAs), eps, p.Expected))
+		w = append(w, fmt.Sprintf("with %s %s the shared model is expected to be worse than no change (relative WIS %.2f): %s",
+			lhas(r.LHAs), eps, p.Expected, remedy(p.ToBeat)))
 	} else if p.Range[1] >= 1 {
 		w = append(w, fmt.Sprintf("with %s %s the shared model beats the baseline on average, but not on every outbreak it was measured on, synthetic or real (up to %.2f)", lhas(r.LHAs), eps, p.Range[1]))
 	}
@@ -370,6 +500,39 @@ func warnings(r Request, p Plan, maxZ float64) []string {
 	}
 	return w
 }
+
+// remedy says what would make the shared model beat no change (tb, nil
+// when nothing within reach does), in words.
+func remedy(tb *ToBeat) string {
+	const fallback = "keep forecasting with the baseline"
+	if tb == nil {
+		return "enrol more LHAs, allow a larger budget or a shorter study, or " + fallback
+	}
+	var ways []string
+	if tb.LHAs > 0 {
+		ways = append(ways, fmt.Sprintf("with %d LHAs or more", tb.LHAs))
+	}
+	if tb.Epsilon > 0 {
+		weak := ""
+		if tb.Epsilon > weakEpsilon {
+			weak = " (a weak promise)"
+		}
+		ways = append(ways, fmt.Sprintf("with a lifetime budget of ε = %g or more%s", tb.Epsilon, weak))
+	}
+	if tb.Months == 1 {
+		ways = append(ways, "over a study of 1 month")
+	} else if tb.Months > 1 {
+		ways = append(ways, fmt.Sprintf("over a study of %d months or fewer", tb.Months))
+	}
+	if tb.scheduleFixed {
+		ways = append(ways, "with a larger budget or fewer campaigns")
+	}
+	return "it is expected to beat it " + strings.Join(ways, ", or ") + " (each change on its own); otherwise " + fallback
+}
+
+// weakEpsilon is the budget above which a guarantee is called weak (the
+// words of `study new` and the helper's limit).
+const weakEpsilon = 10
 
 // NonDecreasing returns the non-decreasing sequence nearest to v on the
 // log scale (least squares, pool adjacent violators): where a larger noise

@@ -229,3 +229,101 @@ func TestAssess(t *testing.T) {
 		}
 	}
 }
+
+// TestToBeat: when a plan is expected to lose to no change, each hint is
+// the edge of what beats it, one change at a time: the hinted LHAs beat
+// it and one fewer does not; the hinted budget beats it and one a tenth
+// smaller does not; the hinted months beat it and one month more does
+// not. A plan that beats no change has no hint.
+func TestToBeat(t *testing.T) {
+	tab, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats := func(r Request) bool {
+		p, err := tab.Make(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Expected < 1
+	}
+	for _, r := range []Request{
+		{LHAs: 40, Epsilon: 2, Delta: 1e-5, Months: 12},
+		{LHAs: 40, Epsilon: 1, Delta: 1e-5, Months: 24},
+		{LHAs: 2, Epsilon: 2, Delta: 1e-5, Months: 12},
+		{LHAs: 20, Epsilon: 0.5, Delta: 1e-6, Months: 6},
+		{LHAs: 400, Epsilon: 2, Delta: 1e-5, Months: 12},
+	} {
+		p, err := tab.Make(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Expected < 1 {
+			if p.ToBeat != nil {
+				t.Errorf("%+v beats no change (%.3f) and has a hint %+v", r, p.Expected, p.ToBeat)
+			}
+			continue
+		}
+		tb := p.ToBeat
+		if tb == nil || tb.LHAs == 0 {
+			t.Fatalf("%+v: expected %.3f, hint %+v: want at least a number of LHAs", r, p.Expected, tb)
+		}
+		x := r
+		if x.LHAs = tb.LHAs; !beats(x) {
+			t.Errorf("%+v: %d LHAs do not beat no change", r, tb.LHAs)
+		}
+		if x.LHAs = tb.LHAs - 1; beats(x) {
+			t.Errorf("%+v: %d LHAs beat no change too", r, tb.LHAs-1)
+		}
+		if tb.Epsilon > 0 {
+			x = r
+			if x.Epsilon = tb.Epsilon; !beats(x) || tb.Epsilon <= r.Epsilon {
+				t.Errorf("%+v: ε = %v does not beat no change", r, tb.Epsilon)
+			}
+			if x.Epsilon = tb.Epsilon / 1.12; beats(x) {
+				t.Errorf("%+v: ε = %v, below the hint %v, beats no change too", r, x.Epsilon, tb.Epsilon)
+			}
+		}
+		if tb.Months > 0 {
+			x = r
+			if x.Months = float64(tb.Months); !beats(x) || x.Months >= r.Months {
+				t.Errorf("%+v: %d months do not beat no change", r, tb.Months)
+			}
+			if x.Months = float64(tb.Months + 1); x.Months < r.Months && beats(x) {
+				t.Errorf("%+v: %v months beat no change too", r, x.Months)
+			}
+		}
+		if w := strings.Join(p.Warnings, " "); !strings.Contains(w, "it is expected to beat it with") {
+			t.Errorf("%+v: warnings %q do not say what would beat no change", r, w)
+		}
+	}
+}
+
+// TestAssessToBeat: at a study's own schedule with every LHA in every
+// round, the hint is the fewest LHAs whose noise per LHA c/N the table
+// expects to beat no change; with fewer LHAs per round than enrolled
+// there is no hint (c would change with them).
+func TestAssessToBeat(t *testing.T) {
+	tab, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const c = 17.3 // 13 campaigns of 5 rounds at ε = 2, q = 1
+	p, err := tab.Assess(Request{LHAs: 40, Epsilon: 2, Delta: 1e-5}, 28, c, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Expected < 1 || p.ToBeat == nil || p.ToBeat.LHAs <= 40 {
+		t.Fatalf("40 LHAs at c = %v: expected %.3f, hint %+v", c, p.Expected, p.ToBeat)
+	}
+	n := p.ToBeat.LHAs
+	if tab.at(28, c/float64(n)).Expected >= 1 || tab.at(28, c/float64(n-1)).Expected < 1 {
+		t.Errorf("hint %d LHAs is not the edge: %.3f with %d, %.3f with %d", n, tab.at(28, c/float64(n)).Expected, n, tab.at(28, c/float64(n-1)).Expected, n-1)
+	}
+	if w := strings.Join(p.Warnings, " "); !strings.Contains(w, fmt.Sprintf("with %d LHAs or more, or with a larger budget or fewer campaigns", n)) {
+		t.Errorf("warnings %q", w)
+	}
+	if p, err := tab.Assess(Request{LHAs: 400, Epsilon: 2, Delta: 1e-5}, 28, c, 40); err != nil || p.Expected < 1 || p.ToBeat != nil {
+		t.Errorf("40 of 400 LHAs per round: expected %.3f, hint %+v (%v), want none", p.Expected, p.ToBeat, err)
+	}
+}

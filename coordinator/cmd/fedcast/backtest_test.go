@@ -188,6 +188,11 @@ func TestPlanWarns(t *testing.T) {
 				Outbreak    string  `json:"outbreak"`
 				RelativeWIS float64 `json:"relative_wis"`
 			} `json:"by_outbreak"`
+			ToBeat *struct {
+				LHAs    int     `json:"lhas"`
+				Epsilon float64 `json:"epsilon"`
+				Months  int     `json:"months"`
+			} `json:"to_beat_no_change"`
 		}
 		dec := json.NewDecoder(strings.NewReader(out))
 		dec.DisallowUnknownFields()
@@ -217,6 +222,12 @@ func TestPlanWarns(t *testing.T) {
 		}
 		if (noChange == 1) != c.warn || noChange > 1 || (*v.Expected >= 1) != c.warn {
 			t.Errorf("%s LHAs: expected %v, warnings %q", c.lhas, *v.Expected, v.Warnings)
+		}
+		// What would beat no change: for 2 LHAs at ε = 2 more LHAs (no
+		// budget up to 100 does it), and nothing for 400.
+		if c.warn && (v.ToBeat == nil || v.ToBeat.LHAs <= 2 || !strings.Contains(strings.Join(v.Warnings, " "), fmt.Sprintf("with %d LHAs or more", v.ToBeat.LHAs))) ||
+			!c.warn && v.ToBeat != nil {
+			t.Errorf("%s LHAs: to_beat_no_change %+v, warnings %q", c.lhas, v.ToBeat, v.Warnings)
 		}
 	}
 	code, out, _ := fedcast(t, "plan", "--lhas", "2", "--epsilon", "2")
