@@ -36,9 +36,9 @@ func text(t *testing.T, ctx chromedpCtx, sel string) string {
 	// cannot come between the two: the page re-renders while it polls
 	// the coordinator, and vugu reuses DOM nodes, so a node found by one
 	// call could hold another element's text (the download link's) when a
-	// second call read it. Until the element exists, the read is tried
-	// again (until the timeout). The text is what chromedp.Text gives: an
-	// element's innerText when it is laid out, else "".
+	// second call read it. As chromedp.Text does, it waits until the
+	// element exists (retrying until the timeout) and gives its innerText,
+	// or "" when it is not laid out.
 	js := fmt.Sprintf(`(function(){const e = document.querySelector(%q); if (!e) return null;
 		return (e.offsetWidth || e.offsetHeight || e.getClientRects().length) ? e.innerText : "";})()`, sel)
 	for {

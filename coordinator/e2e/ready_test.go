@@ -261,6 +261,10 @@ func TestShortFileJoinsPresentOnly(t *testing.T) {
 	if log := text(t, ctx, "#sent-log"); !strings.Contains(log, "the study cannot use your file") {
 		t.Errorf("the stand-ins are not explained:\n%s", log)
 	}
+	// The page works out the forecast at the end ("Step 1 of 5 …") before
+	// it can say there is none.
+	within(t, ctx, 30*time.Second, "the forecast card's answer",
+		poll(`/No forecast: your file has too few days/.test(document.getElementById("forecast").textContent)`))
 	if got := text(t, ctx, "#forecast"); !strings.Contains(got, "No forecast: your file has too few days") {
 		t.Errorf("the forecast card at the end: %q", got)
 	}
