@@ -30,6 +30,50 @@ func campaignStudy(t *testing.T, n int) (*File, []byte) {
 	return f, raw
 }
 
+// campaignCoordinator opens f on store with the seed and starts a
+// Coordinator at at over a fresh fake transport of 3 LHAs: the first
+// start on an empty store, a restart on one that holds rounds.
+func campaignCoordinator(t *testing.T, f *File, raw []byte, store *MemStore, seed uint64, at time.Time) (*Engine, *Coordinator, *fakeTransport) {
+	t.Helper()
+	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newFake(3)
+	c, err := NewCoordinator(e, DriverOptions{Transport: tr}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, c, tr
+}
+
+// openings ticks c from at until the study finishes and returns when each
+// round opened (its round_start to LHA 0) and when the end was announced.
+func openings(t *testing.T, c *Coordinator, tr *fakeTransport, at time.Time) (opens map[int]time.Time, finished time.Time) {
+	t.Helper()
+	opens = map[int]time.Time{}
+	for range 200 {
+		next, err := c.Tick(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range tr.take(0) {
+			switch m := m.(type) {
+			case *protocol.RoundStart:
+				opens[m.Round] = at
+			case *protocol.Finished:
+				finished = at
+			}
+		}
+		if next.Finished {
+			return opens, finished
+		}
+		at = next.At
+	}
+	t.Fatal("the study did not finish")
+	return nil, time.Time{}
+}
+
 // TestCampaignSchedule: the rounds of campaign k open at t₀ + (k−1)·every
 // in consecutive slots; the last round of a campaign is released at its
 // slot's end (not at the next campaign's start); nothing is sent between
@@ -146,31 +190,15 @@ func TestCampaignFileChecks(t *testing.T) {
 // opens at its start.
 func TestCampaignReReleaseInTheGap(t *testing.T) {
 	f, raw := campaignStudy(t, 3)
-	seed := uint64(3)
 	store := &MemStore{}
-	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	c, err := NewCoordinator(e, DriverOptions{Transport: newFake(3)}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, _ := campaignCoordinator(t, f, raw, store, 3, t0)
 	runTo(t, c, t0, 2) // round 2, campaign 1's last, committed; the crash
 	if store.S.Released == nil || *store.S.Released != 1 {
 		t.Fatalf("before the crash: released %v", store.S.Released)
 	}
 	restart := t0.Add(5*time.Minute + 20*time.Second)
-	e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := newFake(3)
-	c2, err := NewCoordinator(e2, DriverOptions{Transport: tr}, restart)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c2, tr := campaignCoordinator(t, f, raw, store, 3, restart)
 	next, err := c2.Tick(restart)
 	if err != nil {
 		t.Fatal(err)
@@ -201,18 +229,10 @@ func TestCampaignReReleaseInTheGap(t *testing.T) {
 // campaign's slots and every later campaign moved by one.)
 func TestCampaignRestartCatchesUp(t *testing.T) {
 	f, raw := campaignStudy(t, 3)
-	seed := uint64(3)
 	store := &MemStore{}
-	e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	L, every := time.Minute, 10*time.Minute
-	c, err := NewCoordinator(e, DriverOptions{Transport: newFake(3)}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, c, _ := campaignCoordinator(t, f, raw, store, 3, t0)
 	at := runTo(t, c, t0, 1) // round 1 committed
 	for at.Before(t0.Add(L + 20*time.Second)) {
 		next, err := c.Tick(at)
@@ -227,45 +247,17 @@ func TestCampaignRestartCatchesUp(t *testing.T) {
 	c.Stop() // the crash: round 2 is abandoned
 
 	restart := t0.Add(3*L + 30*time.Second)
-	e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := newFake(3)
-	c2, err := NewCoordinator(e2, DriverOptions{Transport: tr}, restart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opens := map[int]time.Time{}
-	var finishedAt time.Time
-	at = restart
+	_, c2, tr := campaignCoordinator(t, f, raw, store, 3, restart)
 	// The public status says when the delayed round opens, so a page that
 	// reconnects now is not told the planned timetable's next campaign.
-	if _, err := c2.Tick(at); err != nil {
+	if _, err := c2.Tick(restart); err != nil {
 		t.Fatal(err)
 	}
 	if sch := c2.Status().Schedule; sch == nil || sch.Round != 2 || sch.Opens == nil || !sch.Opens.Equal(t0.Add(4*L)) ||
 		sch.TrainBy == nil || !sch.TrainBy.Equal(t0.Add(5*L-time.Duration(f.RoundSlack))) {
 		t.Errorf("status after the restart: schedule %+v, want round 2 opening at +4m", sch)
 	}
-	for range 200 {
-		next, err := c2.Tick(at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range tr.take(0) {
-			switch m := m.(type) {
-			case *protocol.RoundStart:
-				opens[m.Round] = at
-			case *protocol.Finished:
-				finishedAt = at
-			}
-		}
-		if next.Finished {
-			break
-		}
-		at = next.At
-	}
+	opens, finishedAt := openings(t, c2, tr, restart)
 	want := map[int]time.Duration{2: 4 * L, 3: every, 4: every + L, 5: 2 * every, 6: 2*every + L}
 	for r, d := range want {
 		if !opens[r].Equal(t0.Add(d)) {

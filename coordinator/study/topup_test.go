@@ -152,19 +152,11 @@ func TestTopUpPastStartOpensAtNextFreeSlot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, raw := campaignStudy(t, 3)
-			seed := uint64(5)
 			store := &MemStore{}
-			e, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := newFake(3)
-			c, err := NewCoordinator(e, DriverOptions{Transport: tr}, t0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, c, tr := campaignCoordinator(t, f, raw, store, 5, t0)
 			runAll(t, c, tr, t0)
 			at := t0.Add(tc.restart)
+			seed := uint64(5)
 			e2, err := Open(f, raw, store, &Options{InsecureSeed: &seed})
 			if err != nil {
 				t.Fatal(err)
@@ -172,27 +164,8 @@ func TestTopUpPastStartOpensAtNextFreeSlot(t *testing.T) {
 			if _, err := e2.TopUp(3, 2, at); err != nil {
 				t.Fatal(err)
 			}
-			tr = newFake(3)
-			c2, err := NewCoordinator(e2, DriverOptions{Transport: tr}, at)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opens := map[int]time.Time{}
-			for range 100 {
-				next, err := c2.Tick(at)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, m := range tr.take(0) {
-					if m, ok := m.(*protocol.RoundStart); ok {
-						opens[m.Round] = at
-					}
-				}
-				if next.Finished {
-					break
-				}
-				at = next.At
-			}
+			_, c2, tr := campaignCoordinator(t, f, raw, store, 5, at)
+			opens, _ := openings(t, c2, tr, at)
 			for r, d := range tc.want {
 				if !opens[r].Equal(t0.Add(d)) {
 					t.Errorf("round %d opened at %v, want %v", r, opens[r].Sub(t0), d)
