@@ -239,12 +239,11 @@ func (t *Table) beats(r Request) bool {
 // monotonicity in the noise), so each search is a bisection.
 func (t *Table) toBeat(r Request) *ToBeat {
 	var tb ToBeat
-	if x := r; func() bool { x.LHAs = MaxHintLHAs; return r.LHAs < MaxHintLHAs && t.beats(x) }() {
-		lo, hi := r.LHAs, MaxHintLHAs // lo does not beat, hi does
+	withLHAs := func(n int) bool { x := r; x.LHAs = n; return t.beats(x) }
+	if r.LHAs < MaxHintLHAs && withLHAs(MaxHintLHAs) {
+		lo, hi := r.LHAs, MaxHintLHAs // lo does not beat no change, hi does
 		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			x.LHAs = mid
-			if t.beats(x) {
+			if mid := lo + (hi-lo)/2; withLHAs(mid) {
 				hi = mid
 			} else {
 				lo = mid
@@ -252,21 +251,18 @@ func (t *Table) toBeat(r Request) *ToBeat {
 		}
 		tb.LHAs = hi
 	}
-	if x := r; !math.IsInf(r.Epsilon, 1) && r.Epsilon < MaxHintEpsilon && func() bool { x.Epsilon = MaxHintEpsilon; return t.beats(x) }() {
+	withEpsilon := func(e float64) bool { x := r; x.Epsilon = e; return t.beats(x) }
+	if r.Epsilon < MaxHintEpsilon && withEpsilon(MaxHintEpsilon) { // false for ε = inf
 		lo, hi := r.Epsilon, float64(MaxHintEpsilon)
 		for hi/lo > 1.001 {
-			mid := math.Sqrt(lo * hi)
-			x.Epsilon = mid
-			if t.beats(x) {
+			if mid := math.Sqrt(lo * hi); withEpsilon(mid) {
 				hi = mid
 			} else {
 				lo = mid
 			}
 		}
 		// Two significant digits, rounded up, still beating.
-		e := roundUp2(hi)
-		x.Epsilon = e
-		if t.beats(x) {
+		if e := roundUp2(hi); withEpsilon(e) {
 			tb.Epsilon = e
 		}
 	}
