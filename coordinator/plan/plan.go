@@ -147,7 +147,8 @@ type Plan struct {
 	// county history beside the synthetic outbreaks).
 	ByOutbreak []Measured `json:"by_outbreak,omitempty"`
 	// ToBeat, when the expected relative WIS is not below 1, says what
-	// would bring it below (Make only).
+	// would bring it below (Make: LHAs, budget, months; Assess: LHAs
+	// only, and only with every LHA in every round).
 	ToBeat *ToBeat `json:"to_beat_no_change,omitempty"`
 }
 
