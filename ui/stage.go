@@ -80,11 +80,30 @@ func (s *JoinState) Missed() (missed, open int) {
 	} else {
 		missed = k
 	}
+	// A round this page answered after joining was not missed: after a
+	// coordinator restart a delayed round opens later than the timetable
+	// says (protocol.Study.OpeningAt), and the timetable alone would call
+	// it missed.
+	if r0 := s.firstAnswered(); r0 > 0 && missed >= r0 {
+		missed, open = r0-1, 0
+	}
 	T := s.Welcome.Study.Rounds
 	if missed >= T {
 		return T, 0
 	}
 	return missed, open
+}
+
+// firstAnswered is the first round this page answered (an update, a
+// dummy or a report) since it joined, 0 if none is in the sent log.
+func (s *JoinState) firstAnswered() int {
+	first := 0
+	for _, e := range s.Sent {
+		if e.Round > 0 && !e.At.Before(s.JoinedAt) && (first == 0 || e.Round < first) {
+			first = e.Round
+		}
+	}
+	return first
 }
 
 // MissedWords tells, in plain words, which rounds ran before this page

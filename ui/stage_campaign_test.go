@@ -94,3 +94,28 @@ func TestMissedWordsInCampaigns(t *testing.T) {
 		}
 	}
 }
+
+// TestMissedWordsAfterRestart: after a coordinator restart a delayed round
+// opens later than the timetable says. A page that joined when the
+// timetable had rounds 1 to 5 done, and then answered round 4, missed
+// rounds 1 to 3 only; what it sent before joining (an earlier visit)
+// does not count.
+func TestMissedWordsAfterRestart(t *testing.T) {
+	w, sch, start := campaignStudy()
+	joined := start.Add(110 * time.Second) // between campaigns 1 and 2 on the timetable
+	s := &JoinState{Welcome: w, session: &campaignSession{timetableSession{sch: sch}, w.Study}, JoinedAt: joined}
+	if got := s.MissedWords(); !strings.Contains(got, "Rounds 1 to 5 ran before you joined.") {
+		t.Fatalf("before any answer: %q", got)
+	}
+	s.Sent = []SentEntry{
+		{At: joined.Add(-time.Minute), Type: "update", Round: 2}, // before this page joined
+		{At: joined.Add(5 * time.Second), Type: "dummy", Round: 4},
+		{At: joined.Add(25 * time.Second), Type: "dummy", Round: 5},
+	}
+	got := s.MissedWords()
+	for _, want := range []string{"Rounds 1 to 3 ran before you joined.", "You take part from round 4 on."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after answering round 4: %q lacks %q", got, want)
+		}
+	}
+}
