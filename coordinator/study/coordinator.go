@@ -247,16 +247,6 @@ func (c *Coordinator) openingAt(round int, t time.Time) time.Time {
 	return c.eng.Study.OpeningAt(c.eng.ScheduleStart(), c.length, round, t)
 }
 
-// NextSlot returns the index of the first slot of the schedule (t0, l)
-// that starts at or after now.
-func NextSlot(t0 time.Time, l time.Duration, now time.Time) int64 {
-	if !now.After(t0) {
-		return 0
-	}
-	d := now.Sub(t0)
-	return int64((d + l - 1) / l)
-}
-
 // Tick does what the schedule has due at time t, and says when to call
 // it next. In order:
 //

@@ -43,7 +43,7 @@ func TestReReleaseAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	L := time.Duration(f.RoundLength)
-	slot := e2.ScheduleStart().Add(time.Duration(NextSlot(e2.ScheduleStart(), L, restart)) * L)
+	slot := e2.ScheduleStart().Add(time.Duration(protocol.FirstSlotAt(e2.ScheduleStart(), L, restart)) * L)
 	if !next.At.Equal(slot) {
 		t.Fatalf("after the restart the next tick is %v, want the slot %v", next.At, slot)
 	}

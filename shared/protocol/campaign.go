@@ -72,7 +72,7 @@ func (st Study) NextSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
 func (st Study) OpeningAt(t0 time.Time, l time.Duration, round int, now time.Time) time.Time {
 	every := time.Duration(st.Every)
 	if st.CampaignCount() <= 1 || every <= 0 || l <= 0 {
-		return st.SlotStart(t0, l, firstSlotAt(t0, l, now))
+		return st.SlotStart(t0, l, FirstSlotAt(t0, l, now))
 	}
 	k, _ := st.CampaignOf(round)
 	from := st.CampaignStart(t0, k)
@@ -87,9 +87,9 @@ func (st Study) OpeningAt(t0 time.Time, l time.Duration, round int, now time.Tim
 	return t0.Add(m*every + i*l)
 }
 
-// firstSlotAt returns the index of the first slot t₀ + j·L (slots back to
+// FirstSlotAt returns the index of the first slot t₀ + j·L (slots back to
 // back, no campaigns) that starts at or after now.
-func firstSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
+func FirstSlotAt(t0 time.Time, l time.Duration, now time.Time) int64 {
 	if !now.After(t0) || l <= 0 {
 		return 0
 	}
